@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine for Card Wallet Worker: system packages, npm packages,
+# and the build. `--test` adds what the test suite needs (virtual reader, PostgreSQL, gcc).
+# Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_tests=false
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_tests=true ;;
+    *) echo "usage: scripts/setup.sh [--test]" >&2; exit 2 ;;
+  esac
+done
+
+# pcscd talks to the reader; libpcsclite-dev is needed to build the PC/SC binding (npm ci).
+packages=(pcscd libpcsclite-dev python3 make g++)
+if $with_tests; then
+  # vpcd: the virtual reader the PC/SC tests put a virtual card into; PostgreSQL for the ledger.
+  packages+=(vsmartcard-vpcd postgresql gcc util-linux)
+fi
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' ||
+    missing+=("$package")
+done
+if ((${#missing[@]} > 0)); then
+  sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "setup: installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+echo "setup: npm ci"
+npm ci --no-audit --no-fund --loglevel=error
+echo "setup: build"
+npm run build --silent
+echo "setup: done"

@@ -1,0 +1,281 @@
+import { EventEmitter } from 'node:events';
+import type { NFC, Reader } from 'nfc-pcsc';
+import { errors } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { CardSession, type WalletKey } from './card-session.ts';
+import { OperationQueue } from './operation-queue.ts';
+import { isPcscdReachable } from './pcscd-probe.ts';
+import { formatCardId } from './wallet-format.ts';
+
+export type PcscState = 'stopped' | 'unavailable' | 'ready';
+
+export interface CardPresence {
+  cardId: string;
+  reader: string;
+  since: Date;
+}
+
+/** What the tray and the status events show. */
+export interface ReaderStatus {
+  pcsc: PcscState;
+  /** Contactless readers seen (SAM slots and other readers are left out). */
+  readers: string[];
+  /** The reader card operations use. */
+  reader: string | null;
+  card: CardPresence | null;
+  problem: { message: string; at: Date } | null;
+}
+
+export type ReaderEvent =
+  | { type: 'pcsc'; state: PcscState }
+  | { type: 'reader-attached'; reader: string }
+  | { type: 'reader-detached'; reader: string }
+  | { type: 'card-present'; reader: string; cardId: string }
+  | { type: 'card-removed'; reader: string; cardId: string }
+  | { type: 'problem'; message: string };
+
+export interface ReaderManagerOptions {
+  /** Substring of the reader name to use; default: the first contactless reader. */
+  readerName?: string;
+  key: WalletKey;
+  /**
+   * pcscd's unix socket, probed before a PC/SC context is created. Undefined where there is no
+   * pcscd (Windows and macOS have their own PC/SC service, which does not busy-wait).
+   */
+  pcscdSocket?: string;
+  createNfc: () => NFC;
+  operationTimeoutMs: number;
+  queueLimit: number;
+  /** How often to look for pcscd while it is away. */
+  probeIntervalMs?: number;
+  log: Logger;
+}
+
+interface ReaderManagerEvents {
+  event: [ReaderEvent];
+  status: [ReaderStatus];
+}
+
+/** A SAM slot of a dual reader ("... SAM 0", "... SAM Interface") holds no customer card. */
+const SAM_SLOT = /\bSAM\b/i;
+/**
+ * Errors after which the PC/SC context is dead: pcscd went away or restarted. Nothing recovers
+ * in that context (shared/pcsc-test-rig.md), so a new NFC is built once pcscd answers again.
+ */
+const CONTEXT_LOST = /RPC transport|SCardGetStatusChange|SCardEstablishContext|no service|service (was )?stopped/i;
+
+/**
+ * Tracks PC/SC readers and the card on the chosen reader through nfc-pcsc, and runs card
+ * operations one at a time. Survives pcscd being absent at start, dying and restarting.
+ */
+export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
+  readonly #options: ReaderManagerOptions;
+  readonly #queue: OperationQueue;
+  readonly #readers = new Map<string, Reader>();
+  #nfc: NFC | undefined;
+  #state: PcscState = 'stopped';
+  #card: CardPresence | null = null;
+  #problem: ReaderStatus['problem'] = null;
+  #timer: NodeJS.Timeout | undefined;
+  #generation = 0;
+
+  constructor(options: ReaderManagerOptions) {
+    super();
+    this.#options = options;
+    this.#queue = new OperationQueue(options.queueLimit);
+  }
+
+  get status(): ReaderStatus {
+    return {
+      pcsc: this.#state,
+      readers: [...this.#readers.keys()].filter((name) => this.#isContactless(name)),
+      reader: this.#selected()?.name ?? null,
+      card: this.#card,
+      problem: this.#problem,
+    };
+  }
+
+  /** Starts watching for pcscd and readers; returns at once. */
+  start(): void {
+    if (this.#state !== 'stopped') return;
+    this.#setState('unavailable');
+    void this.#connect();
+  }
+
+  /** Lets the running card operation finish (bounded), then releases PC/SC. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (this.#state === 'stopped') return;
+    this.#generation += 1;
+    clearTimeout(this.#timer);
+    await Promise.race([this.#queue.drained(), delay(graceMs)]);
+    this.#teardown();
+    this.#setState('stopped');
+  }
+
+  /**
+   * Runs `operation` on the card on the chosen reader, alone. Fails with NoReader, NoCard,
+   * CardBusy or CardNotResponding (after the configured timeout) before or instead of it.
+   */
+  withCard<T>(operation: (session: CardSession) => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.#options.operationTimeoutMs;
+    return this.#queue.run(async () => {
+      const reader = this.#selected();
+      if (!reader) throw errors.noReader();
+      const card = this.#card;
+      if (!card || card.reader !== reader.name || !reader.card) throw errors.noCard();
+      return operation(new CardSession(reader, card.cardId, this.#options.key));
+    }, deadline);
+  }
+
+  async #connect(): Promise<void> {
+    const generation = this.#generation;
+    const socket = this.#options.pcscdSocket;
+    if (socket !== undefined && !(await isPcscdReachable(socket))) {
+      if (generation === this.#generation) this.#retryLater();
+      return;
+    }
+    if (generation !== this.#generation) return;
+    let nfc: NFC;
+    try {
+      nfc = this.#options.createNfc();
+    } catch (error) {
+      this.#reportProblem(`PC/SC is not available: ${messageOf(error)}`);
+      this.#retryLater();
+      return;
+    }
+    this.#nfc = nfc;
+    nfc.on('reader', (reader) => this.#attach(reader, nfc));
+    nfc.on('error', (error) => {
+      if (this.#nfc !== nfc) return;
+      this.#reportProblem(`PC/SC error: ${error.message}`);
+      this.#contextLost();
+    });
+    this.#setState('ready');
+    this.#options.log.info('PC/SC context ready');
+  }
+
+  #attach(reader: Reader, nfc: NFC): void {
+    const name = reader.name;
+    // Every emitter keeps an error listener: an unheard 'error' would crash the process.
+    reader.on('error', (error) => {
+      if (this.#nfc !== nfc) return;
+      if (CONTEXT_LOST.test(error.message)) {
+        this.#reportProblem(`PC/SC connection lost: ${error.message}`);
+        this.#contextLost();
+        return;
+      }
+      // nfc-pcsc reports a card it cannot identify (e.g. ISO 14443-4 without an AID) here.
+      this.#reportProblem(`${name}: ${error.message}`);
+    });
+    if (!this.#isContactless(name)) {
+      this.#options.log.info(`ignoring reader ${name}`);
+      return;
+    }
+    this.#readers.set(name, reader);
+    this.#emitEvent({ type: 'reader-attached', reader: name });
+    reader.on('card', (card) => {
+      if (this.#nfc !== nfc || !card.uid || reader !== this.#selected()) return;
+      let cardId: string;
+      try {
+        cardId = formatCardId(card.uid);
+      } catch {
+        this.#reportProblem(`${name}: a card with an unusable UID (${card.uid})`);
+        return;
+      }
+      this.#card = { cardId, reader: name, since: new Date() };
+      this.#emitEvent({ type: 'card-present', reader: name, cardId });
+    });
+    reader.on('card.off', () => this.#cardGone(name));
+    reader.on('end', () => {
+      if (this.#readers.get(name) !== reader) return;
+      this.#readers.delete(name);
+      this.#cardGone(name);
+      this.#emitEvent({ type: 'reader-detached', reader: name });
+    });
+  }
+
+  #cardGone(readerName: string): void {
+    const card = this.#card;
+    if (!card || card.reader !== readerName) return;
+    this.#card = null;
+    this.#emitEvent({ type: 'card-removed', reader: readerName, cardId: card.cardId });
+  }
+
+  #contextLost(): void {
+    if (this.#state !== 'ready') return;
+    this.#teardown();
+    this.#setState('unavailable');
+    this.#retryLater();
+  }
+
+  #teardown(): void {
+    const nfc = this.#nfc;
+    this.#nfc = undefined;
+    const readers = [...this.#readers.values()];
+    for (const name of this.#readers.keys()) {
+      this.#cardGone(name);
+      this.#emitEvent({ type: 'reader-detached', reader: name });
+    }
+    this.#readers.clear();
+    if (!nfc) return;
+    // Not synchronously inside an nfc-pcsc handler: closing there re-enters pcsclite.
+    setImmediate(() => {
+      for (const reader of readers) safely(() => reader.close());
+      safely(() => nfc.close());
+    });
+  }
+
+  #retryLater(): void {
+    clearTimeout(this.#timer);
+    const generation = this.#generation;
+    this.#timer = setTimeout(() => {
+      if (generation === this.#generation && this.#state !== 'stopped') void this.#connect();
+    }, this.#options.probeIntervalMs ?? 1_000);
+  }
+
+  #selected(): Reader | undefined {
+    for (const [name, reader] of this.#readers) {
+      if (this.#isContactless(name)) return reader;
+    }
+    return undefined;
+  }
+
+  #isContactless(name: string): boolean {
+    if (SAM_SLOT.test(name)) return false;
+    const wanted = this.#options.readerName;
+    return wanted === undefined || name.includes(wanted);
+  }
+
+  #setState(state: PcscState): void {
+    if (this.#state === state) return;
+    this.#state = state;
+    this.#emitEvent({ type: 'pcsc', state });
+  }
+
+  #reportProblem(message: string): void {
+    this.#problem = { message, at: new Date() };
+    this.#options.log.warn(message);
+    this.#emitEvent({ type: 'problem', message });
+  }
+
+  #emitEvent(event: ReaderEvent): void {
+    this.emit('event', event);
+    this.emit('status', this.status);
+  }
+}
+
+function safely(action: () => void): void {
+  try {
+    action();
+  } catch {
+    // Closing a context or reader that pcscd already dropped may throw; it is gone either way.
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/** Default port of the local service: fixed so a POS can be configured once. */
+export const DEFAULT_PORT = 4178;
+
+const hex12 = /^[0-9A-Fa-f]{12}$/;
+
+/**
+ * An exact web origin such as `https://pos.example.com` or `http://127.0.0.1:8080`: scheme,
+ * host, optional port; no path, no trailing slash, no wildcard. Browsers send exactly this in
+ * `Origin`, and the allowlist compares strings, so only the canonical form is accepted.
+ */
+export function originProblem(value: string): string | undefined {
+  if (value.includes('*')) return 'wildcards are not allowed; list each origin exactly';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'not a URL; write it as scheme://host[:port], e.g. https://pos.example.com';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'the scheme must be http or https';
+  if (url.origin !== value) {
+    return `not an exact origin (no path, query or trailing slash; lowercase host): did you mean ${url.origin}?`;
+  }
+  return undefined;
+}
+
+const origin = z.string().superRefine((value, ctx) => {
+  const problem = originProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(value)}: ${problem}` });
+});
+
+/**
+ * The API key integrators send in `X-Api-Key`. Printable ASCII without spaces, 16 to 256
+ * characters: long enough that guessing is hopeless, short enough to paste.
+ */
+export const apiKeySchema = z
+  .string()
+  .min(16, 'must be at least 16 characters')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/** Every setting of the service core, with its documented default. */
+export const configSchema = z
+  .object({
+    /** TCP port on 127.0.0.1; 0 picks any free port. */
+    port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
+    /** The one key this till accepts; the ledger resolves it to the shop. */
+    apiKey: apiKeySchema,
+    /** Exact browser origins allowed to call the service. Callers without Origin always may. */
+    allowedOrigins: z.array(origin).default([]),
+    /** Substring of the PC/SC reader name; default: the first contactless reader. */
+    reader: z.string().min(1).optional(),
+    /** 6-byte MIFARE key of the wallet sector, hex. Default: the transport key. */
+    cardKey: z
+      .string()
+      .regex(hex12, 'must be 12 hex digits (6 bytes)')
+      .transform((key) => key.toUpperCase())
+      .default('FFFFFFFFFFFF'),
+    cardKeyType: z.enum(['A', 'B']).default('A'),
+    /** Sector holding the wallet; 16-39 exist only on 4K cards. Sector 0 is the maker's. */
+    walletSector: z.number().int().min(1).max(39).default(1),
+    /** Base URL of the cloud ledger; absent: the embedded ledger (standalone mode). */
+    cloudUrl: z
+      .string()
+      .url()
+      .refine((value) => /^https?:/.test(value), 'must be an http or https URL')
+      .optional(),
+    /** Folder for the movement journal, the outbox and the embedded ledger. */
+    dataDir: z.string().min(1),
+    /** A card operation that takes longer fails with CardNotResponding. */
+    cardTimeoutMs: z.number().int().min(100).max(60_000).default(3_000),
+    /** Card operations allowed to wait behind the running one before CardBusy. */
+    cardQueueLimit: z.number().int().min(0).max(100).default(8),
+  })
+  .strict();
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates settings; the message names each bad setting. */
+export function parseConfig(input: unknown): Config {
+  const result = configSchema.safeParse(input);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const setting = issue.path.length > 0 ? issue.path.join('.') : 'config';
+    return `${setting}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+}

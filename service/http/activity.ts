@@ -1,0 +1,29 @@
+import { EventEmitter } from 'node:events';
+
+/** One answered request, for the tray's "recent requests" list. */
+export interface RequestRecord {
+  at: Date;
+  method: string;
+  path: string;
+  status: number;
+  origin: string | null;
+  keyFingerprint: string | null;
+}
+
+/** One refused request over a limit, for the tray's rate-limit panel. */
+export interface RateLimitHit {
+  at: Date;
+  endpoint: string;
+  /** `key` for the per-key endpoint windows, `address` for failed authentications. */
+  scope: 'key' | 'address';
+  keyFingerprint: string | null;
+  origin: string | null;
+}
+
+interface ActivityEvents {
+  request: [RequestRecord];
+  'rate-limited': [RateLimitHit];
+}
+
+/** What the HTTP layer tells its host about traffic; the tray listens, the CLI may log. */
+export class HttpActivity extends EventEmitter<ActivityEvents> {}

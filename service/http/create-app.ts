@@ -1,0 +1,72 @@
+import express, { type Express } from 'express';
+import type { Logger } from '../logger.ts';
+import type { CardAccess } from '../wallet/card-access.ts';
+import type { HttpActivity } from './activity.ts';
+import { keyFingerprint } from './api-key.ts';
+import { authenticate } from './authenticate.ts';
+import { errorHandler, notFound } from './error-handler.ts';
+import { hostCheck } from './host-check.ts';
+import { originPolicy } from './origin-policy.ts';
+import { ENDPOINT_LIMITS, FAILED_AUTH_LIMIT, type EndpointLimits } from './rate-limits.ts';
+import { apiRoutes } from './routes.ts';
+
+/** Read on every request, so settings saved in the tray apply to the next request. */
+export interface HttpSettings {
+  apiKey: string;
+  allowedOrigins: readonly string[];
+}
+
+export interface AppDependencies {
+  settings: () => HttpSettings;
+  /** The port we listen on, for the Host check (it changes when the tray rebinds). */
+  port: () => number;
+  cards: CardAccess;
+  activity: HttpActivity;
+  log: Logger;
+  /** The spec's limits unless a test needs room for more calls. */
+  limits?: EndpointLimits;
+}
+
+/** Builds the express app; listening is the server's business (./server.ts). */
+export function createApp(deps: AppDependencies): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // No proxy is ever in front of a loopback service: req.ip is the socket's peer, and a
+  // spoofed X-Forwarded-For changes nothing.
+  app.set('trust proxy', false);
+
+  app.use((req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+    res.on('finish', () => {
+      const key = req.headers['x-api-key'];
+      deps.activity.emit('request', {
+        at: new Date(),
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        origin: req.headers.origin ?? null,
+        keyFingerprint: typeof key === 'string' && key !== '' ? keyFingerprint(key) : null,
+      });
+    });
+    next();
+  });
+  app.use(originPolicy(() => deps.settings().allowedOrigins));
+  app.use(hostCheck(deps.port));
+
+  const auth = authenticate(() => deps.settings().apiKey, FAILED_AUTH_LIMIT, deps.activity);
+  app.use(
+    apiRoutes({
+      cards: deps.cards,
+      authenticate: auth,
+      activity: deps.activity,
+      limits: deps.limits ?? ENDPOINT_LIMITS,
+    }),
+  );
+
+  app.use(notFound());
+  app.use(errorHandler(deps.log));
+  return app;
+}

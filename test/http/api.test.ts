@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { AppError } from '../../service/errors.ts';
+import { HttpActivity } from '../../service/http/activity.ts';
+import { createApp } from '../../service/http/create-app.ts';
+import { listen, type RunningServer } from '../../service/http/server.ts';
+import { silentLogger } from '../../service/logger.ts';
+import type { CardAccess } from '../../service/wallet/card-access.ts';
+import { httpRequest } from '../support/http-client.ts';
+import { startTestService, TEST_API_KEY, type TestService } from '../support/test-service.ts';
+
+const ALLOWED = 'https://pos.example.com';
+
+describe('GET /ping', () => {
+  let service: TestService;
+  before(async () => (service = await startTestService()));
+  after(() => service.close());
+
+  test('when pinged without a key, then it answers the JSON string "pong"', async () => {
+    const res = await httpRequest(`${service.url}/ping`);
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.equal(res.text, '"pong"');
+  });
+
+  test('when pinged 30 times at once, then none is rate limited', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => httpRequest(`${service.url}/ping`)),
+    );
+    assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]));
+  });
+
+  test('when the Host is localhost with our port, then it is served', async () => {
+    const res = await httpRequest(`${service.url}/ping`, {
+      headers: { Host: `localhost:${service.port}` },
+    });
+    assert.equal(res.status, 200);
+  });
+});
+
+describe('authentication', () => {
+  let service: TestService;
+  before(async () => (service = await startTestService()));
+  after(() => service.close());
+
+  test('when X-Api-Key is missing, then 401 with the exact JSON text', async () => {
+    const res = await httpRequest(`${service.url}/readcard`);
+    assert.equal(res.status, 401);
+    assert.match(String(res.headers['content-type']), /^application\/json/);
+    assert.deepEqual(res.json, { error: 'Unauthorized: missing api key' });
+  });
+
+  test('when the key is wrong, then 401 invalid api key', async () => {
+    const res = await httpRequest(`${service.url}/readcard`, {
+      headers: { 'X-Api-Key': `${TEST_API_KEY}x` },
+    });
+    assert.equal(res.status, 401);
+    assert.deepEqual(res.json, { error: 'Unauthorized: invalid api key' });
+  });
+
+  test('when the caller prefers text/plain, then the 401 is plain text with the same words', async () => {
+    const res = await httpRequest(`${service.url}/readcard`, {
+      headers: { Accept: 'text/plain' },
+    });
+    assert.equal(res.status, 401);
+    assert.match(String(res.headers['content-type']), /^text\/plain/);
+    assert.equal(res.text, 'Unauthorized: missing api key');
+  });
+
+  test('when the key is in the query string, then it is ignored (401 missing)', async () => {
+    const res = await httpRequest(`${service.url}/readcard?api_key=${TEST_API_KEY}`);
+    assert.deepEqual(res.json, { error: 'Unauthorized: missing api key' });
+  });
+
+  test('when the key is in a cookie, then it is ignored (401 missing)', async () => {
+    const res = await httpRequest(`${service.url}/readcard`, {
+      headers: { Cookie: `X-Api-Key=${TEST_API_KEY}; apiKey=${TEST_API_KEY}` },
+    });
+    assert.deepEqual(res.json, { error: 'Unauthorized: missing api key' });
+  });
+
+  test('when the key is right but no reader is connected, then 500 NoReader', async () => {
+    const res = await httpRequest(`${service.url}/readcard`, {
+      headers: { 'X-Api-Key': TEST_API_KEY },
+    });
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.json, { error: 'NoReader' });
+  });
+});
+
+describe('rate limits', () => {
+  let service: TestService;
+  before(async () => (service = await startTestService()));
+  after(() => service.close());
+
+  test('when /readcard is called 6 times in 10 s, then the 6th is 429 with retry headers', async () => {
+    const hits: string[] = [];
+    service.activity.on('rate-limited', (hit) => hits.push(`${hit.endpoint} ${hit.scope}`));
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 6; i += 1) {
+      last = await httpRequest(`${service.url}/readcard`, {
+        // A spoofed forwarding header must not make a new client.
+        headers: { 'X-Api-Key': TEST_API_KEY, 'X-Forwarded-For': `10.0.0.${i}` },
+      });
+      statuses.push(last.status);
+    }
+    assert.deepEqual(statuses, [500, 500, 500, 500, 500, 429]);
+    assert.ok(last);
+    assert.deepEqual(last.json, { error: 'TooManyRequests' });
+    const retryAfter = Number(last.headers['retry-after']);
+    assert.ok(retryAfter >= 1 && retryAfter <= 10, `Retry-After ${retryAfter}`);
+    assert.match(String(last.headers['ratelimit-policy']), /"readcard"; q=5; w=10/);
+    assert.match(String(last.headers.ratelimit), /"readcard"; r=0; t=\d+/);
+    assert.deepEqual(hits, ['/readcard key']);
+  });
+
+  test('when a request is within the limit, then it carries the RateLimit headers', async () => {
+    const other = await startTestService();
+    try {
+      const res = await httpRequest(`${other.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.match(String(res.headers.ratelimit), /"readcard"; r=4; t=\d+/);
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('when keys are guessed 10 times, then even the right key waits (429) for the window', async () => {
+    const other = await startTestService();
+    try {
+      for (let i = 0; i < 10; i += 1) {
+        const res = await httpRequest(`${other.url}/readcard`, {
+          headers: { 'X-Api-Key': `guess-${i}-0123456789abcdef` },
+        });
+        assert.equal(res.status, 401);
+      }
+      const res = await httpRequest(`${other.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.equal(res.status, 429);
+      assert.deepEqual(res.json, { error: 'TooManyRequests' });
+      assert.ok(Number(res.headers['retry-after']) > 0);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('Host and Origin checks', () => {
+  let service: TestService;
+  before(async () => (service = await startTestService({ allowedOrigins: [ALLOWED] })));
+  after(() => service.close());
+
+  for (const host of ['evil.example', '127.0.0.1.nip.io', 'localhost.evil', '127.0.0.1:1']) {
+    test(`when the Host is ${host}, then 403 ForbiddenHost`, async () => {
+      const res = await httpRequest(`${service.url}/ping`, { headers: { Host: host } });
+      assert.equal(res.status, 403);
+      assert.deepEqual(res.json, { error: 'ForbiddenHost' });
+    });
+  }
+
+  test('when there is no Host header, then 403 ForbiddenHost', async () => {
+    const res = await httpRequest(`${service.url}/ping`, { omitHost: true });
+    assert.equal(res.status, 403);
+    assert.deepEqual(res.json, { error: 'ForbiddenHost' });
+  });
+
+  test('when the Origin is allowed, then it is echoed with Vary: Origin', async () => {
+    const res = await httpRequest(`${service.url}/ping`, { headers: { Origin: ALLOWED } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['access-control-allow-origin'], ALLOWED);
+    assert.match(String(res.headers.vary), /Origin/);
+  });
+
+  for (const origin of [
+    'null',
+    'https://pos.example.com.evil.example',
+    'http://pos.example.com',
+    'https://pos.example.com:8443',
+    'https://evil.example',
+  ]) {
+    test(`when the Origin is ${origin}, then 403 and no CORS headers`, async () => {
+      const res = await httpRequest(`${service.url}/readcard`, {
+        headers: { Origin: origin, 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.equal(res.status, 403);
+      assert.deepEqual(res.json, { error: 'ForbiddenOrigin' });
+      assert.equal(res.headers['access-control-allow-origin'], undefined);
+    });
+  }
+
+  test('when an allowed origin preflights, then 204 with methods, headers and private network', async () => {
+    const res = await httpRequest(`${service.url}/writecard`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: ALLOWED,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'x-api-key, content-type',
+        'Access-Control-Request-Private-Network': 'true',
+      },
+    });
+    assert.equal(res.status, 204);
+    assert.equal(res.headers['access-control-allow-origin'], ALLOWED);
+    assert.match(String(res.headers['access-control-allow-methods']), /POST/);
+    assert.match(String(res.headers['access-control-allow-headers']), /X-Api-Key/);
+    assert.equal(res.headers['access-control-allow-private-network'], 'true');
+  });
+
+  test('when another origin preflights, then 403 without allow headers', async () => {
+    const res = await httpRequest(`${service.url}/readcard`, {
+      method: 'OPTIONS',
+      headers: {
+        Origin: 'https://evil.example',
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Private-Network': 'true',
+      },
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.headers['access-control-allow-origin'], undefined);
+    assert.equal(res.headers['access-control-allow-private-network'], undefined);
+  });
+});
+
+describe('errors', () => {
+  let server: RunningServer;
+  const failingCards: CardAccess = {
+    withCard: () => Promise.reject(new Error('boom at /home/shop/secret.ts with key abc')),
+  };
+  before(async () => {
+    const app = createApp({
+      settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
+      port: () => server.port,
+      cards: failingCards,
+      activity: new HttpActivity(),
+      log: silentLogger,
+    });
+    server = await listen(app, 0);
+  });
+  after(() => server.close());
+
+  test('when a use case fails unexpectedly, then 500 UnexpectedError without stack, path or key', async () => {
+    const res = await httpRequest(`${server.url}/readcard`, {
+      headers: { 'X-Api-Key': TEST_API_KEY },
+    });
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.json, { error: 'UnexpectedError' });
+    assert.doesNotMatch(res.text, /secret|home|at |abc|test-key/);
+  });
+
+  test('when a path is unknown, then 404 NotFound in the error shape', async () => {
+    const res = await httpRequest(`${server.url}/nothing-here`);
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.json, { error: 'NotFound' });
+  });
+
+  test('when /readcard is POSTed, then 405 with Allow', async () => {
+    const res = await httpRequest(`${server.url}/readcard`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY },
+    });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.allow, 'GET, HEAD');
+    assert.deepEqual(res.json, { error: 'MethodNotAllowed' });
+  });
+
+  test('when a card error is an AppError, then its code and status are answered', async () => {
+    const app = createApp({
+      settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
+      port: () => other.port,
+      cards: { withCard: () => Promise.reject(new AppError('CorruptCard', 500)) },
+      activity: new HttpActivity(),
+      log: silentLogger,
+    });
+    const other = await listen(app, 0);
+    try {
+      const res = await httpRequest(`${other.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.json, { error: 'CorruptCard' });
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { httpRequest } from '../support/http-client.ts';
+import { runWorker, startWorkerProcess } from '../support/worker-process.ts';
+
+const KEY = 'cli-test-key-0123456789';
+// Points libpcsclite and our probe at a socket that does not exist: no pcscd, no busy-wait.
+const NO_PCSCD = { PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' };
+
+describe('card-wallet-worker (headless host)', () => {
+  let dir: string;
+  before(() => (dir = mkdtempSync(join(tmpdir(), 'cww-cli-'))));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('when started, then it prints exactly one listening line on stdout and serves /ping', async () => {
+    const worker = await startWorkerProcess(
+      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'a')],
+      NO_PCSCD,
+    );
+    try {
+      const res = await httpRequest(`${worker.url}/ping`);
+      assert.equal(res.text, '"pong"');
+      const reader = await httpRequest(`${worker.url}/readcard`, { headers: { 'X-Api-Key': KEY } });
+      assert.deepEqual(reader.json, { error: 'NoReader' });
+    } finally {
+      assert.equal(await worker.stop('SIGTERM'), 0);
+    }
+  });
+
+  test('when sent SIGINT, then it stops gracefully with exit code 0', async () => {
+    const worker = await startWorkerProcess(
+      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'b')],
+      NO_PCSCD,
+    );
+    assert.equal(await worker.stop('SIGINT'), 0);
+  });
+
+  test('when the key comes from CARD_WALLET_API_KEY, then that key is accepted', async () => {
+    const worker = await startWorkerProcess(['--port', '0', '--data-dir', join(dir, 'c')], {
+      ...NO_PCSCD,
+      CARD_WALLET_API_KEY: KEY,
+    });
+    try {
+      const res = await httpRequest(`${worker.url}/readcard`, { headers: { 'X-Api-Key': KEY } });
+      assert.equal(res.status, 500); // past authentication: NoReader
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  test('when no key is configured, then one is generated, kept 0600 and reused', async () => {
+    const dataDir = join(dir, 'd');
+    const first = await startWorkerProcess(['--port', '0', '--data-dir', dataDir], NO_PCSCD);
+    await first.stop();
+    const keyFile = join(dataDir, 'api-key');
+    const key = readFileSync(keyFile, 'utf8').trim();
+    assert.match(key, /^cww_[A-Za-z0-9_-]{32}$/);
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    assert.match(first.stderr(), new RegExp(key));
+    const second = await startWorkerProcess(['--port', '0', '--data-dir', dataDir], NO_PCSCD);
+    try {
+      const res = await httpRequest(`${second.url}/readcard`, { headers: { 'X-Api-Key': key } });
+      assert.deepEqual(res.json, { error: 'NoReader' });
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test('when settings come from --config, then flags override the file', async () => {
+    const file = join(dir, 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ port: 1, apiKey: KEY, dataDir: 'e', allowedOrigins: ['https://a.example'] }),
+    );
+    const worker = await startWorkerProcess(['--config', file, '--port', '0'], NO_PCSCD);
+    try {
+      const res = await httpRequest(`${worker.url}/ping`, {
+        headers: { Origin: 'https://a.example' },
+      });
+      assert.equal(res.headers['access-control-allow-origin'], 'https://a.example');
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  const invalid: [string, string[], RegExp][] = [
+    ['a port that is not a number', ['--port', 'abc'], /port/],
+    ['a port out of range', ['--port', '70000'], /port/],
+    ['a short API key', ['--api-key', 'short'], /apiKey: must be at least 16/],
+    ['an origin with a path', ['--allowed-origins', 'https://a.example/pos'], /allowedOrigins\.0/],
+    ['a wildcard origin', ['--allowed-origins', 'https://*.example'], /wildcards/],
+    ['a card key that is not 12 hex digits', ['--card-key', 'FFFF'], /cardKey/],
+    ['key type C', ['--card-key-type', 'C'], /cardKeyType/],
+    ['wallet sector 0', ['--wallet-sector', '0'], /walletSector/],
+    ['a cloud URL that is not http', ['--cloud-url', 'ftp://x'], /cloudUrl/],
+    ['an unknown flag', ['--colour', 'red'], /Unknown option '--colour'/],
+  ];
+  for (const [what, args, message] of invalid) {
+    test(`when given ${what}, then it exits 2 naming the setting and starts nothing`, async () => {
+      const result = await runWorker(
+        ['--api-key', KEY, '--data-dir', join(dir, 'f'), ...args],
+        NO_PCSCD,
+      );
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+    });
+  }
+
+  test('when the config file has an unknown setting, then it exits 2 naming it', async () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(file, JSON.stringify({ apiKey: KEY, dataDir: 'g', colour: 'red' }));
+    const result = await runWorker(['--config', file], NO_PCSCD);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /colour/);
+  });
+
+  test('when the port is in use, then it says so and exits non-zero', async () => {
+    const first = await startWorkerProcess(
+      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'h')],
+      NO_PCSCD,
+    );
+    try {
+      const port = new URL(first.url).port;
+      const result = await runWorker(
+        ['--port', port, '--api-key', KEY, '--data-dir', join(dir, 'h')],
+        NO_PCSCD,
+      );
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, new RegExp(`port ${port} is in use`));
+    } finally {
+      await first.stop();
+    }
+  });
+
+  test('when asked for --help, then it prints the usage and exits 0', async () => {
+    const result = await runWorker(['--help']);
+    assert.equal(result.code, 0);
+    assert.match(result.stdout, /--allowed-origins/);
+  });
+});

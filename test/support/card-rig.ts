@@ -1,0 +1,111 @@
+import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
+import type { ConfigInput } from '../../service/config.ts';
+import type { EndpointLimits } from '../../service/http/rate-limits.ts';
+import { startPcscd, type PcscdRig } from './pcscd.ts';
+import { startTestService, type TestService } from './test-service.ts';
+import { VirtualCard, VirtualReader } from './virtual-card.ts';
+
+/** Resolves with the first reader event that matches, or rejects after `timeoutMs`. */
+export function nextReaderEvent(
+  readers: ReaderManager,
+  matches: (event: ReaderEvent) => boolean,
+  timeoutMs = 5_000,
+): Promise<ReaderEvent> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      readers.off('event', listener);
+      reject(new Error(`no matching reader event in ${timeoutMs} ms`));
+    }, timeoutMs);
+    const listener = (event: ReaderEvent) => {
+      if (!matches(event)) return;
+      clearTimeout(timer);
+      readers.off('event', listener);
+      resolve(event);
+    };
+    readers.on('event', listener);
+  });
+}
+
+export interface CardRig {
+  pcscd: PcscdRig;
+  service: TestService;
+  /** The virtual reader behind the service's chosen reader ("Virtual PCD 00 00"). */
+  reader: VirtualReader;
+  /** Puts `card` on the reader and waits until the service sees it. */
+  present(card: VirtualCard): Promise<void>;
+  /** Takes the card off and waits until the service saw it go. */
+  takeAway(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Room for every call a card test makes; the spec's limits are tested in test/http. */
+export const ROOMY_LIMITS: EndpointLimits = {
+  readcard: { limit: 1_000, windowMs: 10_000 },
+  info: { limit: 1_000, windowMs: 10_000 },
+  writecard: { limit: 1_000, windowMs: 60_000 },
+  dischargecard: { limit: 1_000, windowMs: 60_000 },
+};
+
+let rigStarted = false;
+
+/**
+ * The whole card path for real: a private pcscd with vpcd, the service core over real HTTP
+ * (port 0) talking to it through nfc-pcsc, and a virtual reader to put virtual cards on.
+ *
+ * One per test file: libpcsclite reads PCSCLITE_CSOCK_NAME once per process, so a second
+ * pcscd would not be seen, and nfc-pcsc would busy-wait on the first one's dead socket.
+ */
+export async function startCardRig(
+  overrides: Partial<ConfigInput> = {},
+  limits: EndpointLimits = ROOMY_LIMITS,
+): Promise<CardRig> {
+  if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
+  rigStarted = true;
+  const pcscd = await startPcscd();
+  // libpcsclite (inside nfc-pcsc) reads this when the service creates its PC/SC context.
+  process.env.PCSCLITE_CSOCK_NAME = pcscd.socketPath;
+  const [first] = pcscd.readers;
+  if (!first) throw new Error('the rig has no reader');
+  const service = await startTestService(
+    { reader: first.name, ...overrides },
+    { pcscdSocket: pcscd.socketPath, limits },
+  );
+  await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
+  const reader = new VirtualReader(first.port);
+  return {
+    pcscd,
+    service,
+    reader,
+    async present(card) {
+      const seen = nextReaderEvent(
+        service.readers,
+        (event) => event.type === 'card-present' && event.cardId === card.id,
+      );
+      await reader.insert(card);
+      await seen;
+    },
+    async takeAway() {
+      if (!reader.card) return;
+      const gone = nextReaderEvent(service.readers, (event) => event.type === 'card-removed');
+      await reader.remove();
+      await gone;
+    },
+    async close() {
+      await reader.remove();
+      await service.close();
+      await pcscd.stop();
+    },
+  };
+}
+
+export async function waitUntil(
+  condition: () => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig, type ConfigInput } from '../../service/config.ts';
+import { silentLogger, type Logger } from '../../service/logger.ts';
+import { startWorkerService, type WorkerService, type WorkerServiceOptions } from '../../service/worker-service.ts';
+
+export const TEST_API_KEY = 'test-key-0123456789abcdef';
+
+export interface TestService extends WorkerService {
+  dataDir: string;
+}
+
+/**
+ * The real service core on 127.0.0.1 port 0 with a temp data folder. Without `pcscdSocket` it
+ * probes a socket that does not exist, so no PC/SC context is ever made (NoReader).
+ */
+export async function startTestService(
+  overrides: Partial<ConfigInput> = {},
+  options: Partial<Omit<WorkerServiceOptions, 'config'>> & { log?: Logger } = {},
+): Promise<TestService> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cww-test-'));
+  const config = parseConfig({ port: 0, apiKey: TEST_API_KEY, dataDir, ...overrides });
+  const service = await startWorkerService({
+    log: silentLogger,
+    pcscdSocket: join(dataDir, 'no-pcscd.sock'),
+    ...options,
+    config,
+  });
+  return {
+    ...service,
+    dataDir,
+    async close() {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
