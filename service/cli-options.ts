@@ -114,7 +114,8 @@ function readConfigFile(path: string): Record<string, unknown> {
   }
   const settings = { ...(parsed as Record<string, unknown>) };
   // A data folder in the file is relative to the file, not to where the command runs.
-  if (typeof settings.dataDir === 'string') settings.dataDir = resolve(dirname(path), settings.dataDir);
+  if (typeof settings.dataDir === 'string')
+    settings.dataDir = resolve(dirname(path), settings.dataDir);
   if (typeof settings.allowedOrigins === 'string') {
     settings.allowedOrigins = settings.allowedOrigins.split(',').map((origin) => origin.trim());
   }
@@ -126,7 +127,8 @@ export function defaultDataDir({ env, platform, home }: CliEnvironment): string 
   if (platform === 'win32') {
     return join(env.APPDATA ?? join(home, 'AppData', 'Roaming'), 'card-wallet-worker');
   }
-  if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'card-wallet-worker');
+  if (platform === 'darwin')
+    return join(home, 'Library', 'Application Support', 'card-wallet-worker');
   return join(env.XDG_DATA_HOME ?? join(home, '.local', 'share'), 'card-wallet-worker');
 }
 

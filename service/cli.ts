@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { resolveCliRequest, USAGE } from './cli-options.ts';
 import { ConfigError } from './config.ts';
 import { stderrLogger } from './logger.ts';
-import { startWorkerService, type WorkerService } from './worker-service.ts';
+import type { WorkerService } from './worker-service.ts';
 
 const EXIT_CONFIG = 2;
 
@@ -41,6 +41,8 @@ async function main(): Promise<void> {
   }
   let service: WorkerService;
   try {
+    // Loaded only now: a bad flag or --help answers without loading PC/SC and express.
+    const { startWorkerService } = await import('./worker-service.ts');
     service = await startWorkerService({
       config: request.config,
       log,
@@ -57,6 +59,20 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(`listening on ${service.url}\n`);
+  if (!request.config.cloudUrl) {
+    const key = request.config.apiKey;
+    process.stderr.write(
+      [
+        `standalone mode: the embedded ledger (${service.ledgerUrl}) holds the demo shop;`,
+        `API key: ${key}`,
+        'try:',
+        `  curl -s ${service.url}/ping`,
+        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/info`,
+        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/readcard`,
+        '',
+      ].join('\n'),
+    );
+  }
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -18,7 +18,8 @@ export function originProblem(value: string): string | undefined {
   } catch {
     return 'not a URL; write it as scheme://host[:port], e.g. https://pos.example.com';
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'the scheme must be http or https';
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return 'the scheme must be http or https';
   if (url.origin !== value) {
     return `not an exact origin (no path, query or trailing slash; lowercase host): did you mean ${url.origin}?`;
   }
@@ -66,6 +67,8 @@ export const configSchema = z
       .url()
       .refine((value) => /^https?:/.test(value), 'must be an http or https URL')
       .optional(),
+    /** Each ledger call attempt gives up after this long (a few attempts for safe calls). */
+    ledgerTimeoutMs: z.number().int().min(100).max(60_000).default(5_000),
     /** Folder for the movement journal, the outbox and the embedded ledger. */
     dataDir: z.string().min(1),
     /** A card operation that takes longer fails with CardNotResponding. */

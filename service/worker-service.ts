@@ -1,5 +1,8 @@
 import nfcPcsc, { type NFC } from 'nfc-pcsc';
 import { ReaderManager } from './card/reader-manager.ts';
+import { CustomerDirectory } from './cloud/customer-directory.ts';
+import { startEmbeddedLedger, type EmbeddedLedger } from './cloud/embedded-ledger.ts';
+import { LedgerClient } from './cloud/ledger-client.ts';
 import type { Config } from './config.ts';
 import { HttpActivity } from './http/activity.ts';
 import { createApp, type HttpSettings } from './http/create-app.ts';
@@ -20,6 +23,8 @@ export interface WorkerServiceOptions {
 
 export interface WorkerService {
   readonly url: string;
+  /** The ledger in use: the configured cloud URL, or the embedded one (standalone mode). */
+  readonly ledgerUrl: string;
   readonly port: number;
   readonly readers: ReaderManager;
   readonly activity: HttpActivity;
@@ -27,9 +32,18 @@ export interface WorkerService {
   close(): Promise<void>;
 }
 
-/** Starts the service core: the reader manager and the HTTP listener on 127.0.0.1. */
+/**
+ * Starts the service core: the embedded ledger when no cloud URL is set, the reader manager,
+ * and the HTTP listener on 127.0.0.1.
+ */
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const { config, log } = options;
+  const embedded: EmbeddedLedger | undefined = config.cloudUrl
+    ? undefined
+    : await startEmbeddedLedger(config.dataDir, config.apiKey, log);
+  const ledgerUrl = config.cloudUrl ?? (embedded as EmbeddedLedger).url;
+  const ledger = new LedgerClient({ baseUrl: ledgerUrl, timeoutMs: config.ledgerTimeoutMs });
+  const customers = new CustomerDirectory(ledger);
   const readers = new ReaderManager({
     readerName: config.reader,
     key: {
@@ -50,6 +64,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     settings: () => settings,
     port: () => server?.port ?? config.port,
     cards: readers,
+    ledger,
+    customers,
     activity,
     log,
     limits: options.limits,
@@ -60,6 +76,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     server = await listen(app, config.port);
   } catch (error) {
     await readers.stop();
+    await embedded?.close();
     throw error;
   }
   const running = server;
@@ -67,12 +84,14 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   return {
     url: running.url,
     port: running.port,
+    ledgerUrl,
     readers,
     activity,
     async close() {
       const closing = running.close();
       await readers.stop();
       await closing;
+      await embedded?.close();
     },
   };
 }

@@ -62,7 +62,8 @@ const SAM_SLOT = /\bSAM\b/i;
  * Errors after which the PC/SC context is dead: pcscd went away or restarted. Nothing recovers
  * in that context (shared/pcsc-test-rig.md), so a new NFC is built once pcscd answers again.
  */
-const CONTEXT_LOST = /RPC transport|SCardGetStatusChange|SCardEstablishContext|no service|service (was )?stopped/i;
+const CONTEXT_LOST =
+  /RPC transport|SCardGetStatusChange|SCardEstablishContext|no service|service (was )?stopped/i;
 
 /**
  * Tracks PC/SC readers and the card on the chosen reader through nfc-pcsc, and runs card

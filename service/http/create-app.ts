@@ -1,4 +1,6 @@
 import express, { type Express } from 'express';
+import type { CustomerDirectory } from '../cloud/customer-directory.ts';
+import type { LedgerClient } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import type { HttpActivity } from './activity.ts';
@@ -21,6 +23,8 @@ export interface AppDependencies {
   /** The port we listen on, for the Host check (it changes when the tray rebinds). */
   port: () => number;
   cards: CardAccess;
+  ledger: LedgerClient;
+  customers: CustomerDirectory;
   activity: HttpActivity;
   log: Logger;
   /** The spec's limits unless a test needs room for more calls. */
@@ -60,6 +64,8 @@ export function createApp(deps: AppDependencies): Express {
   app.use(
     apiRoutes({
       cards: deps.cards,
+      ledger: deps.ledger,
+      customers: deps.customers,
       authenticate: auth,
       activity: deps.activity,
       limits: deps.limits ?? ENDPOINT_LIMITS,

@@ -3,7 +3,10 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 /** Codes of the 401 texts, which may be answered as text/plain (spec section 5). */
-const PLAIN_TEXT_ALLOWED = new Set(['Unauthorized: missing api key', 'Unauthorized: invalid api key']);
+const PLAIN_TEXT_ALLOWED = new Set([
+  'Unauthorized: missing api key',
+  'Unauthorized: invalid api key',
+]);
 
 /** Errors that body-parser and express raise, by their `type`, as our own. */
 function fromFrameworkError(error: { type?: unknown; status?: unknown }): AppError | undefined {

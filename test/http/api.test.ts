@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { CustomerDirectory } from '../../service/cloud/customer-directory.ts';
+import { LedgerClient } from '../../service/cloud/ledger-client.ts';
+import type { ConfigInput } from '../../service/config.ts';
 import { AppError } from '../../service/errors.ts';
 import { HttpActivity } from '../../service/http/activity.ts';
 import { createApp } from '../../service/http/create-app.ts';
@@ -7,13 +10,38 @@ import { listen, type RunningServer } from '../../service/http/server.ts';
 import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
 import { httpRequest } from '../support/http-client.ts';
+import { startTestLedger, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, TEST_API_KEY, type TestService } from '../support/test-service.ts';
 
 const ALLOWED = 'https://pos.example.com';
 
+let ledger: TestLedger;
+before(async () => (ledger = await startTestLedger()));
+after(() => ledger.close());
+
+const startService = (overrides: Partial<ConfigInput> = {}) =>
+  startTestService({ cloudUrl: ledger.url, ...overrides });
+
+/** The app alone over real HTTP, with the given card access, for failures hard to cause. */
+async function startAppWith(cards: CardAccess): Promise<RunningServer> {
+  const client = new LedgerClient({ baseUrl: ledger.url });
+  const listening: { server?: RunningServer } = {};
+  const app = createApp({
+    settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
+    port: () => listening.server?.port ?? 0,
+    cards,
+    ledger: client,
+    customers: new CustomerDirectory(client),
+    activity: new HttpActivity(),
+    log: silentLogger,
+  });
+  listening.server = await listen(app, 0);
+  return listening.server;
+}
+
 describe('GET /ping', () => {
   let service: TestService;
-  before(async () => (service = await startTestService()));
+  before(async () => (service = await startService()));
   after(() => service.close());
 
   test('when pinged without a key, then it answers the JSON string "pong"', async () => {
@@ -40,7 +68,7 @@ describe('GET /ping', () => {
 
 describe('authentication', () => {
   let service: TestService;
-  before(async () => (service = await startTestService()));
+  before(async () => (service = await startService()));
   after(() => service.close());
 
   test('when X-Api-Key is missing, then 401 with the exact JSON text', async () => {
@@ -90,7 +118,7 @@ describe('authentication', () => {
 
 describe('rate limits', () => {
   let service: TestService;
-  before(async () => (service = await startTestService()));
+  before(async () => (service = await startService()));
   after(() => service.close());
 
   test('when /readcard is called 6 times in 10 s, then the 6th is 429 with retry headers', async () => {
@@ -116,7 +144,7 @@ describe('rate limits', () => {
   });
 
   test('when a request is within the limit, then it carries the RateLimit headers', async () => {
-    const other = await startTestService();
+    const other = await startService();
     try {
       const res = await httpRequest(`${other.url}/readcard`, {
         headers: { 'X-Api-Key': TEST_API_KEY },
@@ -128,7 +156,7 @@ describe('rate limits', () => {
   });
 
   test('when keys are guessed 10 times, then even the right key waits (429) for the window', async () => {
-    const other = await startTestService();
+    const other = await startService();
     try {
       for (let i = 0; i < 10; i += 1) {
         const res = await httpRequest(`${other.url}/readcard`, {
@@ -150,7 +178,7 @@ describe('rate limits', () => {
 
 describe('Host and Origin checks', () => {
   let service: TestService;
-  before(async () => (service = await startTestService({ allowedOrigins: [ALLOWED] })));
+  before(async () => (service = await startService({ allowedOrigins: [ALLOWED] })));
   after(() => service.close());
 
   for (const host of ['evil.example', '127.0.0.1.nip.io', 'localhost.evil', '127.0.0.1:1']) {
@@ -228,16 +256,7 @@ describe('errors', () => {
   const failingCards: CardAccess = {
     withCard: () => Promise.reject(new Error('boom at /home/shop/secret.ts with key abc')),
   };
-  before(async () => {
-    const app = createApp({
-      settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
-      port: () => server.port,
-      cards: failingCards,
-      activity: new HttpActivity(),
-      log: silentLogger,
-    });
-    server = await listen(app, 0);
-  });
+  before(async () => (server = await startAppWith(failingCards)));
   after(() => server.close());
 
   test('when a use case fails unexpectedly, then 500 UnexpectedError without stack, path or key', async () => {
@@ -266,14 +285,9 @@ describe('errors', () => {
   });
 
   test('when a card error is an AppError, then its code and status are answered', async () => {
-    const app = createApp({
-      settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
-      port: () => other.port,
-      cards: { withCard: () => Promise.reject(new AppError('CorruptCard', 500)) },
-      activity: new HttpActivity(),
-      log: silentLogger,
+    const other = await startAppWith({
+      withCard: () => Promise.reject(new AppError('CorruptCard', 500)),
     });
-    const other = await listen(app, 0);
     try {
       const res = await httpRequest(`${other.url}/readcard`, {
         headers: { 'X-Api-Key': TEST_API_KEY },

@@ -4,20 +4,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpRequest } from '../support/http-client.ts';
+import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
 import { runWorker, startWorkerProcess } from '../support/worker-process.ts';
 
-const KEY = 'cli-test-key-0123456789';
+const KEY = TEST_API_KEY;
 // Points libpcsclite and our probe at a socket that does not exist: no pcscd, no busy-wait.
 const NO_PCSCD = { PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' };
 
 describe('card-wallet-worker (headless host)', () => {
   let dir: string;
-  before(() => (dir = mkdtempSync(join(tmpdir(), 'cww-cli-'))));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  let ledger: TestLedger;
+  let cloud: string[];
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cww-cli-'));
+    ledger = await startTestLedger();
+    cloud = ['--cloud-url', ledger.url];
+  });
+  after(async () => {
+    await ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   test('when started, then it prints exactly one listening line on stdout and serves /ping', async () => {
     const worker = await startWorkerProcess(
-      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'a')],
+      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'a'), ...cloud],
       NO_PCSCD,
     );
     try {
@@ -32,17 +42,20 @@ describe('card-wallet-worker (headless host)', () => {
 
   test('when sent SIGINT, then it stops gracefully with exit code 0', async () => {
     const worker = await startWorkerProcess(
-      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'b')],
+      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'b'), ...cloud],
       NO_PCSCD,
     );
     assert.equal(await worker.stop('SIGINT'), 0);
   });
 
   test('when the key comes from CARD_WALLET_API_KEY, then that key is accepted', async () => {
-    const worker = await startWorkerProcess(['--port', '0', '--data-dir', join(dir, 'c')], {
-      ...NO_PCSCD,
-      CARD_WALLET_API_KEY: KEY,
-    });
+    const worker = await startWorkerProcess(
+      ['--port', '0', '--data-dir', join(dir, 'c'), ...cloud],
+      {
+        ...NO_PCSCD,
+        CARD_WALLET_API_KEY: KEY,
+      },
+    );
     try {
       const res = await httpRequest(`${worker.url}/readcard`, { headers: { 'X-Api-Key': KEY } });
       assert.equal(res.status, 500); // past authentication: NoReader
@@ -51,17 +64,28 @@ describe('card-wallet-worker (headless host)', () => {
     }
   });
 
-  test('when no key is configured, then one is generated, kept 0600 and reused', async () => {
+  test('when no key and no ledger are configured, then a key is generated, kept 0600, and the embedded ledger knows it', async () => {
     const dataDir = join(dir, 'd');
-    const first = await startWorkerProcess(['--port', '0', '--data-dir', dataDir], NO_PCSCD);
+    const first = await startWorkerProcess(
+      ['--port', '0', '--data-dir', dataDir],
+      NO_PCSCD,
+      90_000,
+    );
     await first.stop();
     const keyFile = join(dataDir, 'api-key');
     const key = readFileSync(keyFile, 'utf8').trim();
     assert.match(key, /^cww_[A-Za-z0-9_-]{32}$/);
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
     assert.match(first.stderr(), new RegExp(key));
-    const second = await startWorkerProcess(['--port', '0', '--data-dir', dataDir], NO_PCSCD);
+    assert.match(first.stderr(), /curl -s -H 'X-Api-Key: cww_/);
+    const second = await startWorkerProcess(
+      ['--port', '0', '--data-dir', dataDir],
+      NO_PCSCD,
+      90_000,
+    );
     try {
+      const info = await httpRequest(`${second.url}/info`, { headers: { 'X-Api-Key': key } });
+      assert.deepEqual(info.json, { credits: '10000', creditCost: '0.50' });
       const res = await httpRequest(`${second.url}/readcard`, { headers: { 'X-Api-Key': key } });
       assert.deepEqual(res.json, { error: 'NoReader' });
     } finally {
@@ -73,7 +97,13 @@ describe('card-wallet-worker (headless host)', () => {
     const file = join(dir, 'config.json');
     writeFileSync(
       file,
-      JSON.stringify({ port: 1, apiKey: KEY, dataDir: 'e', allowedOrigins: ['https://a.example'] }),
+      JSON.stringify({
+        port: 1,
+        apiKey: KEY,
+        dataDir: 'e',
+        allowedOrigins: ['https://a.example'],
+        cloudUrl: ledger.url,
+      }),
     );
     const worker = await startWorkerProcess(['--config', file, '--port', '0'], NO_PCSCD);
     try {
@@ -120,13 +150,13 @@ describe('card-wallet-worker (headless host)', () => {
 
   test('when the port is in use, then it says so and exits non-zero', async () => {
     const first = await startWorkerProcess(
-      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'h')],
+      ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'h'), ...cloud],
       NO_PCSCD,
     );
     try {
       const port = new URL(first.url).port;
       const result = await runWorker(
-        ['--port', port, '--api-key', KEY, '--data-dir', join(dir, 'h')],
+        ['--port', port, '--api-key', KEY, '--data-dir', join(dir, 'h'), ...cloud],
         NO_PCSCD,
       );
       assert.equal(result.code, 1);

@@ -140,7 +140,11 @@ describe('GET /readcard through pcscd, vpcd and a virtual MIFARE Classic card', 
       await rig.present(next);
       try {
         const again = await readCard();
-        assert.deepEqual(again.json, { cardId: '04112233445566', credits: 6, rechargeAmount: null });
+        assert.deepEqual(again.json, {
+          cardId: '04112233445566',
+          credits: 6,
+          rechargeAmount: null,
+        });
       } finally {
         await rig.takeAway();
       }

@@ -2,8 +2,9 @@ import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manag
 import type { ConfigInput } from '../../service/config.ts';
 import type { EndpointLimits } from '../../service/http/rate-limits.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
+import { startTestLedger, type TestLedger } from './test-ledger.ts';
 import { startTestService, type TestService } from './test-service.ts';
-import { VirtualCard, VirtualReader } from './virtual-card.ts';
+import { VirtualReader, type VirtualCard } from './virtual-card.ts';
 
 /** Resolves with the first reader event that matches, or rejects after `timeoutMs`. */
 export function nextReaderEvent(
@@ -28,6 +29,7 @@ export function nextReaderEvent(
 
 export interface CardRig {
   pcscd: PcscdRig;
+  ledger: TestLedger;
   service: TestService;
   /** The virtual reader behind the service's chosen reader ("Virtual PCD 00 00"). */
   reader: VirtualReader;
@@ -50,7 +52,7 @@ let rigStarted = false;
 
 /**
  * The whole card path for real: a private pcscd with vpcd, the service core over real HTTP
- * (port 0) talking to it through nfc-pcsc, and a virtual reader to put virtual cards on.
+ * (port 0) talking to it through nfc-pcsc, a real ledger, and a virtual reader for virtual cards.
  *
  * One per test file: libpcsclite reads PCSCLITE_CSOCK_NAME once per process, so a second
  * pcscd would not be seen, and nfc-pcsc would busy-wait on the first one's dead socket.
@@ -66,14 +68,16 @@ export async function startCardRig(
   process.env.PCSCLITE_CSOCK_NAME = pcscd.socketPath;
   const [first] = pcscd.readers;
   if (!first) throw new Error('the rig has no reader');
+  const ledger = await startTestLedger();
   const service = await startTestService(
-    { reader: first.name, ...overrides },
+    { reader: first.name, cloudUrl: ledger.url, ...overrides },
     { pcscdSocket: pcscd.socketPath, limits },
   );
   await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
   const reader = new VirtualReader(first.port);
   return {
     pcscd,
+    ledger,
     service,
     reader,
     async present(card) {
@@ -93,6 +97,7 @@ export async function startCardRig(
     async close() {
       await reader.remove();
       await service.close();
+      await ledger.close();
       await pcscd.stop();
     },
   };

@@ -3,20 +3,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, type ConfigInput } from '../../service/config.ts';
 import { silentLogger, type Logger } from '../../service/logger.ts';
-import { startWorkerService, type WorkerService, type WorkerServiceOptions } from '../../service/worker-service.ts';
+import {
+  startWorkerService,
+  type WorkerService,
+  type WorkerServiceOptions,
+} from '../../service/worker-service.ts';
+import { TEST_API_KEY } from './test-ledger.ts';
 
-export const TEST_API_KEY = 'test-key-0123456789abcdef';
+export { TEST_API_KEY } from './test-ledger.ts';
 
 export interface TestService extends WorkerService {
   dataDir: string;
 }
 
 /**
- * The real service core on 127.0.0.1 port 0 with a temp data folder. Without `pcscdSocket` it
- * probes a socket that does not exist, so no PC/SC context is ever made (NoReader).
+ * The real service core on 127.0.0.1 port 0 with a temp data folder, using the ledger at
+ * `cloudUrl` (see startTestLedger). Without `pcscdSocket` it probes a socket that does not
+ * exist, so no PC/SC context is ever made (NoReader).
  */
 export async function startTestService(
-  overrides: Partial<ConfigInput> = {},
+  overrides: Partial<ConfigInput> & { cloudUrl: string },
   options: Partial<Omit<WorkerServiceOptions, 'config'>> & { log?: Logger } = {},
 ): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cww-test-'));

@@ -1,0 +1,34 @@
+import { join } from 'node:path';
+import type { Logger } from '../logger.ts';
+
+export interface EmbeddedLedger {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** The shop the embedded ledger starts with, so a fresh install can recharge at once. */
+export const DEMO_SHOP = { name: 'Demo shop', credits: 10_000, creditCost: '0.50' } as const;
+
+/**
+ * Standalone mode (no cloud URL): the reference ledger runs in this process on PGlite in the
+ * data folder, on its own loopback port, and the worker reaches it over HTTP like a remote
+ * one, so there is one code path. Its demo shop holds the configured key; seeding is
+ * idempotent, and a new key is added to the same shop.
+ */
+export async function startEmbeddedLedger(
+  dataDir: string,
+  apiKey: string,
+  log: Logger,
+): Promise<EmbeddedLedger> {
+  // Loaded only in standalone mode: a worker with a cloud URL never loads PGlite.
+  const { startLedgerServer } = await import('../../cloud/create-ledger-server.ts');
+  const server = await startLedgerServer({
+    database: join(dataDir, 'ledger'),
+    host: '127.0.0.1',
+    port: 0,
+    seed: { customers: [{ ...DEMO_SHOP, keys: [apiKey] }] },
+    log: { error: (message) => log.error(`embedded ledger: ${message}`) },
+  });
+  log.info(`embedded ledger on ${server.url} (PGlite in ${join(dataDir, 'ledger')})`);
+  return { url: server.url, close: () => server.close() };
+}

@@ -1,0 +1,179 @@
+import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import { errors, type AppError } from '../errors.ts';
+
+/** The shop's record in the ledger (`GET /v1/customer`). */
+export interface LedgerCustomer {
+  customerId: string;
+  name: string;
+  credits: number;
+  /** Euro cost of one credit, a decimal string such as "0.50". */
+  creditCost: string;
+}
+
+export type MovementKind = 'recharge' | 'discharge';
+export type MovementState = 'pending' | 'posted' | 'voided';
+
+export interface NewMovement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  credits?: number;
+  /** Euros as a decimal string (exact), for a recharge by amount. */
+  amount?: string;
+}
+
+export interface LedgerMovement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  state: MovementState;
+  credits: number;
+  amount: string;
+  creditCost: string;
+  customerCredits: number;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+export interface LedgerClientOptions {
+  baseUrl: string;
+  /** Per attempt. */
+  timeoutMs?: number;
+  /** Further attempts after the first, for calls that are safe to repeat. */
+  retries?: number;
+  /** First backoff; doubles per attempt, with jitter. */
+  backoffMs?: number;
+  /** The longest Retry-After honoured before giving up. */
+  maxRetryAfterMs?: number;
+}
+
+/**
+ * An answer the ledger gave on purpose (a 4xx with its error code), as opposed to not answering.
+ * Use cases turn `code` into the spec's errors where it matters (NoCredits, KeyNotAssigned).
+ */
+export class LedgerRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(`ledger refused: ${status} ${code}`);
+    this.name = 'LedgerRefusal';
+  }
+}
+
+/**
+ * The worker's only way to the cloud ledger (contract v1, docs/cloud-api.md). Every call
+ * carries the integrator's own X-Api-Key. All calls are safe to repeat: GETs by nature,
+ * movement calls because the worker picks the movement id and the ledger replays the first
+ * answer for a repeated id. So network errors, timeouts, 5xx and 429 are retried with backoff
+ * (429 after its Retry-After); a 4xx refusal is final and comes back as LedgerRefusal, mapped
+ * to the spec's codes where the spec has one. Giving up is LedgerUnavailable.
+ */
+export class LedgerClient {
+  readonly #http: AxiosInstance;
+  readonly #retries: number;
+  readonly #backoffMs: number;
+  readonly #maxRetryAfterMs: number;
+
+  constructor(options: LedgerClientOptions) {
+    this.#http = axios.create({
+      baseURL: options.baseUrl.replace(/\/+$/, ''),
+      timeout: options.timeoutMs ?? 5_000,
+      // Every status comes back as a response; this class decides what is an error.
+      validateStatus: () => true,
+      maxRedirects: 0,
+      proxy: false,
+      headers: { Accept: 'application/json' },
+    });
+    this.#retries = options.retries ?? 2;
+    this.#backoffMs = options.backoffMs ?? 200;
+    this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000;
+  }
+
+  getCustomer(apiKey: string): Promise<LedgerCustomer> {
+    return this.#call<LedgerCustomer>(apiKey, 'GET', '/v1/customer');
+  }
+
+  createMovement(apiKey: string, movement: NewMovement): Promise<LedgerMovement> {
+    return this.#call<LedgerMovement>(apiKey, 'POST', '/v1/movements', movement);
+  }
+
+  postMovement(apiKey: string, id: string): Promise<LedgerMovement> {
+    return this.#call<LedgerMovement>(
+      apiKey,
+      'POST',
+      `/v1/movements/${encodeURIComponent(id)}/post`,
+    );
+  }
+
+  voidMovement(apiKey: string, id: string): Promise<LedgerMovement> {
+    return this.#call<LedgerMovement>(
+      apiKey,
+      'POST',
+      `/v1/movements/${encodeURIComponent(id)}/void`,
+    );
+  }
+
+  getMovement(apiKey: string, id: string): Promise<LedgerMovement> {
+    return this.#call<LedgerMovement>(apiKey, 'GET', `/v1/movements/${encodeURIComponent(id)}`);
+  }
+
+  async #call<T>(apiKey: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    let lastProblem: unknown;
+    for (let attempt = 0; attempt <= this.#retries; attempt += 1) {
+      let response: AxiosResponse<unknown>;
+      try {
+        response = await this.#http.request({
+          method,
+          url: path,
+          data: body,
+          headers: { 'X-Api-Key': apiKey },
+        });
+      } catch (error) {
+        // No answer at all: refused, reset, DNS, or the per-attempt timeout.
+        lastProblem = error;
+        if (attempt < this.#retries) await sleep(this.#backoff(attempt));
+        continue;
+      }
+      if (response.status >= 200 && response.status < 300) return response.data as T;
+      if (response.status === 429 || response.status >= 500) {
+        lastProblem = new Error(`ledger answered ${response.status}`);
+        const retryAfter = retryAfterMs(response.headers['retry-after']);
+        if (retryAfter !== undefined && retryAfter > this.#maxRetryAfterMs) break;
+        if (attempt < this.#retries) await sleep(retryAfter ?? this.#backoff(attempt));
+        continue;
+      }
+      throw refusal(response);
+    }
+    throw errors.ledgerUnavailable(lastProblem);
+  }
+
+  #backoff(attempt: number): number {
+    const base = this.#backoffMs * 2 ** attempt;
+    return base / 2 + Math.random() * (base / 2);
+  }
+}
+
+function refusal(response: AxiosResponse<unknown>): AppError | LedgerRefusal {
+  const data = response.data as { error?: unknown } | undefined;
+  const code = typeof data?.error === 'string' ? data.error : `HTTP ${response.status}`;
+  if (response.status === 401) {
+    return code === 'Unauthorized: missing api key'
+      ? errors.missingApiKey()
+      : errors.invalidApiKey();
+  }
+  if (response.status === 403 && code === 'KeyNotAssigned') return errors.missingCustomer();
+  return new LedgerRefusal(response.status, code);
+}
+
+function retryAfterMs(header: unknown): number | undefined {
+  if (typeof header !== 'string') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,39 @@
+import { rmSync } from 'node:fs';
+import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
+import { freshPgliteFolder } from './ledger-process.ts';
+
+/** The key of the test shop, also the key test services accept. */
+export const TEST_API_KEY = 'test-key-0123456789abcdef';
+/** A key the ledger knows but has bound to no shop. */
+export const UNASSIGNED_KEY = 'unassigned-key-0123456789';
+/** A key the ledger does not know. */
+export const UNKNOWN_KEY = 'unknown-key-0123456789abc';
+
+export const TEST_SHOP = { name: 'Test shop', credits: 1_000, creditCost: '0.50' } as const;
+
+export interface TestLedger extends LedgerServer {
+  close(): Promise<void>;
+}
+
+/**
+ * The reference ledger in this process on a fresh PGlite folder, seeded with the test shop.
+ * One per test file is enough (starting one takes ~2 s); services point at it with cloudUrl.
+ */
+export async function startTestLedger(): Promise<TestLedger> {
+  const folder = await freshPgliteFolder();
+  const server = await startLedgerServer({
+    database: folder,
+    seed: {
+      customers: [{ ...TEST_SHOP, keys: [TEST_API_KEY] }],
+      unassignedKeys: [UNASSIGNED_KEY],
+    },
+    log: { error: () => undefined },
+  });
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
