@@ -58,7 +58,6 @@ async function main(): Promise<void> {
     process.stderr.write(`card-wallet-worker: cannot start: ${reason}\n`);
     process.exit(1);
   }
-  process.stdout.write(`listening on ${service.url}\n`);
   if (!request.config.cloudUrl) {
     const key = request.config.apiKey;
     process.stderr.write(
@@ -73,6 +72,8 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
+  // Last: whoever waits for this line may act at once; everything above is already out.
+  process.stdout.write(`listening on ${service.url}\n`);
 
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -39,6 +39,23 @@ export const errors = {
   cardNotResponding: (cause?: unknown) =>
     new AppError('CardNotResponding', 500, 'The card did not answer in time', { cause }),
   cardBusy: () => new AppError('CardBusy', 500, 'Too many card operations are waiting'),
+  cardWriteUnverified: () =>
+    new AppError('CardWriteUnverified', 500, 'The block read back differs from what was written'),
+  cardRemovedDuringWrite: (cause?: unknown) =>
+    new AppError(
+      'CardRemovedDuringWrite',
+      500,
+      'The card left while it was being written; present it again to settle the movement',
+      { cause },
+    ),
+  cardBalanceOverflow: () =>
+    new AppError('CardBalanceOverflow', 500, 'The new balance does not fit on the card'),
+  movementUnsettled: () =>
+    new AppError(
+      'MovementUnsettled',
+      500,
+      'An earlier movement on this card could not be settled; the card is not written',
+    ),
   ledgerUnavailable: (cause?: unknown) =>
     new AppError('LedgerUnavailable', 500, 'The cloud ledger could not be reached', { cause }),
 } as const;

@@ -1,14 +1,18 @@
+import { EventEmitter } from 'node:events';
 import nfcPcsc, { type NFC } from 'nfc-pcsc';
 import { ReaderManager } from './card/reader-manager.ts';
 import { CustomerDirectory } from './cloud/customer-directory.ts';
 import { startEmbeddedLedger, type EmbeddedLedger } from './cloud/embedded-ledger.ts';
-import { LedgerClient } from './cloud/ledger-client.ts';
-import type { Config } from './config.ts';
+import { LedgerClient, type LedgerReachability } from './cloud/ledger-client.ts';
+import { apiKeySchema, originProblem, type Config } from './config.ts';
+import { AppError } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
 import { createApp, type HttpSettings } from './http/create-app.ts';
 import type { EndpointLimits } from './http/rate-limits.ts';
 import { listen, type RunningServer } from './http/server.ts';
 import type { Logger } from './logger.ts';
+import { MovementEngine } from './wallet/movement-engine.ts';
+import { MovementJournal } from './wallet/movement-journal.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -21,13 +25,39 @@ export interface WorkerServiceOptions {
   limits?: EndpointLimits;
 }
 
-export interface WorkerService {
+/** Settings that apply to a running service at once, without a restart. */
+export interface LiveSettings {
+  apiKey?: string;
+  allowedOrigins?: string[];
+  port?: number;
+}
+
+interface WorkerServiceEvents {
+  /** The HTTP listener moved (a new port was applied). */
+  listening: [{ url: string; port: number }];
+  /** The ledger answered, or stopped answering. */
+  ledger: [LedgerReachability];
+  /** The number of movements the ledger has not confirmed yet changed. */
+  movements: [number];
+}
+
+export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
   readonly url: string;
+  readonly port: number;
   /** The ledger in use: the configured cloud URL, or the embedded one (standalone mode). */
   readonly ledgerUrl: string;
-  readonly port: number;
+  readonly ledger: LedgerReachability;
+  /** Movements the ledger has not confirmed yet (the outbox and undecided card writes). */
+  readonly unconfirmedMovements: number;
   readonly readers: ReaderManager;
   readonly activity: HttpActivity;
+  readonly settings: Readonly<HttpSettings>;
+  /**
+   * Applies a new API key, origin allowlist or port. The next request sees them; a new port is
+   * bound before the old one is released, so a port in use fails (AppError PortInUse) and the
+   * service stays where it was. Invalid values fail with AppError InvalidSetting.
+   */
+  applySettings(settings: LiveSettings): Promise<void>;
   /** Stops taking requests, lets the running card operation finish, releases PC/SC. */
   close(): Promise<void>;
 }
@@ -44,6 +74,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const ledgerUrl = config.cloudUrl ?? (embedded as EmbeddedLedger).url;
   const ledger = new LedgerClient({ baseUrl: ledgerUrl, timeoutMs: config.ledgerTimeoutMs });
   const customers = new CustomerDirectory(ledger);
+  const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
+  const journal = new MovementJournal(config.dataDir);
+  await journal.open();
+  const movements = new MovementEngine({ journal, ledger, apiKey: () => settings.apiKey, log });
   const readers = new ReaderManager({
     readerName: config.reader,
     key: {
@@ -58,40 +92,166 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
   });
   const activity = new HttpActivity();
-  const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
-  let server: RunningServer | undefined;
+  // The Host check asks for the port on every request: it changes when the service moves.
+  const current: { service?: WorkerService } = {};
   const app = createApp({
     settings: () => settings,
-    port: () => server?.port ?? config.port,
+    port: () => current.service?.port ?? config.port,
     cards: readers,
     ledger,
     customers,
+    movements,
     activity,
     log,
     limits: options.limits,
   });
 
+  // A card whose last write was left undecided is settled as soon as it is seen again.
+  readers.on('event', (event) => {
+    if (event.type !== 'card-present' || !movements.uncertainCards.has(event.cardId)) return;
+    readers
+      .withCard((session) => movements.settle(session))
+      .catch((error: unknown) =>
+        log.warn(`settling card ${event.cardId}: ${(error as Error).message}`),
+      );
+  });
+  movements.start();
   readers.start();
+  let server: RunningServer;
   try {
     server = await listen(app, config.port);
   } catch (error) {
     await readers.stop();
+    await movements.close();
+    await journal.close();
     await embedded?.close();
     throw error;
   }
-  const running = server;
-  log.info(`service listening on ${running.url}`);
-  return {
-    url: running.url,
-    port: running.port,
+  log.info(`service listening on ${server.url}`);
+
+  const service = new RunningWorkerService({
+    server,
+    app,
     ledgerUrl,
+    ledger,
     readers,
     activity,
-    async close() {
-      const closing = running.close();
-      await readers.stop();
-      await closing;
-      await embedded?.close();
-    },
-  };
+    settings,
+    embedded,
+    movements,
+    journal,
+    log,
+  });
+  ledger.on('reachability', (state) => service.emit('ledger', state));
+  movements.on('unconfirmed', (count) => service.emit('movements', count));
+  current.service = service;
+  return service;
+}
+
+interface Parts {
+  server: RunningServer;
+  app: Parameters<typeof listen>[0];
+  ledgerUrl: string;
+  ledger: LedgerClient;
+  readers: ReaderManager;
+  activity: HttpActivity;
+  settings: HttpSettings;
+  embedded: EmbeddedLedger | undefined;
+  movements: MovementEngine;
+  journal: MovementJournal;
+  log: Logger;
+}
+
+class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements WorkerService {
+  readonly ledgerUrl: string;
+  readonly readers: ReaderManager;
+  readonly activity: HttpActivity;
+  readonly #parts: Parts;
+
+  constructor(parts: Parts) {
+    super();
+    this.#parts = parts;
+    this.ledgerUrl = parts.ledgerUrl;
+    this.readers = parts.readers;
+    this.activity = parts.activity;
+  }
+
+  get url(): string {
+    return this.#parts.server.url;
+  }
+
+  get port(): number {
+    return this.#parts.server.port;
+  }
+
+  get ledger(): LedgerReachability {
+    return this.#parts.ledger.reachability;
+  }
+
+  get unconfirmedMovements(): number {
+    return this.#parts.movements.unconfirmed;
+  }
+
+  get settings(): Readonly<HttpSettings> {
+    return this.#parts.settings;
+  }
+
+  async applySettings(next: LiveSettings): Promise<void> {
+    const parts = this.#parts;
+    const checked = checkLiveSettings(next);
+    if (checked.port !== undefined && checked.port !== parts.server.port) {
+      let moved: RunningServer;
+      try {
+        moved = await listen(parts.app, checked.port);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        throw new AppError(
+          code === 'EADDRINUSE' ? 'PortInUse' : 'ListenFailed',
+          500,
+          `port ${checked.port}: ${code}`,
+        );
+      }
+      const old = parts.server;
+      parts.server = moved;
+      parts.log.info(`service moved to ${moved.url}`);
+      this.emit('listening', { url: moved.url, port: moved.port });
+      void old.close();
+    }
+    if (checked.apiKey !== undefined && checked.apiKey !== parts.settings.apiKey) {
+      // Standalone: the embedded ledger must know the new key before the till accepts it.
+      await parts.embedded?.registerKey(checked.apiKey);
+      parts.settings.apiKey = checked.apiKey;
+    }
+    if (checked.allowedOrigins !== undefined)
+      parts.settings.allowedOrigins = checked.allowedOrigins;
+  }
+
+  async close(): Promise<void> {
+    const closing = this.#parts.server.close();
+    await this.#parts.readers.stop();
+    await closing;
+    await this.#parts.movements.close();
+    await this.#parts.journal.close();
+    await this.#parts.embedded?.close();
+  }
+}
+
+function checkLiveSettings(next: LiveSettings): LiveSettings {
+  const problems: string[] = [];
+  if (next.apiKey !== undefined) {
+    const key = apiKeySchema.safeParse(next.apiKey);
+    if (!key.success) problems.push(`apiKey: ${key.error.issues[0]?.message}`);
+  }
+  for (const origin of next.allowedOrigins ?? []) {
+    const problem = originProblem(origin);
+    if (problem) problems.push(`allowedOrigins: ${JSON.stringify(origin)}: ${problem}`);
+  }
+  if (
+    next.port !== undefined &&
+    (!Number.isInteger(next.port) || next.port < 0 || next.port > 65535)
+  ) {
+    problems.push('port: must be a whole number from 0 to 65535');
+  }
+  if (problems.length > 0) throw new AppError('InvalidSetting', 400, problems.join('; '));
+  return next;
 }

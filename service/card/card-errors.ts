@@ -32,6 +32,10 @@ export function toCardError(error: unknown): AppError {
 
 function isCardGone(error: NfcError): boolean {
   return (
+    // nfc-pcsc's authenticate() reads the status word of the response without checking its
+    // length; the empty answer of a card that left throws this RangeError (nfc-pcsc 0.8.1,
+    // src/Reader.js authenticate: `response.readUInt16BE(0)`).
+    error.code === 'ERR_BUFFER_OUT_OF_BOUNDS' ||
     error.code === 'card_not_connected' ||
     error.code === 'unable_to_load_key' ||
     error.name === 'TransmitError' ||

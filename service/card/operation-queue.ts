@@ -1,10 +1,14 @@
 import { errors } from '../errors.ts';
 
+/** Lets an operation keep the lock past its own end, until `work` settles (a stalled APDU). */
+export type Hold = (work: Promise<unknown>) => void;
+
 /**
- * Runs card operations one at a time. A waiter gives up with CardNotResponding when the
- * operation ahead of it does not finish before the waiter's deadline, and the queue refuses
- * (CardBusy) when too many are already waiting. The lock is released only when an operation
- * really settles, even after its caller timed out: a stalled APDU must never overlap another.
+ * Runs card operations one at a time. A waiter gives up with CardNotResponding when its turn
+ * does not come before its deadline, and the queue refuses (CardBusy) when too many wait.
+ * Once an operation starts it is never abandoned from outside: its caller gets its true
+ * result (a money movement must never be reported failed while it went on). The lock is
+ * released when the operation and everything it holds (APDUs still in flight) have settled.
  */
 export class OperationQueue {
   #tail: Promise<void> = Promise.resolve();
@@ -30,58 +34,53 @@ export class OperationQueue {
     } while (tail !== this.#tail);
   }
 
-  /**
-   * Runs `operation` when the lock is free. `deadline` (epoch ms) bounds the wait and the run
-   * as seen by the caller.
-   */
-  async run<T>(operation: () => Promise<T>, deadline: number): Promise<T> {
-    if (this.#running + this.#waiting > this.#limit) throw errors.cardBusy();
+  /** Runs `operation` when the lock is free, if that happens before `waitDeadline` (epoch ms). */
+  run<T>(operation: (hold: Hold) => Promise<T>, waitDeadline: number): Promise<T> {
+    if (this.#running + this.#waiting > this.#limit) return Promise.reject(errors.cardBusy());
     const previous = this.#tail;
     let release!: () => void;
     this.#tail = new Promise<void>((resolve) => (release = resolve));
     this.#waiting += 1;
     let abandoned = false;
-    const start = previous.then(() => {
-      this.#waiting -= 1;
-      // A caller that gave up while waiting was told it failed: its operation must not run.
-      if (abandoned) {
-        release();
-        throw errors.cardNotResponding();
-      }
-      this.#running += 1;
-      const settled = operation();
-      const finish = () => {
-        this.#running -= 1;
-        release();
-      };
-      settled.then(finish, finish);
-      return settled;
+
+    const turn = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => {
+          abandoned = true;
+          reject(errors.cardNotResponding());
+        },
+        Math.max(0, waitDeadline - Date.now()),
+      );
+      void previous.then(() => {
+        clearTimeout(timer);
+        this.#waiting -= 1;
+        if (abandoned) {
+          // Its caller was told it failed while waiting: it must not run now.
+          release();
+          return;
+        }
+        resolve();
+      });
     });
-    return withDeadline(start, deadline, () => {
-      abandoned = true;
-      void start.catch(() => undefined);
+
+    return turn.then(() => {
+      this.#running += 1;
+      const held: Promise<unknown>[] = [];
+      const result = operation((work) => held.push(work));
+      void result
+        .catch(() => undefined)
+        .then(async () => {
+          // Holds may be added while earlier ones settle; wait until none is left.
+          let settled = 0;
+          while (settled < held.length) {
+            const batch = held.slice(settled);
+            settled = held.length;
+            await Promise.allSettled(batch);
+          }
+          this.#running -= 1;
+          release();
+        });
+      return result;
     });
   }
-}
-
-function withDeadline<T>(work: Promise<T>, deadline: number, onTimeout: () => void): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => {
-        onTimeout();
-        reject(errors.cardNotResponding());
-      },
-      Math.max(0, deadline - Date.now()),
-    );
-    work.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }

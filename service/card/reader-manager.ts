@@ -115,17 +115,20 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
 
   /**
    * Runs `operation` on the card on the chosen reader, alone. Fails with NoReader, NoCard,
-   * CardBusy or CardNotResponding (after the configured timeout) before or instead of it.
+   * CardBusy, or CardNotResponding when its turn does not come within the card timeout; each
+   * APDU inside has the same timeout.
    */
   withCard<T>(operation: (session: CardSession) => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.#options.operationTimeoutMs;
-    return this.#queue.run(async () => {
+    const { operationTimeoutMs } = this.#options;
+    return this.#queue.run(async (hold) => {
       const reader = this.#selected();
       if (!reader) throw errors.noReader();
       const card = this.#card;
       if (!card || card.reader !== reader.name || !reader.card) throw errors.noCard();
-      return operation(new CardSession(reader, card.cardId, this.#options.key));
-    }, deadline);
+      return operation(
+        new CardSession(reader, card.cardId, this.#options.key, operationTimeoutMs, hold),
+      );
+    }, Date.now() + operationTimeoutMs);
   }
 
   async #connect(): Promise<void> {

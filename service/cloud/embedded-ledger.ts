@@ -3,6 +3,8 @@ import type { Logger } from '../logger.ts';
 
 export interface EmbeddedLedger {
   url: string;
+  /** Adds a key to the demo shop (the operator set a new key in standalone mode). */
+  registerKey(apiKey: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -22,13 +24,21 @@ export async function startEmbeddedLedger(
 ): Promise<EmbeddedLedger> {
   // Loaded only in standalone mode: a worker with a cloud URL never loads PGlite.
   const { startLedgerServer } = await import('../../cloud/create-ledger-server.ts');
+  const { applySeed } = await import('../../cloud/seed.ts');
+  const demoSeed = (key: string) => ({ customers: [{ ...DEMO_SHOP, keys: [key] }] });
   const server = await startLedgerServer({
     database: join(dataDir, 'ledger'),
     host: '127.0.0.1',
     port: 0,
-    seed: { customers: [{ ...DEMO_SHOP, keys: [apiKey] }] },
+    seed: demoSeed(apiKey),
     log: { error: (message) => log.error(`embedded ledger: ${message}`) },
   });
   log.info(`embedded ledger on ${server.url} (PGlite in ${join(dataDir, 'ledger')})`);
-  return { url: server.url, close: () => server.close() };
+  return {
+    url: server.url,
+    registerKey: async (key) => {
+      await applySeed(server.db, demoSeed(key));
+    },
+    close: () => server.close(),
+  };
 }

@@ -1,4 +1,5 @@
 import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import { EventEmitter } from 'node:events';
 import { errors, type AppError } from '../errors.ts';
 
 /** The shop's record in the ledger (`GET /v1/customer`). */
@@ -47,6 +48,12 @@ export interface LedgerClientOptions {
   maxRetryAfterMs?: number;
 }
 
+/** Whether the ledger answered its last call; for the tray and operators. */
+export interface LedgerReachability {
+  reachable: boolean | null;
+  at: Date | null;
+}
+
 /**
  * An answer the ledger gave on purpose (a 4xx with its error code), as opposed to not answering.
  * Use cases turn `code` into the spec's errors where it matters (NoCredits, KeyNotAssigned).
@@ -69,13 +76,15 @@ export class LedgerRefusal extends Error {
  * (429 after its Retry-After); a 4xx refusal is final and comes back as LedgerRefusal, mapped
  * to the spec's codes where the spec has one. Giving up is LedgerUnavailable.
  */
-export class LedgerClient {
+export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachability] }> {
   readonly #http: AxiosInstance;
+  #reachability: LedgerReachability = { reachable: null, at: null };
   readonly #retries: number;
   readonly #backoffMs: number;
   readonly #maxRetryAfterMs: number;
 
   constructor(options: LedgerClientOptions) {
+    super();
     this.#http = axios.create({
       baseURL: options.baseUrl.replace(/\/+$/, ''),
       timeout: options.timeoutMs ?? 5_000,
@@ -88,6 +97,10 @@ export class LedgerClient {
     this.#retries = options.retries ?? 2;
     this.#backoffMs = options.backoffMs ?? 200;
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000;
+  }
+
+  get reachability(): LedgerReachability {
+    return this.#reachability;
   }
 
   getCustomer(apiKey: string): Promise<LedgerCustomer> {
@@ -135,7 +148,10 @@ export class LedgerClient {
         if (attempt < this.#retries) await sleep(this.#backoff(attempt));
         continue;
       }
-      if (response.status >= 200 && response.status < 300) return response.data as T;
+      if (response.status >= 200 && response.status < 300) {
+        this.#reached(true);
+        return response.data as T;
+      }
       if (response.status === 429 || response.status >= 500) {
         lastProblem = new Error(`ledger answered ${response.status}`);
         const retryAfter = retryAfterMs(response.headers['retry-after']);
@@ -143,9 +159,17 @@ export class LedgerClient {
         if (attempt < this.#retries) await sleep(retryAfter ?? this.#backoff(attempt));
         continue;
       }
+      this.#reached(true);
       throw refusal(response);
     }
+    this.#reached(false);
     throw errors.ledgerUnavailable(lastProblem);
+  }
+
+  #reached(reachable: boolean): void {
+    const changed = this.#reachability.reachable !== reachable;
+    this.#reachability = { reachable, at: new Date() };
+    if (changed) this.emit('reachability', this.#reachability);
   }
 
   #backoff(attempt: number): number {

@@ -3,6 +3,7 @@ import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
+import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { HttpActivity } from './activity.ts';
 import { keyFingerprint } from './api-key.ts';
 import { authenticate } from './authenticate.ts';
@@ -25,6 +26,7 @@ export interface AppDependencies {
   cards: CardAccess;
   ledger: LedgerClient;
   customers: CustomerDirectory;
+  movements: MovementEngine;
   activity: HttpActivity;
   log: Logger;
   /** The spec's limits unless a test needs room for more calls. */
@@ -66,6 +68,7 @@ export function createApp(deps: AppDependencies): Express {
       cards: deps.cards,
       ledger: deps.ledger,
       customers: deps.customers,
+      movements: deps.movements,
       authenticate: auth,
       activity: deps.activity,
       limits: deps.limits ?? ENDPOINT_LIMITS,

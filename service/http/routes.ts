@@ -1,18 +1,26 @@
-import { Router, type RequestHandler } from 'express';
+import { createHash } from 'node:crypto';
+import { Router, type Request, type RequestHandler } from 'express';
 import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
 import { AppError } from '../errors.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import { customerInfo } from '../wallet/customer-info.ts';
+import { dischargeCard } from '../wallet/discharge-card.ts';
+import type { MovementEngine } from '../wallet/movement-engine.ts';
+import type { Idempotency } from '../wallet/movement-journal.ts';
 import { readCard } from '../wallet/read-card.ts';
+import { rechargeCard } from '../wallet/recharge-card.ts';
+import { parseRechargeRequest } from '../wallet/recharge-request.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
+import { jsonBody } from './json-body.ts';
 import { endpointLimit, type Endpoint, type EndpointLimits } from './rate-limits.ts';
 
 export interface RouteDependencies {
   cards: CardAccess;
   ledger: LedgerClient;
   customers: CustomerDirectory;
+  movements: MovementEngine;
   authenticate: RequestHandler;
   activity: HttpActivity;
   limits: EndpointLimits;
@@ -20,7 +28,7 @@ export interface RouteDependencies {
 
 /** The spec's endpoints: each parses, calls one use case, maps the result. */
 export function apiRoutes(deps: RouteDependencies): Router {
-  const { cards, ledger, customers, authenticate, activity, limits } = deps;
+  const { cards, ledger, customers, movements, authenticate, activity, limits } = deps;
   const router = Router();
   const limited = (endpoint: Endpoint) => [
     authenticate,
@@ -44,12 +52,67 @@ export function apiRoutes(deps: RouteDependencies): Router {
     res.json(await customerInfo(ledger, customers, authenticatedLocals(res).apiKey));
   });
 
+  router.post('/writecard', ...limited('writecard'), ...jsonBody(), async (req, res) => {
+    // Bad input is refused before anything else happens: no ledger call, no card.
+    const request = parseRechargeRequest(req.body);
+    const { apiKey, keyFingerprint } = authenticatedLocals(res);
+    res.json(
+      await rechargeCard(cards, movements, {
+        request,
+        customer: await customers.resolve(apiKey),
+        keyFingerprint,
+        idempotency: idempotencyOf(req, keyFingerprint, request),
+      }),
+    );
+  });
+
+  router.post(
+    '/dischargecard',
+    ...limited('dischargecard'),
+    ...jsonBody(),
+    resolveCustomer,
+    async (req, res) => {
+      const { keyFingerprint } = authenticatedLocals(res);
+      res.json(
+        await dischargeCard(cards, movements, {
+          keyFingerprint,
+          idempotency: idempotencyOf(req, keyFingerprint, {}),
+        }),
+      );
+    },
+  );
+
   allowOnly(router, {
     '/ping': ['GET', 'HEAD'],
     '/readcard': ['GET', 'HEAD'],
     '/info': ['GET', 'HEAD'],
+    '/writecard': ['POST'],
+    '/dischargecard': ['POST'],
   });
   return router;
+}
+
+/** A sensible Idempotency-Key: 1 to 255 visible ASCII characters (a UUID is typical). */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The optional Idempotency-Key header, scoped to the API key, with a digest of what was
+ * asked (the parsed request, so formatting and field order do not matter).
+ */
+function idempotencyOf(
+  req: Request,
+  keyFingerprint: string,
+  request: object,
+): Idempotency | undefined {
+  const key = req.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+    throw new AppError('InvalidIdempotencyKey', 400, 'Idempotency-Key must be 1-255 visible ASCII');
+  }
+  const requestHash = createHash('sha256')
+    .update(`${req.path} ${JSON.stringify(request)}`)
+    .digest('hex');
+  return { scope: `${keyFingerprint}:${key}`, requestHash };
 }
 
 /** 405 with Allow for a known path called with another method. */

@@ -9,6 +9,11 @@ import { createApp } from '../../service/http/create-app.ts';
 import { listen, type RunningServer } from '../../service/http/server.ts';
 import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
+import { MovementEngine } from '../../service/wallet/movement-engine.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { httpRequest } from '../support/http-client.ts';
 import { startTestLedger, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, TEST_API_KEY, type TestService } from '../support/test-service.ts';
@@ -25,6 +30,8 @@ const startService = (overrides: Partial<ConfigInput> = {}) =>
 /** The app alone over real HTTP, with the given card access, for failures hard to cause. */
 async function startAppWith(cards: CardAccess): Promise<RunningServer> {
   const client = new LedgerClient({ baseUrl: ledger.url });
+  const journal = new MovementJournal(mkdtempSync(join(tmpdir(), 'cww-app-')));
+  await journal.open();
   const listening: { server?: RunningServer } = {};
   const app = createApp({
     settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
@@ -32,11 +39,24 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
     cards,
     ledger: client,
     customers: new CustomerDirectory(client),
+    movements: new MovementEngine({
+      journal,
+      ledger: client,
+      apiKey: () => TEST_API_KEY,
+      log: silentLogger,
+    }),
     activity: new HttpActivity(),
     log: silentLogger,
   });
-  listening.server = await listen(app, 0);
-  return listening.server;
+  const server = await listen(app, 0);
+  listening.server = server;
+  return {
+    ...server,
+    async close() {
+      await server.close();
+      await journal.close();
+    },
+  };
 }
 
 describe('GET /ping', () => {
@@ -296,6 +316,81 @@ describe('errors', () => {
       assert.deepEqual(res.json, { error: 'CorruptCard' });
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe('settings applied while running', () => {
+  const NEW_KEY = 'a-brand-new-key-0123456789';
+
+  test('when a new API key is applied, then the old key gets 401 on the next request', async () => {
+    const service = await startService({ apiKey: TEST_API_KEY });
+    try {
+      await service.applySettings({ apiKey: NEW_KEY });
+      const old = await httpRequest(`${service.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.deepEqual(old.json, { error: 'Unauthorized: invalid api key' });
+      assert.equal(service.settings.apiKey, NEW_KEY);
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when the allowlist changes, then a newly allowed origin is served at once', async () => {
+    const service = await startService();
+    try {
+      const before = await httpRequest(`${service.url}/ping`, { headers: { Origin: ALLOWED } });
+      assert.equal(before.status, 403);
+      await service.applySettings({ allowedOrigins: [ALLOWED] });
+      const after = await httpRequest(`${service.url}/ping`, { headers: { Origin: ALLOWED } });
+      assert.equal(after.status, 200);
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when a new port is applied, then the service moves there and the Host check follows', async () => {
+    const service = await startService();
+    const oldUrl = service.url;
+    try {
+      const moved = new Promise((resolve) => service.once('listening', resolve));
+      await service.applySettings({ port: 0 === service.port ? 1 : 0 });
+      await moved;
+      assert.notEqual(service.url, oldUrl);
+      assert.equal((await httpRequest(`${service.url}/ping`)).text, '"pong"');
+      await assert.rejects(httpRequest(`${oldUrl}/ping`), /ECONNREFUSED/);
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when the new port is in use, then PortInUse and the service stays where it was', async () => {
+    const service = await startService();
+    const other = await startService();
+    try {
+      await assert.rejects(service.applySettings({ port: other.port }), { code: 'PortInUse' });
+      assert.equal((await httpRequest(`${service.url}/ping`)).text, '"pong"');
+    } finally {
+      await other.close();
+      await service.close();
+    }
+  });
+
+  test('when a setting is invalid, then InvalidSetting names it and nothing changes', async () => {
+    const service = await startService({ allowedOrigins: [ALLOWED] });
+    try {
+      await assert.rejects(
+        service.applySettings({ apiKey: 'short', allowedOrigins: ['https://x.example/path'] }),
+        (error: Error & { code?: string }) =>
+          error.code === 'InvalidSetting' &&
+          /apiKey/.test(error.message) &&
+          /allowedOrigins/.test(error.message),
+      );
+      assert.equal(service.settings.apiKey, TEST_API_KEY);
+      assert.deepEqual(service.settings.allowedOrigins, [ALLOWED]);
+    } finally {
+      await service.close();
     }
   });
 });

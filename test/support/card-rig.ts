@@ -1,6 +1,7 @@
 import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import type { EndpointLimits } from '../../service/http/rate-limits.ts';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
 import { startTestLedger, type TestLedger } from './test-ledger.ts';
 import { startTestService, type TestService } from './test-service.ts';
@@ -30,6 +31,8 @@ export function nextReaderEvent(
 export interface CardRig {
   pcscd: PcscdRig;
   ledger: TestLedger;
+  /** Between the service and the ledger, to make the ledger fail on demand. */
+  ledgerProxy: FaultProxy;
   service: TestService;
   /** The virtual reader behind the service's chosen reader ("Virtual PCD 00 00"). */
   reader: VirtualReader;
@@ -69,8 +72,9 @@ export async function startCardRig(
   const [first] = pcscd.readers;
   if (!first) throw new Error('the rig has no reader');
   const ledger = await startTestLedger();
+  const ledgerProxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
-    { reader: first.name, cloudUrl: ledger.url, ...overrides },
+    { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },
     { pcscdSocket: pcscd.socketPath, limits },
   );
   await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
@@ -78,6 +82,7 @@ export async function startCardRig(
   return {
     pcscd,
     ledger,
+    ledgerProxy,
     service,
     reader,
     async present(card) {
@@ -97,6 +102,7 @@ export async function startCardRig(
     async close() {
       await reader.remove();
       await service.close();
+      await ledgerProxy.close();
       await ledger.close();
       await pcscd.stop();
     },

@@ -1,0 +1,54 @@
+import { planWrite } from '../card/wallet-format.ts';
+import { AppError, errors } from '../errors.ts';
+import type { CardAccess } from './card-access.ts';
+import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
+import type { Idempotency } from './movement-journal.ts';
+
+export interface DischargeInput {
+  keyFingerprint: string;
+  idempotency?: Idempotency;
+}
+
+/**
+ * POST /dischargecard: pays the card out. The ledger records the movement before the card is
+ * cleared (if it cannot, the card is untouched: ErrorTrackingDischargeMovement) and after (the
+ * post, which returns the credits to the shop's pool). A card at 0 is answered with zeros and
+ * nothing is written or recorded.
+ */
+export function dischargeCard(
+  cards: CardAccess,
+  movements: MovementEngine,
+  input: DischargeInput,
+): Promise<DischargeAnswer> {
+  return movements.idempotent(input.idempotency, (idempotency) =>
+    cards.withCard(async (card) => {
+      await movements.settle(card);
+      const earlier = movements.earlierAnswer<DischargeAnswer>(idempotency, card.cardId);
+      if (earlier) return earlier;
+
+      const wallet = await card.readWallet();
+      if (wallet.balance === 0) {
+        return { cardId: card.cardId, dischargedCredits: 0, dischargedAmount: 0 };
+      }
+      if (wallet.balance < 0) throw errors.negativeCredits();
+
+      const movement = await movements.begin(
+        'discharge',
+        card.cardId,
+        input.keyFingerprint,
+        idempotency,
+      );
+      const reservation = await movements
+        .reserve(movement, { credits: wallet.balance }, () => planWrite(wallet.state, 0))
+        .catch((error: unknown) => {
+          // Spec: the "before" record failed; the card is untouched.
+          throw error instanceof AppError && error.status < 500
+            ? error
+            : errors.errorTrackingDischargeMovement(error);
+        });
+      await movements.writeCard(reservation, card);
+      await movements.confirm(movement);
+      return (await movements.answered(movement)) as DischargeAnswer;
+    }),
+  );
+}

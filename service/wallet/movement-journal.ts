@@ -1,0 +1,219 @@
+import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { WriteIntent } from '../card/wallet-format.ts';
+
+export type MovementKind = 'recharge' | 'discharge';
+
+/** What the caller asked for, kept to recognize an Idempotency-Key reused with another body. */
+export interface Idempotency {
+  /** `<key fingerprint>:<Idempotency-Key>`: keys of different API keys never meet. */
+  scope: string;
+  requestHash: string;
+}
+
+/** One line of the journal. Lines are only ever appended; a movement is the fold of its lines. */
+export type JournalEntry =
+  | {
+      type: 'started';
+      id: string;
+      kind: MovementKind;
+      cardId: string;
+      keyFingerprint: string;
+      idempotency?: Idempotency;
+      at: string;
+    }
+  /** The ledger holds a pending movement; the card write that will follow is planned. */
+  | {
+      type: 'reserved';
+      id: string;
+      credits: number;
+      amount: string;
+      intent: WriteIntent;
+      at: string;
+    }
+  /** The card write's outcome, once certain. */
+  | { type: 'card'; id: string; outcome: 'committed' | 'not-written'; at: string }
+  /** The ledger acknowledged: posted, voided, or it never held the movement. */
+  | { type: 'resolved'; id: string; state: 'posted' | 'voided' | 'absent'; at: string }
+  /** The answer the caller got, replayed for the same Idempotency-Key. */
+  | { type: 'answered'; id: string; status: number; body: unknown; at: string };
+
+export interface Movement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  keyFingerprint: string;
+  idempotency?: Idempotency;
+  startedAt: string;
+  reserved?: { credits: number; amount: string; intent: WriteIntent };
+  card?: 'committed' | 'not-written';
+  resolved?: 'posted' | 'voided' | 'absent';
+  answer?: { status: number; body: unknown; at: string };
+}
+
+/** Where a movement stands, derived from its lines. */
+export type MovementPhase =
+  /** The ledger may hold a pending movement; the card was certainly not written: void it. */
+  | 'to-void'
+  /** The card write may or may not have landed: decide on the card. */
+  | 'uncertain'
+  /** The card holds it: post it. */
+  | 'to-post'
+  | 'done';
+
+export function phaseOf(movement: Movement): MovementPhase {
+  if (movement.resolved) return 'done';
+  if (movement.card === 'committed') return 'to-post';
+  if (movement.card === 'not-written' || !movement.reserved) return 'to-void';
+  return 'uncertain';
+}
+
+/** How long an answer is kept for Idempotency-Key replays. */
+export const ANSWER_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The local movement journal: every step of a money movement is written here, and made
+ * durable (fdatasync), before the step it enables happens: before the ledger is asked, before
+ * the card is written. After a crash the journal says what may have happened, and the engine
+ * finishes it. At open, movements that are done and whose answers are older than 24 h are
+ * dropped (written to a new file, then renamed over the old one).
+ */
+export class MovementJournal {
+  readonly #path: string;
+  readonly #movements = new Map<string, Movement>();
+  #file: FileHandle | undefined;
+  #appending: Promise<void> = Promise.resolve();
+
+  constructor(dataDir: string) {
+    this.#path = join(dataDir, 'movements.jsonl');
+  }
+
+  get movements(): ReadonlyMap<string, Movement> {
+    return this.#movements;
+  }
+
+  async open(now = Date.now()): Promise<void> {
+    await mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
+    let text = '';
+    try {
+      text = await readFile(this.#path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const lines = text.split('\n');
+    for (const [index, line] of lines.entries()) {
+      if (line === '') continue;
+      let entry: JournalEntry;
+      try {
+        entry = JSON.parse(line) as JournalEntry;
+      } catch {
+        // Only the last line can be torn (a crash mid-append); it was never acted upon.
+        if (index >= lines.length - 2) break;
+        throw new Error(`${this.#path}: line ${index + 1} is not JSON`);
+      }
+      fold(this.#movements, entry);
+    }
+    for (const [id, movement] of this.#movements) {
+      const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
+      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS) {
+        this.#movements.delete(id);
+      }
+    }
+    await this.#rewrite();
+  }
+
+  /** Appends and makes durable; resolves only when the entry is on disk. */
+  append(entry: JournalEntry): Promise<void> {
+    const write = this.#appending.then(async () => {
+      const file = this.#file;
+      if (!file) throw new Error('movement journal is closed');
+      await file.write(`${JSON.stringify(entry)}\n`);
+      await file.datasync();
+      fold(this.#movements, entry);
+    });
+    this.#appending = write.catch(() => undefined);
+    return write;
+  }
+
+  async close(): Promise<void> {
+    await this.#appending;
+    await this.#file?.close();
+    this.#file = undefined;
+  }
+
+  async #rewrite(): Promise<void> {
+    const fresh = `${this.#path}.tmp`;
+    const file = await open(fresh, 'w', 0o600);
+    try {
+      for (const movement of this.#movements.values()) {
+        for (const entry of entriesOf(movement)) await file.write(`${JSON.stringify(entry)}\n`);
+      }
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    await rename(fresh, this.#path);
+    const dir = await open(dirname(this.#path), 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+    this.#file = await open(this.#path, 'a', 0o600);
+  }
+}
+
+function fold(movements: Map<string, Movement>, entry: JournalEntry): void {
+  if (entry.type === 'started') {
+    movements.set(entry.id, {
+      id: entry.id,
+      kind: entry.kind,
+      cardId: entry.cardId,
+      keyFingerprint: entry.keyFingerprint,
+      idempotency: entry.idempotency,
+      startedAt: entry.at,
+    });
+    return;
+  }
+  const movement = movements.get(entry.id);
+  if (!movement) return;
+  switch (entry.type) {
+    case 'reserved':
+      movement.reserved = { credits: entry.credits, amount: entry.amount, intent: entry.intent };
+      break;
+    case 'card':
+      movement.card = entry.outcome;
+      break;
+    case 'resolved':
+      movement.resolved = entry.state;
+      break;
+    case 'answered':
+      movement.answer = { status: entry.status, body: entry.body, at: entry.at };
+      break;
+  }
+}
+
+/** The lines that rebuild a movement, for compaction. */
+function entriesOf(movement: Movement): JournalEntry[] {
+  const { id } = movement;
+  const entries: JournalEntry[] = [
+    {
+      type: 'started',
+      id,
+      kind: movement.kind,
+      cardId: movement.cardId,
+      keyFingerprint: movement.keyFingerprint,
+      idempotency: movement.idempotency,
+      at: movement.startedAt,
+    },
+  ];
+  if (movement.reserved)
+    entries.push({ type: 'reserved', id, ...movement.reserved, at: movement.startedAt });
+  if (movement.card)
+    entries.push({ type: 'card', id, outcome: movement.card, at: movement.startedAt });
+  if (movement.resolved) {
+    entries.push({ type: 'resolved', id, state: movement.resolved, at: movement.startedAt });
+  }
+  if (movement.answer) entries.push({ type: 'answered', id, ...movement.answer });
+  return entries;
+}

@@ -1,0 +1,68 @@
+import { MAX_CARD_BALANCE, planWrite } from '../card/wallet-format.ts';
+import type { LedgerCustomer } from '../cloud/ledger-client.ts';
+import { errors } from '../errors.ts';
+import type { CardAccess } from './card-access.ts';
+import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
+import type { Idempotency } from './movement-journal.ts';
+import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.ts';
+
+export interface RechargeInput {
+  request: RechargeRequest;
+  customer: LedgerCustomer;
+  keyFingerprint: string;
+  idempotency?: Idempotency;
+}
+
+/**
+ * POST /writecard: loads credits onto the card on the reader, paid from the shop's pool.
+ * The ledger reserves the credits (and converts an amount at its own credit cost), the card is
+ * written and read back, and only then is the movement posted.
+ */
+export function rechargeCard(
+  cards: CardAccess,
+  movements: MovementEngine,
+  input: RechargeInput,
+): Promise<RechargeAnswer> {
+  const { request, customer } = input;
+  if (request.amount !== undefined && !buysAtLeastOneCredit(request.amount, customer.creditCost)) {
+    throw errors.invalidCreditsOrAmount('amount below one credit');
+  }
+  return movements.idempotent(input.idempotency, (idempotency) =>
+    cards.withCard(async (card) => {
+      await movements.settle(card);
+      const earlier = movements.earlierAnswer<RechargeAnswer>(idempotency, card.cardId);
+      if (earlier) return earlier;
+
+      const wallet = await card.readWallet();
+      if (wallet.balance < 0) throw errors.negativeCredits();
+      const fits = (credits: number) => wallet.balance + credits <= MAX_CARD_BALANCE;
+      if (request.credits !== undefined && !fits(request.credits))
+        throw errors.cardBalanceOverflow();
+
+      const movement = await movements.begin(
+        'recharge',
+        card.cardId,
+        input.keyFingerprint,
+        idempotency,
+      );
+      const reservation = await movements
+        .reserve(movement, request, (credits) => {
+          if (!fits(credits)) throw errors.cardBalanceOverflow();
+          return planWrite(wallet.state, wallet.balance + credits);
+        })
+        .catch(rechargeRefusal);
+      await movements.writeCard(reservation, card);
+      await movements.confirm(movement);
+      return (await movements.answered(movement)) as RechargeAnswer;
+    }),
+  );
+}
+
+/** The ledger's refusals of a reservation, as the spec's errors. */
+function rechargeRefusal(error: unknown): never {
+  const code = (error as { code?: unknown }).code;
+  if (code === 'NoCredits') throw errors.noCredits();
+  if (code === 'AmountBelowOneCredit')
+    throw errors.invalidCreditsOrAmount('amount below one credit');
+  throw error;
+}

@@ -1,0 +1,467 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { startCardRig, waitUntil, type CardRig } from '../support/card-rig.ts';
+import { httpRequest, type HttpResponse } from '../support/http-client.ts';
+import { TEST_API_KEY } from '../support/test-ledger.ts';
+import { VirtualCard, type FaultTrigger } from '../support/virtual-card.ts';
+
+let rig: CardRig;
+before(async () => (rig = await startCardRig({ cardTimeoutMs: 1_500, cardQueueLimit: 32 })));
+after(() => rig.close());
+beforeEach(() => rig.ledgerProxy.setMode({ kind: 'pass' }));
+
+let nextUid = 0x10;
+/** A card with a fresh UID (so movements of earlier tests never touch it) holding `balance`. */
+function cardHolding(balance: number | null): VirtualCard {
+  nextUid += 1;
+  const uid = Buffer.from([0x04, 0x20, 0x30, nextUid]);
+  return new VirtualCard({
+    uid,
+    blocks: balance === null ? {} : { 4: encodeValueBlock(balance, 1) },
+  });
+}
+
+function balanceOf(card: VirtualCard): number {
+  const state = decodeWallet(card.block(4), card.block(5));
+  if (state.kind === 'corrupt') throw new Error(`card ${card.id} is corrupt: ${state.reason}`);
+  return state.kind === 'valid' ? state.balance : 0;
+}
+
+const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  httpRequest(`${rig.service.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'X-Api-Key': TEST_API_KEY,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+
+async function ledgerGet(path: string): Promise<unknown> {
+  const res = await fetch(`${rig.ledger.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
+  return res.json();
+}
+const pool = async () => ((await ledgerGet('/v1/customer')) as { credits: number }).credits;
+const pendingAtLedger = async () =>
+  ((await ledgerGet('/v1/movements?state=pending')) as { movements: unknown[] }).movements.length;
+
+/** Waits until the service has settled every movement with the ledger. */
+async function settled(): Promise<void> {
+  await waitUntil(() => rig.service.unconfirmedMovements === 0, 20_000, 'movements settled');
+  assert.equal(await pendingAtLedger(), 0, 'nothing left pending at the ledger');
+}
+
+describe('POST /writecard', () => {
+  test('when recharging a blank card by credits, then the card and the pool move by exactly that', async () => {
+    const card = cardHolding(null);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      const res = await post('/writecard', { credits: 50 });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.json, { cardId: card.id, credits: 50, rechargeAmount: 25 });
+      assert.equal(balanceOf(card), 50);
+      assert.equal(await pool(), before - 50);
+      await settled();
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when recharging by amount, then credits are rounded down and rechargeAmount is credits x cost', async () => {
+    const card = cardHolding(100);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      const res = await post('/writecard', { amount: 12.34 });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.json, { cardId: card.id, credits: 124, rechargeAmount: 12 });
+      assert.equal(balanceOf(card), 124);
+      assert.equal(await pool(), before - 24);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the key is loaded, then a recharge takes 6 APDUs and 2 ledger calls', async () => {
+    const card = cardHolding(7);
+    await rig.present(card);
+    try {
+      assert.equal((await post('/writecard', { credits: 1 })).status, 200);
+      rig.reader.resetApduLog();
+      const ledgerCalls = rig.ledgerProxy.requests.length;
+      assert.equal((await post('/writecard', { credits: 1 })).status, 200);
+      assert.deepEqual(
+        { ...rig.reader.counts },
+        { getUid: 1, loadKey: 0, authenticate: 1, read: 3, write: 1, other: 0 },
+      );
+      assert.deepEqual(
+        rig.ledgerProxy.requests
+          .slice(ledgerCalls)
+          .map((request) => request.method + ' ' + request.path.replace(/[0-9a-f-]{36}/, 'ID')),
+        ['POST /v1/movements', 'POST /v1/movements/ID/post'],
+      );
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  const invalidBodies: [string, unknown][] = [
+    ['an empty object', {}],
+    ['nulls', { credits: null, amount: null }],
+    ['both fields', { credits: 5, amount: 2.5 }],
+    ['zero credits', { credits: 0 }],
+    ['negative credits', { credits: -5 }],
+    ['fractional credits', { credits: 1.5 }],
+    ['credits as a string', { credits: '5' }],
+    ['credits beyond the bound', { credits: 100_001 }],
+    ['an amount with three decimals', { amount: 1.005 }],
+    ['a negative amount', { amount: -1 }],
+    ['an amount as a string', { amount: '2.50' }],
+    ['an amount beyond the bound', { amount: 10_000.01 }],
+    ['an amount worth less than one credit', { amount: 0.49 }],
+    ['an array', [1, 2]],
+    ['a bare number', 5],
+  ];
+  for (const [what, body] of invalidBodies) {
+    test(`when the body has ${what}, then 400 Invalid credits or amount value and nothing happens`, async () => {
+      const card = cardHolding(10);
+      await rig.present(card);
+      try {
+        rig.reader.resetApduLog();
+        const ledgerCalls = rig.ledgerProxy.requests.filter((r) =>
+          r.path.startsWith('/v1/movements'),
+        ).length;
+        const res = await post('/writecard', body);
+        assert.equal(res.status, 400, res.text);
+        assert.deepEqual(res.json, { error: 'Invalid credits or amount value' });
+        assert.equal(rig.reader.apdus.length, 0, 'no APDU');
+        assert.equal(
+          rig.ledgerProxy.requests.filter((r) => r.path.startsWith('/v1/movements')).length,
+          ledgerCalls,
+          'no movement at the ledger',
+        );
+      } finally {
+        await rig.takeAway();
+      }
+    });
+  }
+
+  test('when the body is not JSON or not application/json, then 400 / 415 and nothing happens', async () => {
+    rig.reader.resetApduLog();
+    const broken = await post('/writecard', '{"credits": 5');
+    assert.equal(broken.status, 400);
+    assert.deepEqual(broken.json, { error: 'InvalidJson' });
+    const text = await post('/writecard', undefined, { 'Content-Type': 'text/plain' });
+    assert.equal(text.status, 400, 'no body at all is an empty request');
+    const form = await httpRequest(`${rig.service.url}/writecard`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'credits=5',
+    });
+    assert.equal(form.status, 415);
+    assert.deepEqual(form.json, { error: 'UnsupportedMediaType' });
+    const duplicate = await post('/writecard', '{"credits": 1, "credits": 500}');
+    assert.deepEqual(duplicate.json, { error: 'InvalidJson' });
+    const poisoned = await post('/writecard', '{"credits": 1, "__proto__": {"admin": true}}');
+    assert.deepEqual(poisoned.json, { error: 'InvalidJson' });
+    assert.equal(rig.reader.apdus.length, 0);
+  });
+
+  test("when the shop's pool cannot cover it, then 500 NoCredits and neither card nor pool change", async () => {
+    const card = cardHolding(10);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      const res = await post('/writecard', { credits: before + 1 });
+      if (before + 1 > 100_000) return; // the bound would refuse first
+      assert.equal(res.status, 500, res.text);
+      assert.deepEqual(res.json, { error: 'NoCredits' });
+      assert.equal(balanceOf(card), 10);
+      assert.equal(await pool(), before);
+      await settled();
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the card holds a negative balance, then 500 NegativeCredits and nothing moves', async () => {
+    const card = cardHolding(-5);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      const res = await post('/writecard', { credits: 5 });
+      assert.deepEqual(res.json, { error: 'NegativeCredits' });
+      assert.equal(balanceOf(card), -5);
+      assert.equal(await pool(), before);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the new balance would not fit on the card, then 500 CardBalanceOverflow and nothing moves', async () => {
+    const card = cardHolding(2_147_483_640);
+    await rig.present(card);
+    try {
+      const res = await post('/writecard', { credits: 10 });
+      assert.deepEqual(res.json, { error: 'CardBalanceOverflow' });
+      assert.equal(balanceOf(card), 2_147_483_640);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when there is no card, then 400 NoCard and no ledger movement', async () => {
+    const before = await pool();
+    const res = await post('/writecard', { credits: 5 });
+    assert.deepEqual(res.json, { error: 'NoCard' });
+    assert.equal(await pool(), before);
+  });
+
+  test('when 20 recharges of one card come at once, then they run one by one and the balance is exact', async () => {
+    const card = cardHolding(0);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => post('/writecard', { credits: i + 1 })),
+      );
+      assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([200]));
+      const total = (20 * 21) / 2;
+      assert.equal(balanceOf(card), total);
+      assert.equal(await pool(), before - total);
+      const balances = answers
+        .map((res) => (res.json as { credits: number }).credits)
+        .sort((a, b) => a - b);
+      assert.equal(balances.at(-1), total, 'the last answer shows the final balance');
+      await settled();
+    } finally {
+      await rig.takeAway();
+    }
+  });
+});
+
+describe('POST /dischargecard', () => {
+  test('when a card holding 40 is discharged, then it is cleared and the pool gets 40 back', async () => {
+    const card = cardHolding(40);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      const res = await post('/dischargecard');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.json, { cardId: card.id, dischargedCredits: 40, dischargedAmount: 20 });
+      assert.equal(balanceOf(card), 0);
+      assert.equal(await pool(), before + 40);
+      await settled();
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the card is at 0, then 200 with zeros, nothing written and no ledger call', async () => {
+    const card = cardHolding(0);
+    await rig.present(card);
+    try {
+      rig.reader.resetApduLog();
+      const calls = rig.ledgerProxy.requests.filter((r) =>
+        r.path.startsWith('/v1/movements'),
+      ).length;
+      const res = await post('/dischargecard');
+      assert.deepEqual(res.json, { cardId: card.id, dischargedCredits: 0, dischargedAmount: 0 });
+      assert.equal(rig.reader.counts.write, 0);
+      assert.equal(
+        rig.ledgerProxy.requests.filter((r) => r.path.startsWith('/v1/movements')).length,
+        calls,
+      );
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the ledger cannot record the discharge, then 500 ErrorTrackingDischargeMovement and the card is untouched', async () => {
+    const card = cardHolding(30);
+    await rig.present(card);
+    try {
+      const before = await pool();
+      rig.ledgerProxy.setMode({ kind: 'refuse' });
+      const res = await post('/dischargecard');
+      assert.equal(res.status, 500);
+      assert.deepEqual(res.json, { error: 'ErrorTrackingDischargeMovement' });
+      assert.equal(rig.reader.card === card && balanceOf(card), 30);
+      rig.ledgerProxy.setMode({ kind: 'pass' });
+      await settled();
+      assert.equal(await pool(), before);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+});
+
+describe('tearing: the card pulled at every APDU of a movement', () => {
+  const steps: [string, FaultTrigger][] = [
+    ['authenticate', { command: 'authenticate' }],
+    ['read slot 0', { command: 'read', nth: 1 }],
+    ['read slot 1', { command: 'read', nth: 2 }],
+    ['UID check', { command: 'getUid' }],
+    ['write', { command: 'write' }],
+    ['read back', { command: 'read', nth: 3 }],
+  ];
+  for (const kind of ['recharge', 'discharge'] as const) {
+    for (const [step, trigger] of steps) {
+      for (const mode of ['pull-before', 'pull-after'] as const) {
+        test(`when a ${kind} loses the card at the ${step} (${mode}), then after it is presented again the money is exact`, async () => {
+          const start = 100;
+          const card = cardHolding(start);
+          await rig.present(card);
+          const poolBefore = await pool();
+          const fault = card.failAt(trigger, mode);
+          const res: HttpResponse =
+            kind === 'recharge'
+              ? await post('/writecard', { credits: 10 })
+              : await post('/dischargecard');
+          assert.ok(fault.fired, 'the fault hit');
+          await rig.reader.waitForRemoval();
+          await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
+          // The card comes back; whatever was left undecided is decided by what it holds.
+          await rig.present(card);
+          try {
+            await settled();
+            const moved = balanceOf(card) - start;
+            assert.equal(
+              await pool(),
+              poolBefore - moved,
+              'card and pool moved by the same credits',
+            );
+            assert.ok(
+              kind === 'recharge' ? moved === 0 || moved === 10 : moved === 0 || moved === -start,
+              `moved ${moved}`,
+            );
+            if (res.status === 200) assert.notEqual(moved, 0, 'a 200 means it landed');
+            else
+              assert.match(
+                String((res.json as { error: string }).error),
+                /NoCard|CardRemovedDuringWrite|CardNotResponding/,
+              );
+            if ((res.json as { error?: string }).error === 'NoCard')
+              assert.equal(moved, 0, 'NoCard means nothing moved');
+          } finally {
+            await rig.takeAway();
+          }
+        });
+      }
+    }
+  }
+});
+
+describe('ledger faults at each ledger call', () => {
+  for (const fault of ['refuse', 'error500', 'drop-response', 'slow'] as const) {
+    for (const call of ['pending', 'post'] as const) {
+      test(`when the ledger fails (${fault}) at the ${call} call, then the money ends exact once it is back`, async () => {
+        const card = cardHolding(20);
+        await rig.present(card);
+        try {
+          const poolBefore = await pool();
+          rig.ledgerProxy.setMode(
+            fault === 'slow' ? { kind: 'slow', delayMs: 8_000 } : { kind: fault },
+            (method, path) =>
+              method === 'POST' &&
+              (call === 'pending' ? path === '/v1/movements' : path.endsWith('/post')),
+          );
+          const res = await post('/writecard', { credits: 5 });
+          rig.ledgerProxy.setMode({ kind: 'pass' });
+          await settled();
+          const moved = balanceOf(card) - 20;
+          assert.equal(await pool(), poolBefore - moved);
+          if (call === 'post') {
+            // The card holds the truth: the caller gets 200, the outbox posts later.
+            assert.equal(res.status, 200, res.text);
+            assert.equal(moved, 5);
+          } else {
+            assert.equal(res.status, 500, res.text);
+            assert.equal(moved, 0);
+          }
+        } finally {
+          await rig.takeAway();
+        }
+      });
+    }
+  }
+});
+
+describe('Idempotency-Key', () => {
+  test('when the same key and body come again, then the first answer is replayed without touching the card', async () => {
+    const card = cardHolding(0);
+    await rig.present(card);
+    try {
+      const first = await post('/writecard', { credits: 3 }, { 'Idempotency-Key': 'k-replay-1' });
+      assert.equal(first.status, 200);
+      rig.reader.resetApduLog();
+      const again = await post('/writecard', { credits: 3 }, { 'Idempotency-Key': 'k-replay-1' });
+      assert.deepEqual(again.json, first.json);
+      assert.equal(rig.reader.apdus.length, 0);
+      assert.equal(balanceOf(card), 3);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the same key comes with another body, then 422', async () => {
+    const card = cardHolding(0);
+    await rig.present(card);
+    try {
+      assert.equal(
+        (await post('/writecard', { credits: 3 }, { 'Idempotency-Key': 'k-other' })).status,
+        200,
+      );
+      const res = await post('/writecard', { credits: 4 }, { 'Idempotency-Key': 'k-other' });
+      assert.equal(res.status, 422);
+      assert.deepEqual(res.json, { error: 'IdempotencyKeyReused' });
+      assert.equal(balanceOf(card), 3);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when the same key comes while the first is still running, then 409', async () => {
+    const card = cardHolding(0);
+    await rig.present(card);
+    try {
+      card.failAt('write', { delayMs: 300 });
+      const [first, second] = await Promise.all([
+        post('/writecard', { credits: 2 }, { 'Idempotency-Key': 'k-busy' }),
+        new Promise((resolve) => setTimeout(resolve, 100)).then(() =>
+          post('/writecard', { credits: 2 }, { 'Idempotency-Key': 'k-busy' }),
+        ),
+      ]);
+      assert.equal(first.status, 200);
+      assert.equal(second.status, 409);
+      assert.deepEqual(second.json, { error: 'IdempotencyKeyInUse' });
+      assert.equal(balanceOf(card), 2);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when a write was left uncertain, then a retry with the same key resumes it and answers the truth', async () => {
+    const card = cardHolding(50);
+    await rig.present(card);
+    const poolBefore = await pool();
+    card.failAt('write', 'pull-after');
+    const first = await post('/writecard', { credits: 8 }, { 'Idempotency-Key': 'k-torn' });
+    assert.deepEqual(first.json, { error: 'CardRemovedDuringWrite' });
+    await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
+    await rig.present(card);
+    try {
+      const retry = await post('/writecard', { credits: 8 }, { 'Idempotency-Key': 'k-torn' });
+      assert.equal(retry.status, 200, retry.text);
+      assert.deepEqual(retry.json, { cardId: card.id, credits: 58, rechargeAmount: 4 });
+      assert.equal(balanceOf(card), 58, 'credited once');
+      await settled();
+      assert.equal(await pool(), poolBefore - 8);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+});
