@@ -7,14 +7,18 @@ import type { AddressInfo, Socket } from 'node:net';
  * - `refuse`: reset the connection at once (the ledger is down);
  * - `slow`: wait `delayMs` before forwarding (past the client's timeout);
  * - `error500`: answer 500 without forwarding;
- * - `drop-response`: forward (the ledger commits) but cut the connection instead of answering.
+ * - `drop-response`: forward (the ledger commits) but cut the connection instead of answering;
+ * - `intercept`: call `before` (return false to cut the connection without forwarding), then
+ *   forward, then call `after` (return false to cut it instead of answering): for crashing
+ *   the caller at an exact point.
  */
 export type FaultMode =
   | { kind: 'pass' }
   | { kind: 'refuse' }
   | { kind: 'slow'; delayMs: number }
   | { kind: 'error500' }
-  | { kind: 'drop-response' };
+  | { kind: 'drop-response' }
+  | { kind: 'intercept'; before?: () => boolean; after?: () => boolean };
 
 export interface ProxiedRequest {
   method: string;
@@ -39,7 +43,12 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
   let matches: (method: string, path: string) => boolean = () => true;
   const sockets = new Set<Socket>();
 
-  const forward = (req: IncomingMessage, body: Buffer, res: ServerResponse, drop: boolean) => {
+  const forward = (
+    req: IncomingMessage,
+    body: Buffer,
+    res: ServerResponse,
+    drop: boolean | (() => boolean),
+  ) => {
     const upstream = request(
       {
         host: target.hostname,
@@ -52,7 +61,7 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
         answer.on('end', () => {
-          if (drop) {
+          if (typeof drop === 'function' ? !drop() : drop) {
             res.socket?.destroy();
             return;
           }
@@ -79,6 +88,9 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
           return forward(req, body, res, false);
         case 'drop-response':
           return forward(req, body, res, true);
+        case 'intercept':
+          if (active.before && !active.before()) return req.socket.destroy();
+          return forward(req, body, res, active.after ?? false);
         case 'refuse':
           return req.socket.resetAndDestroy();
         case 'error500':

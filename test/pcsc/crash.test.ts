@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { checkLedger } from '../../cloud/check.ts';
+import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { httpRequest } from '../support/http-client.ts';
+import { startPcscd, type PcscdRig } from '../support/pcscd.ts';
+import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import { VirtualCard, VirtualReader } from '../support/virtual-card.ts';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.ts';
+
+// The worker as a real process on the real card path, killed with SIGKILL at each step of a
+// movement and started again on the same data folder. Crash points are caught from outside:
+// at the ledger proxy (before or after the ledger acted) and at the virtual card (the write).
+let pcscd: PcscdRig;
+let ledger: TestLedger;
+let proxy: FaultProxy;
+let reader: VirtualReader;
+let dataDir: string;
+before(async () => {
+  pcscd = await startPcscd();
+  ledger = await startTestLedger();
+  proxy = await startFaultProxy(ledger.url);
+  reader = new VirtualReader((pcscd.readers[0] as { port: number }).port);
+  dataDir = mkdtempSync(join(tmpdir(), 'cww-crash-'));
+});
+after(async () => {
+  await reader.remove();
+  await proxy.close();
+  await ledger.close();
+  await pcscd.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function startWorker(): Promise<WorkerProcess> {
+  const readerName = (pcscd.readers[0] as { name: string }).name;
+  return startWorkerProcess(
+    [
+      '--port',
+      '0',
+      '--api-key',
+      TEST_API_KEY,
+      '--cloud-url',
+      proxy.url,
+      '--data-dir',
+      dataDir,
+      '--reader',
+      readerName,
+    ],
+    pcscd.env,
+  );
+}
+
+/** Puts the card on the reader and waits until the worker has read its UID. */
+async function present(card: VirtualCard): Promise<void> {
+  const seen = card.failAt('getUid', 'answer');
+  await reader.insert(card);
+  await seen.triggered;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+const balanceOf = (card: VirtualCard) => {
+  const state = decodeWallet(card.block(4), card.block(5));
+  assert.notEqual(state.kind, 'corrupt');
+  return state.kind === 'valid' ? state.balance : 0;
+};
+
+async function ledgerGet(path: string): Promise<unknown> {
+  const res = await fetch(`${ledger.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
+  return res.json();
+}
+const pool = async () => ((await ledgerGet('/v1/customer')) as { credits: number }).credits;
+const pending = async () =>
+  ((await ledgerGet('/v1/movements?state=pending')) as { movements: unknown[] }).movements.length;
+
+async function settledAtLedger(): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await pending()) > 0) {
+    if (Date.now() > deadline) throw new Error('movements still pending at the ledger');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+type CrashPoint = {
+  name: string;
+  /** Whether the card holds the movement afterwards (then it must be posted, else voided). */
+  landed: boolean;
+  /** Arms the crash; `kill` SIGKILLs the worker at once. */
+  arm: (card: VirtualCard, kill: () => void) => void;
+};
+
+const isPending = (method: string, path: string) => method === 'POST' && path === '/v1/movements';
+const isResolve = (method: string, path: string) =>
+  method === 'POST' && /\/(post|void)$/.test(path);
+
+const crashPoints: CrashPoint[] = [
+  {
+    name: 'the journal is written, before the ledger is asked',
+    landed: false,
+    arm: (_card, kill) =>
+      proxy.setMode({ kind: 'intercept', before: () => (kill(), false) }, isPending),
+  },
+  {
+    name: 'the ledger created the pending movement, before the worker heard',
+    landed: false,
+    arm: (_card, kill) =>
+      proxy.setMode({ kind: 'intercept', after: () => (kill(), false) }, isPending),
+  },
+  {
+    name: 'the card was written, before the worker heard',
+    landed: true,
+    arm: (card, kill) => {
+      const off = card.onApdu((event) => {
+        if (event.command !== 'write') return 'answer';
+        off();
+        kill();
+        return 'answer';
+      });
+    },
+  },
+  {
+    name: 'the post was sent, before the ledger acted',
+    landed: true,
+    arm: (_card, kill) =>
+      proxy.setMode({ kind: 'intercept', before: () => (kill(), false) }, isResolve),
+  },
+  {
+    name: 'the ledger posted, before the worker heard',
+    landed: true,
+    arm: (_card, kill) =>
+      proxy.setMode({ kind: 'intercept', after: () => (kill(), false) }, isResolve),
+  },
+];
+
+describe('SIGKILL at every step of a movement, then a restart', () => {
+  for (const kind of ['recharge', 'discharge'] as const) {
+    for (const point of crashPoints) {
+      test(`when a ${kind} is killed after ${point.name}, then after the restart the money is exact`, async () => {
+        const card = new VirtualCard({
+          uid: Buffer.from([
+            0x04,
+            0x55,
+            kind === 'recharge' ? 0x01 : 0x02,
+            crashPoints.indexOf(point),
+          ]),
+          blocks: { 4: encodeValueBlock(60, 1) },
+        });
+        const poolBefore = await pool();
+        let worker = await startWorker();
+        await present(card);
+        let killed = false;
+        point.arm(card, () => {
+          killed = true;
+          worker.child.kill('SIGKILL');
+        });
+        const path = kind === 'recharge' ? '/writecard' : '/dischargecard';
+        await httpRequest(`${worker.url}${path}`, {
+          method: 'POST',
+          headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+          body: kind === 'recharge' ? '{"credits":9}' : undefined,
+        }).catch(() => undefined);
+        assert.ok(killed, 'the crash point was reached');
+        await worker.stop();
+        proxy.setMode({ kind: 'pass' });
+        card.clearFaults();
+
+        // Restart on the same data folder; the card is still on the reader.
+        worker = await startWorker();
+        try {
+          await settledAtLedger();
+          const moved = balanceOf(card) - 60;
+          const expected = point.landed ? (kind === 'recharge' ? 9 : -60) : 0;
+          assert.equal(moved, expected, 'the card holds exactly what the crash point implies');
+          assert.equal(await pool(), poolBefore - moved, 'card and pool moved by the same credits');
+          const report = await checkLedger(ledger.db);
+          assert.ok(report.ok, report.problems.join('; '));
+        } finally {
+          await worker.stop();
+          await reader.remove();
+        }
+      });
+    }
+  }
+});
