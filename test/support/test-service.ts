@@ -33,12 +33,12 @@ export async function startTestService(
     ...options,
     config,
   });
-  return {
-    ...service,
+  const close = service.close.bind(service);
+  return Object.assign(service, {
     dataDir,
     async close() {
-      await service.close();
+      await close();
       rmSync(dataDir, { recursive: true, force: true });
     },
-  };
+  });
 }
