@@ -58,23 +58,6 @@ async function main(): Promise<void> {
     process.stderr.write(`card-wallet-worker: cannot start: ${reason}\n`);
     process.exit(1);
   }
-  if (!request.config.cloudUrl) {
-    const key = request.config.apiKey;
-    process.stderr.write(
-      [
-        `standalone mode: the embedded ledger (${service.ledgerUrl}) holds the demo shop;`,
-        `API key: ${key}`,
-        'try:',
-        `  curl -s ${service.url}/ping`,
-        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/info`,
-        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/readcard`,
-        '',
-      ].join('\n'),
-    );
-  }
-  // Last: whoever waits for this line may act at once; everything above is already out.
-  process.stdout.write(`listening on ${service.url}\n`);
-
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -93,6 +76,22 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (!request.config.cloudUrl) {
+    const key = request.config.apiKey;
+    process.stderr.write(
+      [
+        `standalone mode: the embedded ledger (${service.ledgerUrl}) holds the demo shop;`,
+        `API key: ${key}`,
+        'try:',
+        `  curl -s ${service.url}/ping`,
+        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/info`,
+        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/readcard`,
+        '',
+      ].join('\n'),
+    );
+  }
+  // Last: whoever waits for this line may act at once; everything above is already out.
+  process.stdout.write(`listening on ${service.url}\n`);
 }
 
 function packageVersion(): string {

@@ -14,6 +14,7 @@ import { parseRechargeRequest } from '../wallet/recharge-request.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
 import { jsonBody } from './json-body.ts';
+import { openApiDocument } from './openapi.ts';
 import { endpointLimit, type Endpoint, type EndpointLimits } from './rate-limits.ts';
 
 export interface RouteDependencies {
@@ -42,6 +43,10 @@ export function apiRoutes(deps: RouteDependencies): Router {
 
   router.get('/ping', (_req, res) => {
     res.json('pong');
+  });
+
+  router.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument());
   });
 
   router.get('/readcard', ...limited('readcard'), resolveCustomer, async (_req, res) => {
@@ -84,6 +89,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
 
   allowOnly(router, {
     '/ping': ['GET', 'HEAD'],
+    '/openapi.json': ['GET', 'HEAD'],
     '/readcard': ['GET', 'HEAD'],
     '/info': ['GET', 'HEAD'],
     '/writecard': ['POST'],

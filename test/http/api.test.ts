@@ -394,3 +394,25 @@ describe('settings applied while running', () => {
     }
   });
 });
+
+describe('GET /openapi.json', () => {
+  test('when asked without a key, then the OpenAPI document of docs/openapi.yaml is served', async () => {
+    const service = await startService();
+    try {
+      const res = await httpRequest(`${service.url}/openapi.json`);
+      assert.equal(res.status, 200);
+      const document = res.json as { openapi: string; paths: Record<string, unknown> };
+      assert.equal(document.openapi, '3.1.0');
+      assert.deepEqual(Object.keys(document.paths).sort(), [
+        '/dischargecard',
+        '/info',
+        '/openapi.json',
+        '/ping',
+        '/readcard',
+        '/writecard',
+      ]);
+    } finally {
+      await service.close();
+    }
+  });
+});

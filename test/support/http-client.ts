@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { assertMatchesContract } from './openapi-contract.ts';
 
 export interface HttpResponse {
   status: number;
@@ -14,11 +15,14 @@ export interface HttpRequestOptions {
   body?: string | Buffer;
   /** Send no Host header at all (node:http adds one unless told not to). */
   omitHost?: boolean;
+  /** Check the answer against docs/openapi.yaml (default true: every worker answer is). */
+  contract?: boolean;
 }
 
 /**
  * A raw HTTP/1.1 call with exactly the headers given: unlike fetch, it can send any Host (or
- * none), Origin or Content-Type, which the security tests need.
+ * none), Origin or Content-Type, which the security tests need. Every answer is checked
+ * against docs/openapi.yaml unless `contract: false`.
  */
 export function httpRequest(url: string, options: HttpRequestOptions = {}): Promise<HttpResponse> {
   const target = new URL(url);
@@ -44,7 +48,16 @@ export function httpRequest(url: string, options: HttpRequestOptions = {}): Prom
           } catch {
             json = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          const response = { status: res.statusCode ?? 0, headers: res.headers, text, json };
+          try {
+            if (options.contract !== false) {
+              assertMatchesContract(options.method ?? 'GET', url, response);
+            }
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          resolve(response);
         });
         res.on('error', reject);
       },
