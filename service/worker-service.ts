@@ -7,6 +7,7 @@ import { LedgerClient, type LedgerReachability } from './cloud/ledger-client.ts'
 import { apiKeySchema, originProblem, type Config } from './config.ts';
 import { AppError } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
+import { CardEventStream } from './http/card-events.ts';
 import { createApp, type HttpSettings } from './http/create-app.ts';
 import type { EndpointLimits } from './http/rate-limits.ts';
 import { listen, type RunningServer } from './http/server.ts';
@@ -23,6 +24,8 @@ export interface WorkerServiceOptions {
   createNfc?: () => NFC;
   /** For tests that call an endpoint more often than the spec's limits allow. */
   limits?: EndpointLimits;
+  /** For tests that cannot wait 15 s for an event stream's heartbeat. */
+  eventHeartbeatMs?: number;
 }
 
 /** Settings that apply to a running service at once, without a restart. */
@@ -92,6 +95,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
   });
   const activity = new HttpActivity();
+  const events = new CardEventStream(readers, options.eventHeartbeatMs);
   // The Host check asks for the port on every request: it changes when the service moves.
   const current: { service?: WorkerService } = {};
   const app = createApp({
@@ -101,6 +105,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     ledger,
     customers,
     movements,
+    events,
     activity,
     log,
     limits: options.limits,
@@ -140,6 +145,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     embedded,
     movements,
     journal,
+    events,
     log,
   });
   ledger.on('reachability', (state) => service.emit('ledger', state));
@@ -159,6 +165,7 @@ interface Parts {
   embedded: EmbeddedLedger | undefined;
   movements: MovementEngine;
   journal: MovementJournal;
+  events: CardEventStream;
   log: Logger;
 }
 
@@ -228,6 +235,7 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
 
   async close(): Promise<void> {
     const closing = this.#parts.server.close();
+    this.#parts.events.closeAll();
     await this.#parts.readers.stop();
     await closing;
     await this.#parts.movements.close();

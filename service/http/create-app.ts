@@ -7,6 +7,7 @@ import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { HttpActivity } from './activity.ts';
 import { keyFingerprint } from './api-key.ts';
 import { authenticate } from './authenticate.ts';
+import type { CardEventStream } from './card-events.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { hostCheck } from './host-check.ts';
 import { originPolicy } from './origin-policy.ts';
@@ -27,6 +28,7 @@ export interface AppDependencies {
   ledger: LedgerClient;
   customers: CustomerDirectory;
   movements: MovementEngine;
+  events: CardEventStream;
   activity: HttpActivity;
   log: Logger;
   /** The spec's limits unless a test needs room for more calls. */
@@ -69,6 +71,7 @@ export function createApp(deps: AppDependencies): Express {
       ledger: deps.ledger,
       customers: deps.customers,
       movements: deps.movements,
+      events: deps.events,
       authenticate: auth,
       activity: deps.activity,
       limits: deps.limits ?? ENDPOINT_LIMITS,

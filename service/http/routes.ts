@@ -13,6 +13,7 @@ import { rechargeCard } from '../wallet/recharge-card.ts';
 import { parseRechargeRequest } from '../wallet/recharge-request.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
+import type { CardEventStream } from './card-events.ts';
 import { jsonBody } from './json-body.ts';
 import { openApiDocument } from './openapi.ts';
 import { endpointLimit, type Endpoint, type EndpointLimits } from './rate-limits.ts';
@@ -22,6 +23,7 @@ export interface RouteDependencies {
   ledger: LedgerClient;
   customers: CustomerDirectory;
   movements: MovementEngine;
+  events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
   limits: EndpointLimits;
@@ -29,7 +31,7 @@ export interface RouteDependencies {
 
 /** The spec's endpoints: each parses, calls one use case, maps the result. */
 export function apiRoutes(deps: RouteDependencies): Router {
-  const { cards, ledger, customers, movements, authenticate, activity, limits } = deps;
+  const { cards, ledger, customers, movements, events, authenticate, activity, limits } = deps;
   const router = Router();
   const limited = (endpoint: Endpoint) => [
     authenticate,
@@ -87,6 +89,8 @@ export function apiRoutes(deps: RouteDependencies): Router {
     },
   );
 
+  router.get('/events', authenticate, resolveCustomer, events.handler());
+
   allowOnly(router, {
     '/ping': ['GET', 'HEAD'],
     '/openapi.json': ['GET', 'HEAD'],
@@ -94,6 +98,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
     '/info': ['GET', 'HEAD'],
     '/writecard': ['POST'],
     '/dischargecard': ['POST'],
+    '/events': ['GET', 'HEAD'],
   });
   return router;
 }

@@ -5,6 +5,7 @@ import { LedgerClient } from '../../service/cloud/ledger-client.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import { AppError } from '../../service/errors.ts';
 import { HttpActivity } from '../../service/http/activity.ts';
+import { CardEventStream } from '../../service/http/card-events.ts';
 import { createApp } from '../../service/http/create-app.ts';
 import { listen, type RunningServer } from '../../service/http/server.ts';
 import { silentLogger } from '../../service/logger.ts';
@@ -15,6 +16,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpRequest } from '../support/http-client.ts';
+import { openEventStream } from '../support/sse-client.ts';
 import { startTestLedger, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, TEST_API_KEY, type TestService } from '../support/test-service.ts';
 
@@ -39,6 +41,10 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
     cards,
     ledger: client,
     customers: new CustomerDirectory(client),
+    events: new CardEventStream({
+      status: { pcsc: 'stopped', readers: [], reader: null, card: null, problem: null },
+      on: () => undefined,
+    }),
     movements: new MovementEngine({
       journal,
       ledger: client,
@@ -405,6 +411,7 @@ describe('GET /openapi.json', () => {
       assert.equal(document.openapi, '3.1.0');
       assert.deepEqual(Object.keys(document.paths).sort(), [
         '/dischargecard',
+        '/events',
         '/info',
         '/openapi.json',
         '/ping',
@@ -414,5 +421,28 @@ describe('GET /openapi.json', () => {
     } finally {
       await service.close();
     }
+  });
+});
+
+describe('GET /events without a reader', () => {
+  test('when a stream opens, then it says the reader is unavailable', async () => {
+    const service = await startService();
+    try {
+      const stream = await openEventStream(`${service.url}/events`, { 'X-Api-Key': TEST_API_KEY });
+      const reader = await stream.next((event) => event.event === 'reader');
+      assert.deepEqual(reader.data, { state: 'unavailable', reader: null });
+      stream.close();
+    } finally {
+      await service.close();
+    }
+  });
+
+  test('when the service stops, then open streams end at once and do not hold up the stop', async () => {
+    const service = await startService();
+    const stream = await openEventStream(`${service.url}/events`, { 'X-Api-Key': TEST_API_KEY });
+    const started = Date.now();
+    await service.close();
+    await stream.ended;
+    assert.ok(Date.now() - started < 5_000, `stopping took ${Date.now() - started} ms`);
   });
 });

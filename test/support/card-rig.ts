@@ -62,7 +62,10 @@ let rigStarted = false;
  */
 export async function startCardRig(
   overrides: Partial<ConfigInput> = {},
-  limits: EndpointLimits = ROOMY_LIMITS,
+  {
+    limits = ROOMY_LIMITS,
+    eventHeartbeatMs,
+  }: { limits?: EndpointLimits; eventHeartbeatMs?: number } = {},
 ): Promise<CardRig> {
   if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
   rigStarted = true;
@@ -75,7 +78,7 @@ export async function startCardRig(
   const ledgerProxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },
-    { pcscdSocket: pcscd.socketPath, limits },
+    { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs },
   );
   await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
   const reader = new VirtualReader(first.port);
