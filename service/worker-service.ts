@@ -9,7 +9,7 @@ import { AppError } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
 import { CardEventStream } from './http/card-events.ts';
 import { createApp, type HttpSettings } from './http/create-app.ts';
-import type { EndpointLimits } from './http/rate-limits.ts';
+import type { RateLimits } from './http/rate-limits.ts';
 import { listen, type RunningServer } from './http/server.ts';
 import type { Logger } from './logger.ts';
 import { MovementEngine } from './wallet/movement-engine.ts';
@@ -23,7 +23,7 @@ export interface WorkerServiceOptions {
   /** For tests: a PC/SC stand-in. Default: nfc-pcsc. */
   createNfc?: () => NFC;
   /** For tests that call an endpoint more often than the spec's limits allow. */
-  limits?: EndpointLimits;
+  limits?: RateLimits;
   /** For tests that cannot wait 15 s for an event stream's heartbeat. */
   eventHeartbeatMs?: number;
 }

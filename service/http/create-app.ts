@@ -11,7 +11,7 @@ import type { CardEventStream } from './card-events.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { hostCheck } from './host-check.ts';
 import { originPolicy } from './origin-policy.ts';
-import { ENDPOINT_LIMITS, FAILED_AUTH_LIMIT, type EndpointLimits } from './rate-limits.ts';
+import { RATE_LIMITS, type RateLimits } from './rate-limits.ts';
 import { apiRoutes } from './routes.ts';
 
 /** Read on every request, so settings saved in the tray apply to the next request. */
@@ -32,7 +32,7 @@ export interface AppDependencies {
   activity: HttpActivity;
   log: Logger;
   /** The spec's limits unless a test needs room for more calls. */
-  limits?: EndpointLimits;
+  limits?: RateLimits;
 }
 
 /** Builds the express app; listening is the server's business (./server.ts). */
@@ -64,7 +64,8 @@ export function createApp(deps: AppDependencies): Express {
   app.use(originPolicy(() => deps.settings().allowedOrigins));
   app.use(hostCheck(deps.port));
 
-  const auth = authenticate(() => deps.settings().apiKey, FAILED_AUTH_LIMIT, deps.activity);
+  const limits = deps.limits ?? RATE_LIMITS;
+  const auth = authenticate(() => deps.settings().apiKey, limits.failedAuth, deps.activity);
   app.use(
     apiRoutes({
       cards: deps.cards,
@@ -74,7 +75,7 @@ export function createApp(deps: AppDependencies): Express {
       events: deps.events,
       authenticate: auth,
       activity: deps.activity,
-      limits: deps.limits ?? ENDPOINT_LIMITS,
+      limits,
     }),
   );
 

@@ -10,18 +10,20 @@ export interface WindowLimit {
 }
 
 export type Endpoint = 'readcard' | 'info' | 'writecard' | 'dischargecard';
-export type EndpointLimits = Record<Endpoint, WindowLimit>;
+/** Per-key windows of each endpoint, and the per-address window of failed authentications. */
+export type RateLimits = Record<Endpoint | 'failedAuth', WindowLimit>;
 
-/** The spec's limits (section 8): fixed windows, per endpoint. */
-export const ENDPOINT_LIMITS: Readonly<EndpointLimits> = {
+/**
+ * The spec's limits (section 8): fixed windows, per endpoint and API key. Failed
+ * authentications: 10 per minute per client address.
+ */
+export const RATE_LIMITS: Readonly<RateLimits> = {
   readcard: { limit: 5, windowMs: 10_000 },
   info: { limit: 5, windowMs: 10_000 },
   writecard: { limit: 10, windowMs: 60_000 },
   dischargecard: { limit: 10, windowMs: 60_000 },
+  failedAuth: { limit: 10, windowMs: 60_000 },
 };
-
-/** Failed authentications allowed per client address per window. */
-export const FAILED_AUTH_LIMIT = { limit: 10, windowMs: 60_000 } as const;
 
 /**
  * A fixed-window limit for one endpoint, counted per API key: every caller is 127.0.0.1, so

@@ -16,7 +16,7 @@ import { authenticatedLocals } from './authenticate.ts';
 import type { CardEventStream } from './card-events.ts';
 import { jsonBody } from './json-body.ts';
 import { openApiDocument } from './openapi.ts';
-import { endpointLimit, type Endpoint, type EndpointLimits } from './rate-limits.ts';
+import { endpointLimit, type Endpoint, type RateLimits } from './rate-limits.ts';
 
 export interface RouteDependencies {
   cards: CardAccess;
@@ -26,13 +26,14 @@ export interface RouteDependencies {
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
-  limits: EndpointLimits;
+  limits: RateLimits;
 }
 
 /** The spec's endpoints: each parses, calls one use case, maps the result. */
 export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, events, authenticate, activity, limits } = deps;
-  const router = Router();
+  // Exact paths only: /writecard/ or /WriteCard are not the documented endpoint (404).
+  const router = Router({ strict: true, caseSensitive: true });
   const limited = (endpoint: Endpoint) => [
     authenticate,
     endpointLimit(endpoint, limits[endpoint], activity),

@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 
 /** Loopback only: the service is for programs on this PC (design.md section 7). */
 export const LISTEN_HOST = '127.0.0.1';
@@ -15,6 +15,9 @@ export function listen(app: RequestListener, port: number): Promise<RunningServe
   // requireHostHeader off: node would answer a missing Host with a bare 400 of its own; our
   // Host check answers it in the documented error shape instead.
   const server = createServer({ requireHostHeader: false }, app);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) =>
+    answerMalformed(error, socket as Socket),
+  );
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
   server.keepAliveTimeout = 5_000;
@@ -30,6 +33,30 @@ export function listen(app: RequestListener, port: number): Promise<RunningServe
       });
     });
   });
+}
+
+const MALFORMED = JSON.stringify({ error: 'BadRequest' });
+
+/**
+ * A request node's HTTP parser cannot read (bad framing, oversized headers) never reaches the
+ * app; it still gets an answer in the documented error shape, then the connection closes.
+ */
+function answerMalformed(error: NodeJS.ErrnoException, socket: Socket): void {
+  // As node's own handler: answer only when nothing was sent on this connection yet (the
+  // garbage may follow a request already answered), else just close it.
+  if (error.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) {
+    socket.destroy();
+    return;
+  }
+  const status =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? '431 Request Header Fields Too Large'
+      : '400 Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(MALFORMED)}\r\nCache-Control: no-store\r\n` +
+      `Connection: close\r\n\r\n${MALFORMED}`,
+  );
 }
 
 function closeServer(server: Server, graceMs: number): Promise<void> {

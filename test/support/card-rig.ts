@@ -1,6 +1,6 @@
 import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
 import type { ConfigInput } from '../../service/config.ts';
-import type { EndpointLimits } from '../../service/http/rate-limits.ts';
+import type { RateLimits } from '../../service/http/rate-limits.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
 import { startTestLedger, type TestLedger } from './test-ledger.ts';
@@ -44,11 +44,12 @@ export interface CardRig {
 }
 
 /** Room for every call a card test makes; the spec's limits are tested in test/http. */
-export const ROOMY_LIMITS: EndpointLimits = {
+export const ROOMY_LIMITS: RateLimits = {
   readcard: { limit: 1_000, windowMs: 10_000 },
   info: { limit: 1_000, windowMs: 10_000 },
   writecard: { limit: 1_000, windowMs: 60_000 },
   dischargecard: { limit: 1_000, windowMs: 60_000 },
+  failedAuth: { limit: 1_000, windowMs: 60_000 },
 };
 
 let rigStarted = false;
@@ -65,7 +66,7 @@ export async function startCardRig(
   {
     limits = ROOMY_LIMITS,
     eventHeartbeatMs,
-  }: { limits?: EndpointLimits; eventHeartbeatMs?: number } = {},
+  }: { limits?: RateLimits; eventHeartbeatMs?: number } = {},
 ): Promise<CardRig> {
   if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
   rigStarted = true;

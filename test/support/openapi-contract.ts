@@ -68,7 +68,12 @@ export function assertMatchesContract(method: string, url: string, res: Contract
   const item = doc.paths[path];
   const where = `${upper} ${path} -> ${res.status}`;
   let response: ResponseObject | undefined;
-  if (!item) {
+  const malformed =
+    (res.status === 400 || res.status === 431) &&
+    (res.json as { error?: unknown })?.error === 'BadRequest';
+  if (malformed) {
+    response = doc.components.responses?.BadRequest as ResponseObject;
+  } else if (!item) {
     response =
       res.status === 404
         ? (doc.components.responses?.NotFound as ResponseObject)
