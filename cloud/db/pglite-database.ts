@@ -1,0 +1,98 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { Database, QueryResult, Queryable } from './database.ts';
+import { ledgerErrors } from '../errors.ts';
+
+/** Present while a process has the folder open; holds that process's pid. */
+export const LOCK_FILE = 'card-wallet-cloud.lock';
+
+/**
+ * Opens (creating when new) a PGlite database in `folder`. PGlite is one connection in this
+ * process, so every query and transaction here runs one after another; a lock file keeps a
+ * second process (a running `serve`, an admin command) from opening the same folder.
+ */
+export async function openPgliteDatabase(folder: string): Promise<Database> {
+  const dataDir = resolve(folder);
+  mkdirSync(dataDir, { recursive: true });
+  const lockPath = join(dataDir, LOCK_FILE);
+  acquireLock(lockPath, dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create({ dataDir });
+  } catch (error) {
+    rmSync(lockPath, { force: true });
+    throw error;
+  }
+  const serial = new Serializer();
+
+  const wrap = (target: PGlite | Transaction): Queryable => ({
+    query: async <Row>(sql: string, params: readonly unknown[] = []) =>
+      toResult<Row>(await target.query<Row>(sql, params as unknown[])),
+    exec: async (sql) => {
+      await target.exec(sql);
+    },
+  });
+  const direct = wrap(pglite);
+  let closed = false;
+
+  return {
+    kind: 'pglite',
+    description: dataDir,
+    query: (sql, params) => serial.run(() => direct.query(sql, params)),
+    exec: (sql) => serial.run(() => direct.exec(sql)),
+    transaction: (fn) => serial.run(() => pglite.transaction((tx) => fn(wrap(tx)))),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await serial.run(() => pglite.close());
+      rmSync(lockPath, { force: true });
+    },
+  };
+}
+
+function toResult<Row>(result: { rows: Row[]; affectedRows?: number }): QueryResult<Row> {
+  return { rows: result.rows, rowCount: Math.max(result.rows.length, result.affectedRows ?? 0) };
+}
+
+/** Runs tasks one at a time, in call order; a failing task does not stop the next ones. */
+class Serializer {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(task);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+function acquireLock(lockPath: string, dataDir: string): void {
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
+    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+      throw ledgerErrors.databaseInUse(
+        `${dataDir} is open in process ${holder}${holder === process.pid ? ' (this one)' : ''}; ` +
+          'stop it first (PGlite allows one process per folder)',
+      );
+    }
+    rmSync(lockPath, { force: true }); // left by a process that is gone
+  }
+  throw ledgerErrors.databaseInUse(`could not lock ${dataDir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,247 @@
+import { hashApiKey } from './api-keys.ts';
+import type { Database, Queryable } from './db/database.ts';
+import { creditsForAmount, parseDecimal, parseStoredDecimal } from './decimal.ts';
+import { ledgerErrors } from './errors.ts';
+import {
+  changeBalance,
+  findCustomer,
+  MOVEMENT_COLUMNS,
+  readCustomerCredits,
+  toCustomer,
+  toMovement,
+  type Customer,
+  type Movement,
+  type MovementKind,
+  type MovementRow,
+  type MovementState,
+} from './records.ts';
+
+/** The largest credits of one movement (a PostgreSQL integer). */
+export const MAX_MOVEMENT_CREDITS = 2_147_483_647;
+export const DEFAULT_LIST_LIMIT = 100;
+export const MAX_LIST_LIMIT = 1000;
+
+/** A validated `POST /v1/movements` body: exactly one of credits and amount. */
+export interface MovementRequest {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  credits?: number;
+  /** Euros, a decimal string with at most 2 decimals; recharge only. */
+  amount?: string;
+}
+
+export interface CreatedMovement {
+  movement: Movement;
+  /** True when the id already existed with this same request: the first answer, as of now. */
+  replayed: boolean;
+}
+
+/**
+ * The use cases of contract v1, for one authenticated customer each. Every change is one
+ * transaction; a balance change and its ledger entry are written together.
+ */
+export class Ledger {
+  constructor(private readonly db: Database) {}
+
+  /** The customer bound to an API key: 401 when missing, unknown or revoked; 403 unassigned. */
+  async authenticate(apiKey: string | undefined): Promise<string> {
+    if (!apiKey) throw ledgerErrors.missingApiKey();
+    const { rows } = await this.db.query<{ customer_id: string | null; revoked: boolean }>(
+      'SELECT customer_id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = $1',
+      [hashApiKey(apiKey)],
+    );
+    const key = rows[0];
+    if (!key || key.revoked) throw ledgerErrors.invalidApiKey();
+    if (!key.customer_id) throw ledgerErrors.keyNotAssigned();
+    return key.customer_id;
+  }
+
+  async getCustomer(customerId: string): Promise<Customer> {
+    const row = await findCustomer(this.db, customerId);
+    if (!row) throw ledgerErrors.customerNotFound(customerId);
+    return toCustomer(row);
+  }
+
+  /**
+   * Records a pending movement. A recharge reserves its credits from the pool (under the
+   * customer's row lock) or fails with NoCredits, storing nothing. The same id with the same
+   * request replays the stored movement; with anything else it is a MovementIdConflict.
+   */
+  async createMovement(customerId: string, request: MovementRequest): Promise<CreatedMovement> {
+    const id = request.id.toLowerCase();
+    const requestedAmount =
+      request.amount === undefined ? undefined : parseDecimal(request.amount, { maxDecimals: 2 });
+    if (request.amount !== undefined && requestedAmount === undefined) {
+      throw ledgerErrors.invalidMovement(
+        'amount: must be a decimal string with at most 2 decimals',
+      );
+    }
+    const isReplayOf = (row: MovementRow): boolean =>
+      row.customer_id === customerId &&
+      row.kind === request.kind &&
+      row.card_id === request.cardId &&
+      (requestedAmount === undefined
+        ? row.requested_amount === null && Number(row.credits) === request.credits
+        : row.requested_amount !== null &&
+          parseStoredDecimal(row.requested_amount) === requestedAmount);
+
+    return this.db.transaction(async (tx) => {
+      // A recharge locks the customer row first: the pool check, the reservation and the
+      // idempotency check below then see no concurrent change of this customer.
+      const customer = await findCustomer(tx, customerId, { lock: request.kind === 'recharge' });
+      if (!customer) throw ledgerErrors.customerNotFound(customerId);
+      const replay = (row: MovementRow): CreatedMovement => {
+        if (!isReplayOf(row)) throw ledgerErrors.movementIdConflict();
+        return { movement: toMovement(row, customer.credits), replayed: true };
+      };
+
+      const existing = await findMovement(tx, id);
+      if (existing) return replay(existing);
+
+      const creditCost = parseStoredDecimal(customer.credit_cost);
+      const credits =
+        requestedAmount === undefined
+          ? BigInt(request.credits ?? 0)
+          : creditsForAmount(requestedAmount, creditCost);
+      if (credits < 1n) throw ledgerErrors.amountBelowOneCredit();
+      if (credits > BigInt(MAX_MOVEMENT_CREDITS)) {
+        throw ledgerErrors.invalidMovement(
+          `amount: worth more than ${MAX_MOVEMENT_CREDITS} credits`,
+        );
+      }
+      if (request.kind === 'recharge' && BigInt(customer.credits) < credits) {
+        throw ledgerErrors.noCredits();
+      }
+
+      // ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
+      // takes no row lock) makes this wait for it, then yields no row: answer as a replay.
+      const inserted = await tx.query<MovementRow>(
+        `INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (id) DO NOTHING
+         RETURNING ${MOVEMENT_COLUMNS}`,
+        [
+          id,
+          customerId,
+          request.kind,
+          request.cardId,
+          credits.toString(),
+          customer.credit_cost,
+          requestedAmount === undefined ? null : request.amount,
+        ],
+      );
+      const row = inserted.rows[0];
+      if (!row) {
+        const raced = await findMovement(tx, id);
+        if (!raced) throw new Error(`movement ${id} conflicted but is not found`);
+        return replay(raced);
+      }
+      const pool =
+        request.kind === 'recharge'
+          ? await changeBalance(tx, customerId, -credits, 'reserve', id)
+          : Number(customer.credits);
+      return { movement: toMovement(row, pool), replayed: false };
+    });
+  }
+
+  /** Finalises a pending movement; a discharge returns its credits to the pool. */
+  postMovement(customerId: string, id: string): Promise<Movement> {
+    return this.resolveMovement(customerId, id, 'posted');
+  }
+
+  /** Cancels a pending movement; a recharge releases its reservation to the pool. */
+  voidMovement(customerId: string, id: string): Promise<Movement> {
+    return this.resolveMovement(customerId, id, 'voided');
+  }
+
+  async getMovement(customerId: string, id: string): Promise<Movement> {
+    const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
+      `SELECT ${prefixed('m')}, c.credits AS customer_credits
+       FROM movements m JOIN customers c ON c.id = m.customer_id
+       WHERE m.id = $1 AND m.customer_id = $2`,
+      [id.toLowerCase(), customerId],
+    );
+    const row = rows[0];
+    if (!row) throw ledgerErrors.movementNotFound();
+    return toMovement(row, row.customer_credits);
+  }
+
+  /** The customer's movements, newest first, optionally in one state. */
+  async listMovements(
+    customerId: string,
+    { state, limit = DEFAULT_LIST_LIMIT }: { state?: MovementState; limit?: number } = {},
+  ): Promise<Movement[]> {
+    const params: unknown[] = [customerId, Math.min(Math.max(1, limit), MAX_LIST_LIMIT)];
+    if (state) params.push(state);
+    const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
+      `SELECT ${prefixed('m')}, c.credits AS customer_credits
+       FROM movements m JOIN customers c ON c.id = m.customer_id
+       WHERE m.customer_id = $1${state ? ' AND m.state = $3' : ''}
+       ORDER BY m.created_at DESC, m.id DESC
+       LIMIT $2`,
+      params,
+    );
+    return rows.map((row) => toMovement(row, row.customer_credits));
+  }
+
+  /** Resolves when the database answers. */
+  async ping(): Promise<void> {
+    await this.db.query('SELECT 1');
+  }
+
+  private resolveMovement(
+    customerId: string,
+    rawId: string,
+    target: 'posted' | 'voided',
+  ): Promise<Movement> {
+    const id = rawId.toLowerCase();
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query<MovementRow>(
+        `SELECT ${MOVEMENT_COLUMNS} FROM movements WHERE id = $1 AND customer_id = $2 FOR UPDATE`,
+        [id, customerId],
+      );
+      const current = rows[0];
+      if (!current) throw ledgerErrors.movementNotFound();
+      if (current.state === target) {
+        return toMovement(current, await readCustomerCredits(tx, customerId));
+      }
+      if (current.state === 'voided') throw ledgerErrors.movementAlreadyVoided();
+      if (current.state === 'posted') throw ledgerErrors.movementAlreadyPosted();
+
+      const updated = await tx.query<MovementRow>(
+        `UPDATE movements SET state = $2, resolved_at = now() WHERE id = $1
+         RETURNING ${MOVEMENT_COLUMNS}`,
+        [id, target],
+      );
+      const row = updated.rows[0];
+      if (!row) throw new Error(`movement ${id} vanished while locked`);
+      // The pool changes back only when credits come home: a voided recharge releases its
+      // reservation, a posted discharge returns the card's credits.
+      const credits = BigInt(current.credits);
+      let pool: number;
+      if (current.kind === 'recharge' && target === 'voided') {
+        pool = await changeBalance(tx, customerId, credits, 'release', id);
+      } else if (current.kind === 'discharge' && target === 'posted') {
+        pool = await changeBalance(tx, customerId, credits, 'return', id);
+      } else {
+        pool = await readCustomerCredits(tx, customerId);
+      }
+      return toMovement(row, pool);
+    });
+  }
+}
+
+async function findMovement(tx: Queryable, id: string): Promise<MovementRow | undefined> {
+  const { rows } = await tx.query<MovementRow>(
+    `SELECT ${MOVEMENT_COLUMNS} FROM movements WHERE id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+function prefixed(alias: string): string {
+  return MOVEMENT_COLUMNS.split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+}

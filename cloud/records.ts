@@ -1,0 +1,140 @@
+import type { Queryable } from './db/database.ts';
+import { sqlState, violatedConstraint } from './db/database.ts';
+import { formatDecimal, parseStoredDecimal } from './decimal.ts';
+import { ledgerErrors } from './errors.ts';
+
+/** Rows as the database returns them, and their JSON shapes (contract v1). */
+export type MovementKind = 'recharge' | 'discharge';
+export type MovementState = 'pending' | 'posted' | 'voided';
+export type EntryOperation = 'open' | 'topup' | 'reserve' | 'release' | 'return';
+
+export interface Customer {
+  customerId: string;
+  name: string;
+  credits: number;
+  creditCost: string;
+}
+
+export interface Movement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  state: MovementState;
+  credits: number;
+  amount: string;
+  creditCost: string;
+  customerCredits: number;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+export interface CustomerRow {
+  id: string;
+  name: string;
+  credits: number | string; // bigint: a string from pg, a number from PGlite
+  credit_cost: string;
+}
+
+export interface MovementRow {
+  id: string;
+  customer_id: string;
+  kind: MovementKind;
+  card_id: string;
+  state: MovementState;
+  credits: number | string;
+  credit_cost: string;
+  amount: string;
+  requested_amount: string | null;
+  created_at: Date | string;
+  resolved_at: Date | string | null;
+}
+
+export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
+export const MOVEMENT_COLUMNS =
+  'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at';
+
+export function toCustomer(row: CustomerRow): Customer {
+  return {
+    customerId: row.id,
+    name: row.name,
+    credits: Number(row.credits),
+    creditCost: canonicalDecimal(row.credit_cost),
+  };
+}
+
+export function toMovement(row: MovementRow, customerCredits: number | string): Movement {
+  return {
+    id: row.id,
+    kind: row.kind,
+    cardId: row.card_id,
+    state: row.state,
+    credits: Number(row.credits),
+    amount: canonicalDecimal(row.amount),
+    creditCost: canonicalDecimal(row.credit_cost),
+    customerCredits: Number(customerCredits),
+    createdAt: toIso(row.created_at),
+    resolvedAt: row.resolved_at === null ? null : toIso(row.resolved_at),
+  };
+}
+
+export function canonicalDecimal(stored: string): string {
+  return formatDecimal(parseStoredDecimal(stored));
+}
+
+function toIso(value: Date | string): string {
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+export async function findCustomer(
+  tx: Queryable,
+  customerId: string,
+  { lock = false } = {},
+): Promise<CustomerRow | undefined> {
+  const { rows } = await tx.query<CustomerRow>(
+    `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [customerId],
+  );
+  return rows[0];
+}
+
+export async function readCustomerCredits(tx: Queryable, customerId: string): Promise<number> {
+  const customer = await findCustomer(tx, customerId);
+  if (!customer) throw ledgerErrors.customerNotFound(customerId);
+  return Number(customer.credits);
+}
+
+/**
+ * Adds `delta` to a customer's pool and appends the matching ledger entry, in one statement
+ * (so always in the caller's transaction). The CHECK constraint refuses a negative pool,
+ * answered as NoCredits. Returns the pool after the change.
+ */
+export async function changeBalance(
+  tx: Queryable,
+  customerId: string,
+  delta: bigint,
+  operation: EntryOperation,
+  movementId: string | null,
+): Promise<number> {
+  try {
+    const { rows } = await tx.query<{ balance_after: number | string }>(
+      `WITH changed AS (
+         UPDATE customers SET credits = credits + $2::bigint WHERE id = $1 RETURNING id, credits
+       )
+       INSERT INTO ledger_entries (customer_id, movement_id, operation, delta, balance_after)
+       SELECT id, $3::uuid, $4, $2::bigint, credits FROM changed
+       RETURNING balance_after`,
+      [customerId, delta.toString(), movementId, operation],
+    );
+    const row = rows[0];
+    if (!row) throw ledgerErrors.customerNotFound(customerId);
+    return Number(row.balance_after);
+  } catch (error) {
+    if (
+      sqlState(error) === '23514' &&
+      violatedConstraint(error) === 'customers_credits_non_negative'
+    ) {
+      throw ledgerErrors.noCredits();
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * The commands of `card-wallet-cloud` (cli.ts is the thin host that wires in the process's
+ * streams, environment and signals, and exits). Exit codes: 0 done, 1 failed, 2 invalid
+ * arguments (the message names the option).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import {
+  addCustomer,
+  assignKey,
+  issueKey,
+  listAllMovements,
+  listCustomers,
+  revokeKey,
+  setCreditCost,
+  topUp,
+} from './admin.ts';
+import { checkLedger } from './check.ts';
+import { startLedgerServer } from './create-ledger-server.ts';
+import type { Database } from './db/database.ts';
+import { openDatabase } from './db/open-database.ts';
+import { parseDecimal } from './decimal.ts';
+import { LedgerError } from './errors.ts';
+import type { MovementState } from './records.ts';
+import { readSeedFile } from './seed.ts';
+
+export const NAME = 'card-wallet-cloud';
+const DATABASE_ENV = 'CARD_WALLET_CLOUD_DATABASE';
+
+const USAGE = `Usage: ${NAME} <command> [options]
+
+  serve --port N [--host H] [--seed FILE] [--pool-size N]
+      Serve contract v1; prints "listening on http://HOST:PORT" when ready.
+      --port 0 takes any free port; --host defaults to 127.0.0.1.
+  customer add --name NAME --credits N --credit-cost D [--id UUID]
+  customer topup --customer ID --credits N
+  customer set-cost --customer ID --credit-cost D
+  customer list
+  key issue [--customer ID] [--key KEY]     (--key registers a key handed out already)
+  key assign --key KEY --customer ID
+  key revoke --key KEY
+  movements list [--state pending|posted|voided] [--customer ID] [--limit N]
+  check          exit 0 when every balance equals the sum of its ledger entries
+
+Every command takes --database <postgres://... | FOLDER> (or ${DATABASE_ENV}):
+a PostgreSQL URL, or a folder for the embedded PGlite database (created when missing).
+Admin commands need a PGlite folder that no running "serve" holds; on PostgreSQL they run
+next to the servers.`;
+
+export class UsageError extends Error {}
+
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: Record<string, string | undefined>;
+  /** Resolves (with a reason such as "SIGTERM") when `serve` should close. */
+  waitForStop(): Promise<string>;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+type Values = Record<string, string | boolean | undefined>;
+
+const databaseOption: Options = { database: { type: 'string' } };
+
+function parse(args: string[], options: Options): Values {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: { ...options, ...databaseOption },
+      strict: true,
+      allowPositionals: true,
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    return values as Values;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    // node's messages name the option: "Unknown option '--foo'", "Option '--port <value>' ..."
+    throw new UsageError(
+      ((error as Error).message.split('\n')[0] ?? '').split('. To specify')[0] ||
+        'invalid arguments',
+    );
+  }
+}
+
+function text(values: Values, name: string, required = true): string | undefined {
+  const value = values[name];
+  if (value === undefined || value === '') {
+    if (required) throw new UsageError(`--${name} is required`);
+    return undefined;
+  }
+  return String(value);
+}
+
+function integer(values: Values, name: string, min: number, max: number): number;
+function integer(
+  values: Values,
+  name: string,
+  min: number,
+  max: number,
+  required: false,
+): number | undefined;
+function integer(values: Values, name: string, min: number, max: number, required = true) {
+  const raw = text(values, name, required);
+  if (raw === undefined) return undefined;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new UsageError(`--${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+  }
+  return value;
+}
+
+function uuid(values: Values, name: string): string;
+function uuid(values: Values, name: string, required: false): string | undefined;
+function uuid(values: Values, name: string, required = true) {
+  const raw = text(values, name, required);
+  if (raw === undefined) return undefined;
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw)) {
+    throw new UsageError(`--${name} must be a customer id (a UUID), got "${raw}"`);
+  }
+  return raw.toLowerCase();
+}
+
+function creditCost(values: Values): bigint {
+  const raw = text(values, 'credit-cost') ?? '';
+  const value = parseDecimal(raw, { maxIntegerDigits: 8 });
+  if (value === undefined || value <= 0n) {
+    throw new UsageError(
+      `--credit-cost must be a decimal > 0 with at most 4 decimals, like 0.50 (got "${raw}")`,
+    );
+  }
+  return value;
+}
+
+function databaseTarget(io: CliIo, values: Values): string {
+  const target = text(values, 'database', false) ?? io.env[DATABASE_ENV];
+  if (!target) throw new UsageError(`--database is required (or set ${DATABASE_ENV})`);
+  return target;
+}
+
+async function withDatabase<T>(
+  io: CliIo,
+  values: Values,
+  fn: (db: Database) => Promise<T>,
+): Promise<T> {
+  const db = await openDatabase(databaseTarget(io, values), { poolSize: 2 });
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+function print(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+const MAX_CREDITS = Number.MAX_SAFE_INTEGER;
+
+async function serve(io: CliIo, args: string[]): Promise<number> {
+  const values = parse(args, {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    seed: { type: 'string' },
+    'pool-size': { type: 'string' },
+  });
+  const port = integer(values, 'port', 0, 65535);
+  const host = text(values, 'host', false) ?? '127.0.0.1';
+  const poolSize = integer(values, 'pool-size', 1, 1000, false);
+  const database = databaseTarget(io, values);
+  const seedPath = text(values, 'seed', false);
+  let seed;
+  if (seedPath !== undefined) {
+    try {
+      seed = await readSeedFile(seedPath);
+    } catch (error) {
+      throw new UsageError(`--seed ${(error as LedgerError).detail ?? (error as Error).message}`);
+    }
+  }
+
+  const server = await startLedgerServer({ database, host, port, seed, poolSize });
+  io.stdout.write(`listening on ${server.url}\n`);
+  const reason = await io.waitForStop();
+  io.stderr.write(`${reason}: closing\n`);
+  await server.close(5_000);
+  return 0;
+}
+
+async function customer(io: CliIo, sub: string | undefined, args: string[]): Promise<number> {
+  switch (sub) {
+    case 'add': {
+      const values = parse(args, {
+        name: { type: 'string' },
+        credits: { type: 'string' },
+        'credit-cost': { type: 'string' },
+        id: { type: 'string' },
+      });
+      const name = text(values, 'name') ?? '';
+      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      const input = {
+        id: uuid(values, 'id', false),
+        name,
+        credits: integer(values, 'credits', 0, MAX_CREDITS),
+        creditCost: creditCost(values),
+      };
+      print(io, await withDatabase(io, values, (db) => addCustomer(db, input)));
+      return 0;
+    }
+    case 'topup': {
+      const values = parse(args, { customer: { type: 'string' }, credits: { type: 'string' } });
+      const id = uuid(values, 'customer');
+      const credits = integer(values, 'credits', 1, MAX_CREDITS);
+      print(io, await withDatabase(io, values, (db) => topUp(db, id, credits)));
+      return 0;
+    }
+    case 'set-cost': {
+      const values = parse(args, {
+        customer: { type: 'string' },
+        'credit-cost': { type: 'string' },
+      });
+      const id = uuid(values, 'customer');
+      const cost = creditCost(values);
+      print(io, await withDatabase(io, values, (db) => setCreditCost(db, id, cost)));
+      return 0;
+    }
+    case 'list': {
+      const values = parse(args, {});
+      print(io, { customers: await withDatabase(io, values, listCustomers) });
+      return 0;
+    }
+    default:
+      throw new UsageError(
+        `unknown command "customer ${sub ?? ''}"; use add, topup, set-cost or list`,
+      );
+  }
+}
+
+async function key(io: CliIo, sub: string | undefined, args: string[]): Promise<number> {
+  switch (sub) {
+    case 'issue': {
+      const values = parse(args, { customer: { type: 'string' }, key: { type: 'string' } });
+      const customerId = uuid(values, 'customer', false);
+      const apiKey = text(values, 'key', false);
+      if (apiKey !== undefined && !/^[\x21-\x7e]{16,256}$/.test(apiKey)) {
+        throw new UsageError('--key must be 16 to 256 visible ASCII characters (a random token)');
+      }
+      print(io, await withDatabase(io, values, (db) => issueKey(db, { customerId, key: apiKey })));
+      return 0;
+    }
+    case 'assign': {
+      const values = parse(args, { key: { type: 'string' }, customer: { type: 'string' } });
+      const apiKey = text(values, 'key') ?? '';
+      const customerId = uuid(values, 'customer');
+      print(io, await withDatabase(io, values, (db) => assignKey(db, apiKey, customerId)));
+      return 0;
+    }
+    case 'revoke': {
+      const values = parse(args, { key: { type: 'string' } });
+      const apiKey = text(values, 'key') ?? '';
+      print(io, await withDatabase(io, values, (db) => revokeKey(db, apiKey)));
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "key ${sub ?? ''}"; use issue, assign or revoke`);
+  }
+}
+
+async function movements(io: CliIo, sub: string | undefined, args: string[]): Promise<number> {
+  if (sub !== 'list') throw new UsageError(`unknown command "movements ${sub ?? ''}"; use list`);
+  const values = parse(args, {
+    state: { type: 'string' },
+    customer: { type: 'string' },
+    limit: { type: 'string' },
+  });
+  const state = text(values, 'state', false);
+  if (state !== undefined && !['pending', 'posted', 'voided'].includes(state)) {
+    throw new UsageError(`--state must be pending, posted or voided (got "${state}")`);
+  }
+  const filter = {
+    state: state as MovementState | undefined,
+    customerId: uuid(values, 'customer', false),
+    limit: integer(values, 'limit', 1, 100_000, false),
+  };
+  print(io, { movements: await withDatabase(io, values, (db) => listAllMovements(db, filter)) });
+  return 0;
+}
+
+async function check(io: CliIo, args: string[]): Promise<number> {
+  const values = parse(args, {});
+  const report = await withDatabase(io, values, checkLedger);
+  if (report.ok) {
+    io.stdout.write(
+      `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries; ` +
+        'every balance equals the sum of its entries\n',
+    );
+    return 0;
+  }
+  io.stdout.write(`FAILED: ${report.problems.length} problems\n`);
+  for (const problem of report.problems) io.stdout.write(`  ${problem}\n`);
+  return 1;
+}
+
+async function dispatch(io: CliIo, argv: string[]): Promise<number> {
+  const [command, sub, ...rest] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    io.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  switch (command) {
+    case 'serve':
+      return serve(io, argv.slice(1));
+    case 'customer':
+      return customer(io, sub, rest);
+    case 'key':
+      return key(io, sub, rest);
+    case 'movements':
+      return movements(io, sub, rest);
+    case 'check':
+      return check(io, argv.slice(1));
+    case undefined:
+      throw new UsageError('a command is required');
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+/**
+ * Runs one command line and resolves with its exit code; failures are reported on stderr
+ * (never a stack for a usage or ledger error).
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    return await dispatch(io, argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`${NAME}: ${error.message}\nRun "${NAME} --help" for usage.\n`);
+      return 2;
+    }
+    if (error instanceof LedgerError) {
+      io.stderr.write(`${NAME}: ${error.code}${error.detail ? `: ${error.detail}` : ''}\n`);
+    } else {
+      io.stderr.write(`${NAME}: ${(error as Error)?.message ?? String(error)}\n`);
+    }
+    return 1;
+  }
+}

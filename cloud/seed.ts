@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { hashApiKey, API_KEY_PATTERN } from './api-keys.ts';
+import type { Database, Queryable } from './db/database.ts';
+import { formatDecimal, parseDecimal } from './decimal.ts';
+import { LedgerError, ledgerErrors } from './errors.ts';
+import { changeBalance, CUSTOMER_COLUMNS, type CustomerRow } from './records.ts';
+
+/**
+ * A seed file makes a test or a demo start in one step:
+ *
+ *   {
+ *     "customers": [
+ *       { "id": "<uuid, optional>", "name": "Shop", "credits": 1500, "creditCost": "0.50",
+ *         "keys": ["<api key>"] }
+ *     ],
+ *     "unassignedKeys": ["<api key>"],
+ *     "revokedKeys": ["<api key>"]
+ *   }
+ *
+ * Applying it is idempotent: a customer that exists already (by id, or by name when the seed
+ * gives no id) and a key that is registered already are left exactly as they are.
+ */
+const apiKey = z.string().regex(API_KEY_PATTERN, 'must be 16 to 256 visible ASCII characters');
+const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID');
+const creditCost = z
+  .string()
+  .refine((text) => (parseDecimal(text, { maxIntegerDigits: 8 }) ?? 0n) > 0n, {
+    message: 'must be a decimal string > 0 with at most 4 decimals, like "0.50"',
+  });
+
+export const seedSchema = z
+  .object({
+    customers: z
+      .array(
+        z
+          .object({
+            id: uuid.optional(),
+            name: z.string().min(1).max(200),
+            credits: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+            creditCost,
+            keys: z.array(apiKey).default([]),
+          })
+          .strict(),
+      )
+      .default([]),
+    unassignedKeys: z.array(apiKey).default([]),
+    revokedKeys: z.array(apiKey).default([]),
+  })
+  .strict();
+
+export type Seed = z.input<typeof seedSchema>;
+type ParsedSeed = z.output<typeof seedSchema>;
+
+export interface SeedResult {
+  customers: { customerId: string; name: string; created: boolean }[];
+  keysAdded: number;
+}
+
+/** Validates a seed object; the error message names the offending field. */
+export function parseSeed(value: unknown): ParsedSeed {
+  const parsed = seedSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') || '(root)';
+    throw new LedgerError('InvalidSeed', 400, `${path}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+export async function readSeedFile(path: string): Promise<ParsedSeed> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new LedgerError('InvalidSeed', 400, `${path}: ${(error as Error).message}`);
+  }
+  return parseSeed(value);
+}
+
+/** Key of the advisory lock that keeps processes seeding together from racing. */
+const SEED_LOCK = '7203641192';
+
+export async function applySeed(db: Database, seed: Seed): Promise<SeedResult> {
+  const parsed = parseSeed(seed);
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [SEED_LOCK]);
+    const result: SeedResult = { customers: [], keysAdded: 0 };
+    for (const customer of parsed.customers) {
+      const existing = customer.id
+        ? await tx.query<CustomerRow>(`SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = $1`, [
+            customer.id,
+          ])
+        : await tx.query<CustomerRow>(
+            `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE name = $1 ORDER BY created_at, id LIMIT 1`,
+            [customer.name],
+          );
+      let customerId = existing.rows[0]?.id;
+      result.customers.push({
+        customerId: customerId ?? '',
+        name: customer.name,
+        created: customerId === undefined,
+      });
+      if (customerId === undefined) {
+        customerId = customer.id?.toLowerCase() ?? randomUUID();
+        await tx.query(
+          'INSERT INTO customers (id, name, credits, credit_cost) VALUES ($1, $2, 0, $3)',
+          [customerId, customer.name, formatDecimal(parseDecimal(customer.creditCost) ?? 0n)],
+        );
+        if (customer.credits > 0) {
+          await changeBalance(tx, customerId, BigInt(customer.credits), 'open', null);
+        }
+        const last = result.customers[result.customers.length - 1];
+        if (last) last.customerId = customerId;
+      }
+      for (const key of customer.keys) {
+        result.keysAdded += await addSeedKey(tx, key, customerId, false);
+      }
+    }
+    for (const key of parsed.unassignedKeys) {
+      result.keysAdded += await addSeedKey(tx, key, null, false);
+    }
+    for (const key of parsed.revokedKeys) {
+      result.keysAdded += await addSeedKey(tx, key, null, true);
+    }
+    return result;
+  });
+}
+
+/** Registers a key unless it is registered already; a key bound elsewhere is a conflict. */
+async function addSeedKey(
+  tx: Queryable,
+  key: string,
+  customerId: string | null,
+  revoked: boolean,
+): Promise<number> {
+  const hash = hashApiKey(key);
+  const { rows } = await tx.query<{ customer_id: string | null }>(
+    'SELECT customer_id FROM api_keys WHERE key_hash = $1',
+    [hash],
+  );
+  const existing = rows[0];
+  if (existing) {
+    if (customerId !== null && existing.customer_id !== customerId) {
+      throw ledgerErrors.keyConflict(
+        `a seed key of customer ${customerId} is registered for ${existing.customer_id ?? 'no customer'}`,
+      );
+    }
+    return 0;
+  }
+  await tx.query(
+    `INSERT INTO api_keys (key_hash, customer_id, assigned_at, revoked_at)
+     VALUES ($1, $2::uuid, CASE WHEN $2::uuid IS NULL THEN NULL ELSE now() END,
+             CASE WHEN $3::boolean THEN now() ELSE NULL END)`,
+    [hash, customerId, revoked],
+  );
+  return 1;
+}

@@ -1,0 +1,346 @@
+/**
+ * The `card-wallet-cloud` command line on a PGlite folder: admin commands, argument errors
+ * (exit 2, the option named), check, serve with a seed (idempotent), signals.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { openDatabase } from '../../cloud/db/open-database.ts';
+import { runCli } from '../../cloud/run-cli.ts';
+import { freshPgliteFolder, startLedgerProcess, type Seed } from '../support/ledger-process.ts';
+import { LedgerClient } from './ledger-client.ts';
+
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The commands in-process (fast): what the bin does, minus the process around it. */
+async function cli(args: string[]): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCli(args, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: {},
+    waitForStop: () => new Promise(() => undefined),
+  });
+  return { code, stdout, stderr };
+}
+
+/** The real bin, as a child process. */
+function spawnCli(args: string[]): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cloud/cli.ts', ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('card-wallet-cloud CLI', () => {
+  let folder: string;
+
+  before(async () => {
+    folder = await freshPgliteFolder();
+  });
+
+  after(() => {
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  describe('invalid arguments', () => {
+    const cases: [string, string[], RegExp][] = [
+      ['no command', [], /a command is required/],
+      ['an unknown command', ['launch'], /unknown command "launch"/],
+      [
+        'serve with a bad --port',
+        ['serve', '--port', 'eighty', '--database', 'x'],
+        /--port must be an integer/,
+      ],
+      [
+        'serve with --port 70000',
+        ['serve', '--port', '70000', '--database', 'x'],
+        /--port must be an integer/,
+      ],
+      ['serve without --database', ['serve', '--port', '0'], /--database is required/],
+      [
+        'customer add without --name',
+        ['customer', 'add', '--credits', '1', '--credit-cost', '1'],
+        /--name is required/,
+      ],
+      [
+        'a bad --credit-cost',
+        ['customer', 'add', '--name', 'x', '--credits', '1', '--credit-cost', '0.00001'],
+        /--credit-cost must be/,
+      ],
+      [
+        'a zero --credit-cost',
+        ['customer', 'set-cost', '--customer', randomUUID(), '--credit-cost', '0'],
+        /--credit-cost must be/,
+      ],
+      [
+        'negative --credits',
+        ['customer', 'topup', '--customer', randomUUID(), '--credits=-5'],
+        /--credits must be an integer/,
+      ],
+      [
+        'a --customer that is not a UUID',
+        ['key', 'assign', '--key', 'k'.repeat(20), '--customer', 'shop-1'],
+        /--customer must be/,
+      ],
+      ['a short --key', ['key', 'issue', '--key', 'short'], /--key must be 16 to 256/],
+      ['an unknown option', ['check', '--verbose'], /Unknown option '--verbose'/],
+      ['a bad --state', ['movements', 'list', '--state', 'done'], /--state must be/],
+    ];
+    for (const [what, args, message] of cases) {
+      test(`when given ${what}, then it exits 2 with a message naming the problem`, async () => {
+        const outcome = await cli(args);
+        assert.equal(outcome.code, 2, outcome.stderr);
+        assert.match(outcome.stderr, message);
+        assert.equal(outcome.stdout, '');
+      });
+    }
+
+    test('when the bin is run with --help, then it prints the usage and exits 0', async () => {
+      const outcome = await spawnCli(['--help']);
+      assert.equal(outcome.code, 0);
+      assert.match(outcome.stdout, /customer add --name NAME --credits N --credit-cost D/);
+    });
+
+    test('when the bin is run with an invalid option, then it exits 2 naming the option', async () => {
+      const outcome = await spawnCli(['serve', '--port', '-1', '--database', folder]);
+      assert.equal(outcome.code, 2);
+      assert.match(outcome.stderr, /--port/);
+    });
+
+    test('when the seed file is invalid, then serve exits 2 naming --seed and the field', async () => {
+      const outcome = await cli([
+        'serve',
+        '--port',
+        '0',
+        '--database',
+        folder,
+        '--seed',
+        '/nonexistent/seed.json',
+      ]);
+      assert.equal(outcome.code, 2);
+      assert.match(outcome.stderr, /--seed .*seed\.json/);
+    });
+  });
+
+  describe('admin commands', () => {
+    let customerId: string;
+
+    test('when a customer is added, then it prints JSON with its customerId', async () => {
+      const outcome = await cli([
+        'customer',
+        'add',
+        '--name',
+        'Corner shop',
+        '--credits',
+        '500',
+        '--credit-cost',
+        '0.25',
+        '--database',
+        folder,
+      ]);
+      assert.equal(outcome.code, 0, outcome.stderr);
+      const customer = JSON.parse(outcome.stdout);
+      assert.match(customer.customerId, /^[0-9a-f-]{36}$/);
+      assert.deepEqual(
+        { ...customer, customerId: 'x' },
+        { customerId: 'x', name: 'Corner shop', credits: 500, creditCost: '0.25' },
+      );
+      customerId = customer.customerId;
+    });
+
+    test('when credits are topped up and the cost is set, then the customer shows both', async () => {
+      const topup = await cli([
+        'customer',
+        'topup',
+        '--customer',
+        customerId,
+        '--credits',
+        '250',
+        '--database',
+        folder,
+      ]);
+      assert.equal(topup.code, 0, topup.stderr);
+      assert.equal(JSON.parse(topup.stdout).credits, 750);
+      const cost = await cli([
+        'customer',
+        'set-cost',
+        '--customer',
+        customerId,
+        '--credit-cost',
+        '0.125',
+        '--database',
+        folder,
+      ]);
+      assert.equal(JSON.parse(cost.stdout).creditCost, '0.125');
+    });
+
+    test('when an unknown customer is topped up, then it exits 1 with CustomerNotFound', async () => {
+      const outcome = await cli([
+        'customer',
+        'topup',
+        '--customer',
+        randomUUID(),
+        '--credits',
+        '1',
+        '--database',
+        folder,
+      ]);
+      assert.equal(outcome.code, 1);
+      assert.match(outcome.stderr, /CustomerNotFound/);
+    });
+
+    test('when keys are issued, registered, assigned and revoked, then each prints JSON and the rules hold', async () => {
+      const issued = JSON.parse(
+        (await cli(['key', 'issue', '--customer', customerId, '--database', folder])).stdout,
+      );
+      assert.match(issued.apiKey, /^cwk_[A-Za-z0-9_-]{43}$/);
+      assert.equal(issued.customerId, customerId);
+
+      const loose = JSON.parse((await cli(['key', 'issue', '--database', folder])).stdout);
+      assert.equal(loose.customerId, null);
+
+      const provided = 'provider-handed-out-key-0001';
+      const registered = await cli(['key', 'issue', '--key', provided, '--database', folder]);
+      assert.deepEqual(JSON.parse(registered.stdout), { apiKey: provided, customerId: null });
+      const twice = await cli(['key', 'issue', '--key', provided, '--database', folder]);
+      assert.equal(twice.code, 1);
+      assert.match(twice.stderr, /KeyConflict/);
+
+      const assigned = await cli([
+        'key',
+        'assign',
+        '--key',
+        provided,
+        '--customer',
+        customerId,
+        '--database',
+        folder,
+      ]);
+      assert.equal(assigned.code, 0, assigned.stderr);
+      assert.deepEqual(JSON.parse(assigned.stdout), { customerId });
+
+      const revoked = await cli(['key', 'revoke', '--key', loose.apiKey, '--database', folder]);
+      assert.deepEqual(JSON.parse(revoked.stdout), { revoked: true, customerId: null });
+      const reassign = await cli([
+        'key',
+        'assign',
+        '--key',
+        loose.apiKey,
+        '--customer',
+        customerId,
+        '--database',
+        folder,
+      ]);
+      assert.equal(reassign.code, 1);
+      assert.match(reassign.stderr, /revoked/);
+
+      const unknown = await cli([
+        'key',
+        'revoke',
+        '--key',
+        'never-issued-key-000000',
+        '--database',
+        folder,
+      ]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /KeyNotFound/);
+    });
+
+    test('when the ledger is consistent, then check exits 0; when a balance is tampered with, then it exits 1 with a report', async () => {
+      const ok = await cli(['check', '--database', folder]);
+      assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+      assert.match(ok.stdout, /^ok: 1 customers/);
+
+      const db = await openDatabase(folder);
+      await db.query('UPDATE customers SET credits = credits + 3 WHERE id = $1', [customerId]);
+      await db.close();
+      const failed = await cli(['check', '--database', folder]);
+      assert.equal(failed.code, 1);
+      assert.match(failed.stdout, /FAILED/);
+      assert.match(
+        failed.stdout,
+        new RegExp(`customer ${customerId}: balance 753 != sum of entries 750`),
+      );
+
+      const fix = await openDatabase(folder);
+      await fix.query('UPDATE customers SET credits = credits - 3 WHERE id = $1', [customerId]);
+      await fix.close();
+    });
+  });
+
+  describe('serve', () => {
+    const key = 'cli-serve-key-0123456789';
+    const seed: Seed = {
+      customers: [{ name: 'Seeded shop', credits: 40, creditCost: '0.50', keys: [key] }],
+      unassignedKeys: ['cli-serve-unassigned-0123456789'],
+    };
+
+    test('when served twice with the same seed, then the second start changes nothing', async () => {
+      const first = await startLedgerProcess({ database: folder, seed });
+      const shop = new LedgerClient(first.url, key);
+      const customer = (await shop.customer()).body;
+      assert.equal(customer.credits, 40);
+      const movement = await shop.create({
+        id: randomUUID(),
+        kind: 'recharge',
+        cardId: '04A1B2C3',
+        credits: 15,
+      });
+      assert.equal(movement.status, 201);
+
+      const busy = await cli(['movements', 'list', '--database', folder]);
+      assert.equal(busy.code, 1, 'an admin command must not open a folder a server holds');
+      assert.match(busy.stderr, /DatabaseInUse/);
+
+      assert.equal(await first.stop(), 0);
+
+      const second = await startLedgerProcess({ database: folder, seed });
+      const again = await new LedgerClient(second.url, key).customer();
+      assert.deepEqual(again.body, { ...customer, credits: 25 });
+      second.kill('SIGINT');
+      assert.equal(await second.exited, 0);
+
+      const list = await cli(['movements', 'list', '--state', 'pending', '--database', folder]);
+      const { movements } = JSON.parse(list.stdout);
+      assert.equal(movements.length, 1);
+      assert.equal(movements[0].customerId, customer.customerId);
+      const customers = JSON.parse((await cli(['customer', 'list', '--database', folder])).stdout);
+      assert.equal(
+        customers.customers.filter((c: { name: string }) => c.name === 'Seeded shop').length,
+        1,
+      );
+    });
+
+    test('when the port is taken, then serve exits 1 with a message', async () => {
+      const second = await freshPgliteFolder();
+      const holder = await startLedgerProcess({ database: second });
+      try {
+        const other = await cli(['serve', '--port', String(holder.port), '--database', folder]);
+        assert.equal(other.code, 1);
+        assert.match(other.stderr, /EADDRINUSE/);
+      } finally {
+        await holder.stop();
+        rmSync(second, { recursive: true, force: true });
+      }
+    });
+  });
+});

@@ -1,0 +1,78 @@
+/** A tiny HTTP client for the ledger tests: every answer as { status, body } (JSON parsed). */
+export interface Answer {
+  status: number;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+  contentType: string | null;
+}
+
+export interface CallOptions {
+  apiKey?: string;
+  body?: unknown;
+  /** A raw body sent as is (with its own content type). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export async function call(
+  method: 'GET' | 'POST',
+  url: string,
+  options: CallOptions = {},
+): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.apiKey !== undefined) headers['x-api-key'] = options.apiKey;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return {
+    status: response.status,
+    body: parsed,
+    contentType: response.headers.get('content-type'),
+  };
+}
+
+/** Calls bound to one ledger URL and one API key. */
+export class LedgerClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly apiKey?: string,
+  ) {}
+
+  withKey(apiKey: string | undefined): LedgerClient {
+    return new LedgerClient(this.baseUrl, apiKey);
+  }
+
+  get(path: string, options: CallOptions = {}): Promise<Answer> {
+    return call('GET', `${this.baseUrl}${path}`, { apiKey: this.apiKey, ...options });
+  }
+
+  post(path: string, body?: unknown, options: CallOptions = {}): Promise<Answer> {
+    return call('POST', `${this.baseUrl}${path}`, { apiKey: this.apiKey, body, ...options });
+  }
+
+  customer(): Promise<Answer> {
+    return this.get('/v1/customer');
+  }
+
+  create(movement: Record<string, unknown>): Promise<Answer> {
+    return this.post('/v1/movements', movement);
+  }
+
+  resolve(id: string, action: 'post' | 'void'): Promise<Answer> {
+    return this.post(`/v1/movements/${id}/${action}`);
+  }
+
+  movement(id: string): Promise<Answer> {
+    return this.get(`/v1/movements/${id}`);
+  }
+}
