@@ -45,6 +45,10 @@ const child = spawn(
     'tsx',
     '--test',
     '--test-concurrency=2',
+    // A hung test fails after 3 minutes with its name, instead of holding CI for its 90;
+    // a file whose tests are done exits even if something it started still holds a handle.
+    '--test-timeout=180000',
+    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     '--test-reporter=./test/support/summary-reporter.js',

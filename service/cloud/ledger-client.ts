@@ -2,18 +2,16 @@ import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
 import { EventEmitter } from 'node:events';
 import { errors, type AppError } from '../errors.ts';
 
-/** The shop's record in the ledger (`GET /v1/customer`). */
-export interface LedgerCustomer {
-  customerId: string;
-  name: string;
-  credits: number;
-  /** Euro cost of one credit, a decimal string such as "0.50". */
-  creditCost: string;
-}
+// The ledger's JSON shapes (contract v1) are defined once, by the ledger.
+import type {
+  Customer as LedgerCustomer,
+  Movement as LedgerMovement,
+  MovementKind,
+} from '../../cloud/records.ts';
 
-export type MovementKind = 'recharge' | 'discharge';
-export type MovementState = 'pending' | 'posted' | 'voided';
+export type { LedgerCustomer, LedgerMovement };
 
+/** A new movement; the worker picks the id, which makes every call safe to repeat. */
 export interface NewMovement {
   id: string;
   kind: MovementKind;
@@ -21,19 +19,6 @@ export interface NewMovement {
   credits?: number;
   /** Euros as a decimal string (exact), for a recharge by amount. */
   amount?: string;
-}
-
-export interface LedgerMovement {
-  id: string;
-  kind: MovementKind;
-  cardId: string;
-  state: MovementState;
-  credits: number;
-  amount: string;
-  creditCost: string;
-  customerCredits: number;
-  createdAt: string;
-  resolvedAt: string | null;
 }
 
 export interface LedgerClientOptions {

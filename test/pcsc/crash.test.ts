@@ -4,11 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkLedger } from '../../cloud/check.ts';
-import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { walletBalance } from '../support/card-rig.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { httpRequest } from '../support/http-client.ts';
 import { startPcscd, type PcscdRig } from '../support/pcscd.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import {
+  pendingMovements,
+  shopCredits,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
 import { VirtualCard, VirtualReader } from '../support/virtual-card.ts';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.ts';
 
@@ -62,19 +69,10 @@ async function present(card: VirtualCard): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
 
-const balanceOf = (card: VirtualCard) => {
-  const state = decodeWallet(card.block(4), card.block(5));
-  assert.notEqual(state.kind, 'corrupt');
-  return state.kind === 'valid' ? state.balance : 0;
-};
+const balanceOf = walletBalance;
 
-async function ledgerGet(path: string): Promise<unknown> {
-  const res = await fetch(`${ledger.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
-  return res.json();
-}
-const pool = async () => ((await ledgerGet('/v1/customer')) as { credits: number }).credits;
-const pending = async () =>
-  ((await ledgerGet('/v1/movements?state=pending')) as { movements: unknown[] }).movements.length;
+const pool = () => shopCredits(ledger.url);
+const pending = () => pendingMovements(ledger.url);
 
 async function settledAtLedger(): Promise<void> {
   const deadline = Date.now() + 20_000;

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { checkLedger } from '../../cloud/check.ts';
-import { decodeWallet } from '../../service/card/wallet-format.ts';
-import { startCardRig, waitUntil, type CardRig } from '../support/card-rig.ts';
+import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import type { FaultMode } from '../support/fault-proxy.ts';
 import { httpRequest } from '../support/http-client.ts';
-import { TEST_API_KEY } from '../support/test-ledger.ts';
+import { pendingMovements, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard, type FaultAction, type FaultTrigger } from '../support/virtual-card.ts';
 
 // Random sequences of recharges and discharges, each maybe hit by a fault (the card pulled at
@@ -56,19 +55,10 @@ const command: fc.Arbitrary<Command> = fc
   )
   .map(([step, fault]) => ({ ...step, fault }));
 
-const balanceOf = (card: VirtualCard) => {
-  const state = decodeWallet(card.block(4), card.block(5));
-  assert.notEqual(state.kind, 'corrupt', 'the card is never left corrupt');
-  return state.kind === 'valid' ? state.balance : 0;
-};
+const balanceOf = walletBalance;
 
-async function ledgerGet(path: string): Promise<unknown> {
-  const res = await fetch(`${rig.ledger.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
-  return res.json();
-}
-const pool = async () => ((await ledgerGet('/v1/customer')) as { credits: number }).credits;
-const pendingAtLedger = async () =>
-  ((await ledgerGet('/v1/movements?state=pending')) as { movements: unknown[] }).movements.length;
+const pool = () => shopCredits(rig.ledger.url);
+const pendingAtLedger = () => pendingMovements(rig.ledger.url);
 
 let uid = 0;
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
-import { startCardRig, waitUntil, type CardRig } from '../support/card-rig.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import { httpRequest, type HttpResponse } from '../support/http-client.ts';
-import { TEST_API_KEY } from '../support/test-ledger.ts';
+import { pendingMovements, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard, type FaultTrigger } from '../support/virtual-card.ts';
 
 let rig: CardRig;
@@ -22,11 +22,7 @@ function cardHolding(balance: number | null): VirtualCard {
   });
 }
 
-function balanceOf(card: VirtualCard): number {
-  const state = decodeWallet(card.block(4), card.block(5));
-  if (state.kind === 'corrupt') throw new Error(`card ${card.id} is corrupt: ${state.reason}`);
-  return state.kind === 'valid' ? state.balance : 0;
-}
+const balanceOf = walletBalance;
 
 const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
   httpRequest(`${rig.service.url}${path}`, {
@@ -39,13 +35,8 @@ const post = (path: string, body?: unknown, headers: Record<string, string> = {}
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
 
-async function ledgerGet(path: string): Promise<unknown> {
-  const res = await fetch(`${rig.ledger.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
-  return res.json();
-}
-const pool = async () => ((await ledgerGet('/v1/customer')) as { credits: number }).credits;
-const pendingAtLedger = async () =>
-  ((await ledgerGet('/v1/movements?state=pending')) as { movements: unknown[] }).movements.length;
+const pool = () => shopCredits(rig.ledger.url);
+const pendingAtLedger = () => pendingMovements(rig.ledger.url);
 
 /** Waits until the service has settled every movement with the ledger. */
 async function settled(): Promise<void> {

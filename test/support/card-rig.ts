@@ -1,4 +1,5 @@
 import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
+import { decodeWallet } from '../../service/card/wallet-format.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import type { RateLimits } from '../../service/http/rate-limits.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
@@ -123,4 +124,11 @@ export async function waitUntil(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** The balance a virtual card holds, by the wallet format; a corrupt card fails the test. */
+export function walletBalance(card: VirtualCard): number {
+  const state = decodeWallet(card.block(4), card.block(5));
+  if (state.kind === 'corrupt') throw new Error(`card ${card.id} is corrupt: ${state.reason}`);
+  return state.kind === 'valid' ? state.balance : 0;
 }

@@ -37,3 +37,21 @@ export async function startTestLedger(): Promise<TestLedger> {
     },
   };
 }
+
+async function ledgerGet(ledgerUrl: string, path: string): Promise<unknown> {
+  const res = await fetch(`${ledgerUrl}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
+  return res.json();
+}
+
+/** The test shop's pool of credits, read from the ledger. */
+export async function shopCredits(ledgerUrl: string): Promise<number> {
+  return ((await ledgerGet(ledgerUrl, '/v1/customer')) as { credits: number }).credits;
+}
+
+/** How many of the test shop's movements the ledger holds pending. */
+export async function pendingMovements(ledgerUrl: string): Promise<number> {
+  const answer = (await ledgerGet(ledgerUrl, '/v1/movements?state=pending')) as {
+    movements: unknown[];
+  };
+  return answer.movements.length;
+}
