@@ -15,6 +15,11 @@ export default tseslint.config(
     },
   },
   {
+    // The example POS page runs in a browser.
+    files: ['docs/example/**'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     // The service core runs headless (CLI) and inside Electron's main process; only main/ may
     // touch Electron, so the core stays testable on plain Node.
     files: ['service/**', 'cloud/**'],

@@ -16,8 +16,9 @@ done
 # pcscd talks to the reader; libpcsclite-dev is needed to build the PC/SC binding (npm ci).
 packages=(pcscd libpcsclite-dev python3 make g++)
 if $with_tests; then
-  # vpcd: the virtual reader the PC/SC tests put a virtual card into; PostgreSQL for the ledger.
-  packages+=(vsmartcard-vpcd postgresql gcc util-linux)
+  # vpcd: the virtual reader the PC/SC tests put a virtual card into; PostgreSQL for the ledger;
+  # Chromium for the browser tests (driven by playwright-core, never a downloaded browser).
+  packages+=(vsmartcard-vpcd postgresql gcc util-linux chromium)
 fi
 
 missing=()
