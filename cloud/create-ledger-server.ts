@@ -1,5 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen, type RunningServer } from '../service/http/server.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
 import { createLedgerApp } from './http/create-app.ts';
@@ -23,14 +22,7 @@ export interface LedgerServerOptions {
   log?: Logger;
 }
 
-export interface RunningServer {
-  readonly host: string;
-  readonly port: number;
-  /** `http://HOST:PORT`, no trailing slash. */
-  readonly url: string;
-  /** Stops accepting, lets requests in flight finish (bounded by graceMs), closes sockets. */
-  close(graceMs?: number): Promise<void>;
-}
+export type { RunningServer };
 
 export interface LedgerServer extends RunningServer {
   readonly db: Database;
@@ -55,8 +47,8 @@ export async function startLedgerServer(options: LedgerServerOptions): Promise<L
     const ledger = new Ledger(db);
     const server = await listen(
       createLedgerApp(ledger, log),
-      options.host ?? DEFAULT_HOST,
       options.port ?? 0,
+      options.host ?? DEFAULT_HOST,
     );
     return {
       ...server,
@@ -71,35 +63,4 @@ export async function startLedgerServer(options: LedgerServerOptions): Promise<L
     if (ownsDatabase) await db.close().catch(() => undefined);
     throw error;
   }
-}
-
-export function listen(app: RequestListener, host: string, port: number): Promise<RunningServer> {
-  const server = createServer(app);
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ port, host, exclusive: true }, () => {
-      server.off('error', reject);
-      const actual = (server.address() as AddressInfo).port;
-      resolve({
-        host,
-        port: actual,
-        url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`,
-        close: (graceMs = 10_000) => closeServer(server, graceMs),
-      });
-    });
-  });
-}
-
-function closeServer(server: Server, graceMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), graceMs);
-    server.close(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
 }

@@ -5,13 +5,22 @@ import type { AddressInfo, Socket } from 'node:net';
 export const LISTEN_HOST = '127.0.0.1';
 
 export interface RunningServer {
+  readonly host: string;
   readonly port: number;
   readonly url: string;
   /** Stops accepting, lets in-flight requests finish (bounded), then closes every socket. */
   close(graceMs?: number): Promise<void>;
 }
 
-export function listen(app: RequestListener, port: number): Promise<RunningServer> {
+/**
+ * Listens on `host` (loopback unless a caller such as the provider's ledger says otherwise) and
+ * resolves once connections are accepted.
+ */
+export function listen(
+  app: RequestListener,
+  port: number,
+  host: string = LISTEN_HOST,
+): Promise<RunningServer> {
   // requireHostHeader off: node would answer a missing Host with a bare 400 of its own; our
   // Host check answers it in the documented error shape instead.
   const server = createServer({ requireHostHeader: false }, app);
@@ -23,12 +32,13 @@ export function listen(app: RequestListener, port: number): Promise<RunningServe
   server.keepAliveTimeout = 5_000;
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port, host: LISTEN_HOST, exclusive: true }, () => {
+    server.listen({ port, host, exclusive: true }, () => {
       server.off('error', reject);
       const actual = (server.address() as AddressInfo).port;
       resolve({
+        host,
         port: actual,
-        url: `http://${LISTEN_HOST}:${actual}`,
+        url: `http://${host.includes(':') ? `[${host}]` : host}:${actual}`,
         close: (graceMs = 10_000) => closeServer(server, graceMs),
       });
     });
