@@ -446,3 +446,33 @@ describe('GET /events without a reader', () => {
     assert.ok(Date.now() - started < 5_000, `stopping took ${Date.now() - started} ms`);
   });
 });
+
+describe('rate limits of the money endpoints', () => {
+  for (const path of ['/writecard', '/dischargecard']) {
+    test(`when ${path} is called 11 times in a minute, then the 11th is 429`, async () => {
+      const service = await startService();
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 11; i += 1) {
+          const res = await httpRequest(`${service.url}${path}`, {
+            method: 'POST',
+            headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+            body: path === '/writecard' ? '{"credits":1}' : undefined,
+          });
+          statuses.push(res.status);
+        }
+        assert.deepEqual(statuses, [...Array(10).fill(500), 429]);
+        const last = await httpRequest(`${service.url}${path}`, {
+          method: 'POST',
+          headers: { 'X-Api-Key': TEST_API_KEY },
+        });
+        assert.match(
+          String(last.headers['ratelimit-policy']),
+          new RegExp(`"${path.slice(1)}"; q=10; w=60`),
+        );
+      } finally {
+        await service.close();
+      }
+    });
+  }
+});

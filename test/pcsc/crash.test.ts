@@ -183,3 +183,31 @@ describe('SIGKILL at every step of a movement, then a restart', () => {
     }
   }
 });
+
+describe('a graceful stop during a card operation', () => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    test(`when ${signal} arrives while the card is being read, then the read finishes and the process exits 0`, async () => {
+      const card = new VirtualCard({
+        uid: Buffer.from(signal === 'SIGTERM' ? '04660001' : '04660002', 'hex'),
+        blocks: { 4: encodeValueBlock(33, 1) },
+      });
+      const worker = await startWorker();
+      try {
+        await present(card);
+        const slow = card.failAt('read', { delayMs: 800 });
+        const answer = httpRequest(`${worker.url}/readcard`, {
+          headers: { 'X-Api-Key': TEST_API_KEY },
+        });
+        await slow.triggered;
+        const exited = worker.stop(signal);
+        const res = await answer;
+        assert.equal(res.status, 200, res.text);
+        assert.deepEqual(res.json, { cardId: card.id, credits: 33, rechargeAmount: null });
+        assert.equal(await exited, 0);
+      } finally {
+        await worker.stop();
+        await reader.remove();
+      }
+    });
+  }
+});
