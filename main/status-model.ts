@@ -1,0 +1,121 @@
+import type { ReaderStatus } from '../service/card/reader-manager.ts';
+import type { LedgerReachability } from '../service/cloud/ledger-client.ts';
+import type { RateLimitHit, RequestRecord } from '../service/http/activity.ts';
+
+/** What the status window shows; plain data, so it crosses IPC as is. */
+export interface StatusSnapshot {
+  service: {
+    url: string | null;
+    state: 'starting' | 'running' | 'stopped' | 'error';
+    error: string | null;
+  };
+  reader: {
+    pcsc: ReaderStatus['pcsc'];
+    name: string | null;
+    readers: string[];
+    problem: string | null;
+  };
+  card: { cardId: string; since: string } | null;
+  lastCard: { cardId: string; credits: number | null; at: string } | null;
+  rateLimits: {
+    endpoint: string;
+    count: number;
+    lastAt: string;
+    keyFingerprint: string | null;
+    origin: string | null;
+  }[];
+  requests: { at: string; method: string; path: string; status: number; origin: string | null }[];
+  ledger: { reachable: boolean | null; at: string | null; unconfirmedMovements: number };
+}
+
+export const RECENT_REQUESTS = 100;
+
+export function emptySnapshot(): StatusSnapshot {
+  return {
+    service: { url: null, state: 'starting', error: null },
+    reader: { pcsc: 'stopped', name: null, readers: [], problem: null },
+    card: null,
+    lastCard: null,
+    rateLimits: [],
+    requests: [],
+    ledger: { reachable: null, at: null, unconfirmedMovements: 0 },
+  };
+}
+
+/**
+ * Folds the service's events into the window's snapshot. Pure: each function returns a new
+ * snapshot, so main/ can push it to the window after every event (no polling).
+ */
+export const statusModel = {
+  service(snapshot: StatusSnapshot, service: StatusSnapshot['service']): StatusSnapshot {
+    return { ...snapshot, service };
+  },
+
+  reader(snapshot: StatusSnapshot, status: ReaderStatus): StatusSnapshot {
+    const card = status.card
+      ? { cardId: status.card.cardId, since: status.card.since.toISOString() }
+      : null;
+    const lastCard =
+      card && snapshot.lastCard?.cardId !== card.cardId
+        ? { cardId: card.cardId, credits: null, at: card.since }
+        : snapshot.lastCard;
+    return {
+      ...snapshot,
+      reader: {
+        pcsc: status.pcsc,
+        name: status.reader,
+        readers: status.readers,
+        problem: status.problem?.message ?? null,
+      },
+      card,
+      lastCard,
+    };
+  },
+
+  /** A card answer seen in a request (readcard, writecard...) tells the credits on it. */
+  cardCredits(snapshot: StatusSnapshot, cardId: string, credits: number, at: Date): StatusSnapshot {
+    return { ...snapshot, lastCard: { cardId, credits, at: at.toISOString() } };
+  },
+
+  request(snapshot: StatusSnapshot, record: RequestRecord): StatusSnapshot {
+    const entry = {
+      at: record.at.toISOString(),
+      method: record.method,
+      path: record.path,
+      status: record.status,
+      origin: record.origin,
+    };
+    return { ...snapshot, requests: [entry, ...snapshot.requests].slice(0, RECENT_REQUESTS) };
+  },
+
+  rateLimited(snapshot: StatusSnapshot, hit: RateLimitHit): StatusSnapshot {
+    const others = snapshot.rateLimits.filter((row) => row.endpoint !== hit.endpoint);
+    const previous = snapshot.rateLimits.find((row) => row.endpoint === hit.endpoint);
+    const row = {
+      endpoint: hit.endpoint,
+      count: (previous?.count ?? 0) + 1,
+      lastAt: hit.at.toISOString(),
+      keyFingerprint: hit.keyFingerprint,
+      origin: hit.origin,
+    };
+    return {
+      ...snapshot,
+      rateLimits: [row, ...others].sort((a, b) => a.endpoint.localeCompare(b.endpoint)),
+    };
+  },
+
+  ledger(
+    snapshot: StatusSnapshot,
+    reachability: LedgerReachability,
+    unconfirmedMovements: number,
+  ): StatusSnapshot {
+    return {
+      ...snapshot,
+      ledger: {
+        reachable: reachability.reachable,
+        at: reachability.at?.toISOString() ?? null,
+        unconfirmedMovements,
+      },
+    };
+  },
+};

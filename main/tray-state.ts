@@ -1,0 +1,76 @@
+import type { StatusSnapshot } from './status-model.ts';
+
+/** The tray icon's four states, one icon each (main/assets/tray-<state>.png). */
+export type TrayState = 'no-reader' | 'ready' | 'card-present' | 'error';
+
+export interface TrayMenuItem {
+  id: string;
+  label: string;
+  enabled: boolean;
+  type?: 'normal' | 'checkbox' | 'separator';
+  checked?: boolean;
+}
+
+/** The icon's state: an error wins, then whether there is a reader, then a card on it. */
+export function trayState(snapshot: StatusSnapshot): TrayState {
+  if (snapshot.service.state === 'error' || snapshot.service.state === 'stopped') return 'error';
+  if (snapshot.ledger.reachable === false && snapshot.ledger.unconfirmedMovements > 0)
+    return 'error';
+  if (snapshot.reader.pcsc !== 'ready' || snapshot.reader.name === null) return 'no-reader';
+  return snapshot.card ? 'card-present' : 'ready';
+}
+
+const STATE_TEXT: Record<TrayState, string> = {
+  'no-reader': 'No card reader',
+  ready: 'Ready',
+  'card-present': 'Card on the reader',
+  error: 'Needs attention',
+};
+
+/** One short line for the tooltip (platforms cut long ones). */
+export function trayTooltip(snapshot: StatusSnapshot): string {
+  const state = trayState(snapshot);
+  if (state === 'error') {
+    const why =
+      snapshot.service.error ??
+      (snapshot.ledger.unconfirmedMovements > 0
+        ? `${snapshot.ledger.unconfirmedMovements} movement(s) waiting for the ledger`
+        : 'service stopped');
+    return `Card Wallet Worker: ${STATE_TEXT[state]} (${why})`;
+  }
+  if (state === 'card-present' && snapshot.card)
+    return `Card Wallet Worker: card ${snapshot.card.cardId}`;
+  return `Card Wallet Worker: ${STATE_TEXT[state]}`;
+}
+
+/** The menu: status lines (disabled), then the actions. */
+export function trayMenu(snapshot: StatusSnapshot, startAtLogin: boolean): TrayMenuItem[] {
+  const lastCard = snapshot.lastCard
+    ? `Last card: ${snapshot.lastCard.cardId}${snapshot.lastCard.credits === null ? '' : ` (${snapshot.lastCard.credits} credits)`}`
+    : 'Last card: none yet';
+  return [
+    {
+      id: 'status-service',
+      label: `Service: ${snapshot.service.url ?? snapshot.service.state}`,
+      enabled: false,
+    },
+    {
+      id: 'status-reader',
+      label: `Reader: ${snapshot.reader.name ?? STATE_TEXT['no-reader'].toLowerCase()}`,
+      enabled: false,
+    },
+    { id: 'status-card', label: lastCard, enabled: false },
+    { id: 'separator-1', label: '', enabled: true, type: 'separator' },
+    { id: 'open-window', label: 'Open window', enabled: true },
+    { id: 'copy-url', label: 'Copy service URL', enabled: snapshot.service.url !== null },
+    {
+      id: 'start-at-login',
+      label: 'Start at login',
+      enabled: true,
+      type: 'checkbox',
+      checked: startAtLogin,
+    },
+    { id: 'separator-2', label: '', enabled: true, type: 'separator' },
+    { id: 'quit', label: 'Quit', enabled: true },
+  ];
+}

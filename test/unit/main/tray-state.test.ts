@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { ReaderStatus } from '../../../service/card/reader-manager.ts';
+import { emptySnapshot, statusModel, type StatusSnapshot } from '../../../main/status-model.ts';
+import { trayMenu, trayState, trayTooltip } from '../../../main/tray-state.ts';
+
+const running = (snapshot = emptySnapshot()): StatusSnapshot =>
+  statusModel.service(snapshot, { url: 'http://127.0.0.1:4178', state: 'running', error: null });
+const reader = (overrides: Partial<ReaderStatus> = {}): ReaderStatus => ({
+  pcsc: 'ready',
+  readers: ['ACS ACR122U'],
+  reader: 'ACS ACR122U',
+  card: null,
+  problem: null,
+  ...overrides,
+});
+
+describe('tray state transitions', () => {
+  test('when the service runs without a reader, then no-reader', () => {
+    assert.equal(trayState(running()), 'no-reader');
+    assert.equal(
+      trayState(statusModel.reader(running(), reader({ pcsc: 'unavailable', reader: null }))),
+      'no-reader',
+    );
+  });
+
+  test('when a reader is attached, then ready; a card on it, then card-present; removed, then ready again', () => {
+    let snapshot = statusModel.reader(running(), reader());
+    assert.equal(trayState(snapshot), 'ready');
+    snapshot = statusModel.reader(
+      snapshot,
+      reader({ card: { cardId: '04A1B2C3', reader: 'ACS ACR122U', since: new Date(0) } }),
+    );
+    assert.equal(trayState(snapshot), 'card-present');
+    assert.equal(trayTooltip(snapshot), 'Card Wallet Worker: card 04A1B2C3');
+    snapshot = statusModel.reader(snapshot, reader());
+    assert.equal(trayState(snapshot), 'ready');
+    assert.equal(snapshot.lastCard?.cardId, '04A1B2C3', 'the last card stays shown');
+  });
+
+  test('when the service failed, or movements wait for an unreachable ledger, then error with the reason', () => {
+    const failed = statusModel.service(emptySnapshot(), {
+      url: null,
+      state: 'error',
+      error: 'port 4178 is in use',
+    });
+    assert.equal(trayState(failed), 'error');
+    assert.match(trayTooltip(failed), /port 4178 is in use/);
+    const waiting = statusModel.ledger(
+      statusModel.reader(running(), reader()),
+      { reachable: false, at: new Date(0) },
+      2,
+    );
+    assert.equal(trayState(waiting), 'error');
+    assert.match(trayTooltip(waiting), /2 movement\(s\) waiting/);
+    assert.equal(
+      trayState(statusModel.ledger(waiting, { reachable: true, at: new Date(1) }, 0)),
+      'ready',
+    );
+  });
+
+  test('when the menu is built, then it has status lines, the actions, and start at login as a checkbox', () => {
+    const snapshot = statusModel.cardCredits(
+      statusModel.reader(running(), reader()),
+      '04A1B2C3',
+      120,
+      new Date(0),
+    );
+    const menu = trayMenu(snapshot, true);
+    assert.deepEqual(
+      menu.filter((item) => !item.enabled).map((item) => item.label),
+      [
+        'Service: http://127.0.0.1:4178',
+        'Reader: ACS ACR122U',
+        'Last card: 04A1B2C3 (120 credits)',
+      ],
+    );
+    assert.deepEqual(
+      menu.filter((item) => item.enabled && item.type !== 'separator').map((item) => item.id),
+      ['open-window', 'copy-url', 'start-at-login', 'quit'],
+    );
+    assert.equal(menu.find((item) => item.id === 'start-at-login')?.checked, true);
+    assert.equal(
+      trayMenu(emptySnapshot(), false).find((item) => item.id === 'copy-url')?.enabled,
+      false,
+    );
+  });
+});
+
+describe('status model', () => {
+  test('when more than 100 requests come, then the newest 100 are kept, newest first', () => {
+    let snapshot = emptySnapshot();
+    for (let i = 0; i < 105; i += 1) {
+      snapshot = statusModel.request(snapshot, {
+        at: new Date(i),
+        method: 'GET',
+        path: `/r${i}`,
+        status: 200,
+        origin: null,
+        keyFingerprint: null,
+      });
+    }
+    assert.equal(snapshot.requests.length, 100);
+    assert.equal(snapshot.requests[0]?.path, '/r104');
+    assert.equal(snapshot.requests[99]?.path, '/r5');
+  });
+
+  test('when an endpoint is rate limited again, then its row counts up and shows the latest hit', () => {
+    let snapshot = emptySnapshot();
+    const hit = (endpoint: string, at: number, origin: string | null) => ({
+      at: new Date(at),
+      endpoint,
+      scope: 'key' as const,
+      keyFingerprint: 'abcd1234',
+      origin,
+    });
+    snapshot = statusModel.rateLimited(snapshot, hit('/readcard', 1, null));
+    snapshot = statusModel.rateLimited(snapshot, hit('/info', 2, null));
+    snapshot = statusModel.rateLimited(snapshot, hit('/readcard', 3, 'https://pos.example.com'));
+    assert.deepEqual(
+      snapshot.rateLimits.map((row) => [row.endpoint, row.count, row.lastAt, row.origin]),
+      [
+        ['/info', 1, new Date(2).toISOString(), null],
+        ['/readcard', 2, new Date(3).toISOString(), 'https://pos.example.com'],
+      ],
+    );
+  });
+});
