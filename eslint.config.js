@@ -16,7 +16,7 @@ export default tseslint.config(
   },
   {
     // The example POS page runs in a browser.
-    files: ['docs/example/**'],
+    files: ['docs/example/**', 'renderer/**'],
     languageOptions: { globals: globals.browser },
   },
   {

@@ -20,9 +20,17 @@ export interface RateLimitHit {
   origin: string | null;
 }
 
+/** The credits a card answer reported (read, recharged, or paid out to 0). */
+export interface CardAnswer {
+  at: Date;
+  cardId: string;
+  credits: number;
+}
+
 interface ActivityEvents {
   request: [RequestRecord];
   'rate-limited': [RateLimitHit];
+  'card-answer': [CardAnswer];
 }
 
 /** What the HTTP layer tells its host about traffic; the tray listens, the CLI may log. */

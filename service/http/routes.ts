@@ -53,7 +53,9 @@ export function apiRoutes(deps: RouteDependencies): Router {
   });
 
   router.get('/readcard', ...limited('readcard'), resolveCustomer, async (_req, res) => {
-    res.json(await readCard(cards));
+    const card = await readCard(cards);
+    activity.emit('card-answer', { at: new Date(), cardId: card.cardId, credits: card.credits });
+    res.json(card);
   });
 
   router.get('/info', ...limited('info'), async (_req, res) => {
@@ -64,14 +66,18 @@ export function apiRoutes(deps: RouteDependencies): Router {
     // Bad input is refused before anything else happens: no ledger call, no card.
     const request = parseRechargeRequest(req.body);
     const { apiKey, keyFingerprint } = authenticatedLocals(res);
-    res.json(
-      await rechargeCard(cards, movements, {
-        request,
-        customer: await customers.resolve(apiKey),
-        keyFingerprint,
-        idempotency: idempotencyOf(req, keyFingerprint, request),
-      }),
-    );
+    const recharged = await rechargeCard(cards, movements, {
+      request,
+      customer: await customers.resolve(apiKey),
+      keyFingerprint,
+      idempotency: idempotencyOf(req, keyFingerprint, request),
+    });
+    activity.emit('card-answer', {
+      at: new Date(),
+      cardId: recharged.cardId,
+      credits: recharged.credits,
+    });
+    res.json(recharged);
   });
 
   router.post(
@@ -81,12 +87,12 @@ export function apiRoutes(deps: RouteDependencies): Router {
     resolveCustomer,
     async (req, res) => {
       const { keyFingerprint } = authenticatedLocals(res);
-      res.json(
-        await dischargeCard(cards, movements, {
-          keyFingerprint,
-          idempotency: idempotencyOf(req, keyFingerprint, {}),
-        }),
-      );
+      const discharged = await dischargeCard(cards, movements, {
+        keyFingerprint,
+        idempotency: idempotencyOf(req, keyFingerprint, {}),
+      });
+      activity.emit('card-answer', { at: new Date(), cardId: discharged.cardId, credits: 0 });
+      res.json(discharged);
     },
   );
 

@@ -1,0 +1,157 @@
+// The status window. It talks only to the preload bridge, window.cardWallet: it renders each
+// status snapshot main pushes (no polling) and edits the settings.
+
+const bridge = window.cardWallet;
+const $ = (testId) => document.querySelector(`[data-testid="${testId}"]`);
+const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '-');
+
+function cell(text, className) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (className) td.className = className;
+  return td;
+}
+
+function fillTable(testId, rows) {
+  const body = $(testId).querySelector('tbody');
+  body.replaceChildren(
+    ...rows.map((cells) => {
+      const tr = document.createElement('tr');
+      tr.append(...cells);
+      return tr;
+    }),
+  );
+}
+
+function badge(element, text, good) {
+  element.textContent = text;
+  element.className = `badge ${good === null ? '' : good ? 'ok' : 'bad'}`;
+}
+
+function render(snapshot) {
+  const { service, reader, card, lastCard, rateLimits, requests, ledger } = snapshot;
+  badge(
+    $('service-state'),
+    service.state === 'error' ? `error: ${service.error}` : service.state,
+    service.state === 'running',
+  );
+  $('service-url').textContent = service.url ?? '-';
+
+  $('reader-name').textContent = reader.name ?? 'no reader';
+  $('reader-state').textContent =
+    reader.pcsc === 'ready'
+      ? reader.problem
+        ? reader.problem
+        : 'ready'
+      : reader.pcsc === 'unavailable'
+        ? 'PC/SC service not running'
+        : reader.pcsc;
+
+  $('card-id').textContent = card ? card.cardId : 'none';
+  $('card-detail').textContent = card ? `since ${time(card.since)}` : 'put a card on the reader';
+  $('last-card-id').textContent = lastCard ? lastCard.cardId : 'none yet';
+  $('last-card-detail').textContent = lastCard
+    ? `${lastCard.credits === null ? 'credits not read' : `${lastCard.credits} credits`} at ${time(lastCard.at)}`
+    : '-';
+
+  $('ledger-state').textContent =
+    ledger.reachable === null ? 'not asked yet' : ledger.reachable ? 'reachable' : 'not reachable';
+  $('ledger-waiting').textContent =
+    ledger.unconfirmedMovements === 0
+      ? 'no movement waiting'
+      : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
+
+  fillTable(
+    'rate-limits',
+    rateLimits.map((row) => [
+      cell(row.endpoint),
+      cell(String(row.count)),
+      cell(time(row.lastAt)),
+      cell(row.keyFingerprint ?? 'address'),
+      cell(row.origin ?? 'local program'),
+    ]),
+  );
+  $('rate-limits-empty').hidden = rateLimits.length > 0;
+  fillTable(
+    'requests',
+    requests.map((row) => [
+      cell(time(row.at)),
+      cell(`${row.method} ${row.path}`),
+      cell(
+        String(row.status),
+        row.status >= 500 ? 'status-5xx' : row.status >= 400 ? 'status-4xx' : '',
+      ),
+      cell(row.origin ?? 'local program'),
+    ]),
+  );
+}
+
+// Settings
+
+const form = $('settings');
+
+function showSettings({ settings, plainTextKeyStorage }) {
+  form.apiKey.value = settings.apiKey;
+  form.allowedOrigins.value = settings.allowedOrigins.join('\n');
+  form.port.value = String(settings.port);
+  form.cloudUrl.value = settings.cloudUrl ?? '';
+  form.reader.value = settings.reader ?? '';
+  form.cardKey.value = settings.cardKey;
+  form.cardKeyType.value = settings.cardKeyType;
+  form.walletSector.value = String(settings.walletSector);
+  form.startAtLogin.checked = settings.startAtLogin;
+  $('plain-text-warning').hidden = !plainTextKeyStorage;
+}
+
+function readSettings() {
+  return {
+    apiKey: form.apiKey.value.trim(),
+    allowedOrigins: form.allowedOrigins.value
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean),
+    port: Number(form.port.value),
+    cloudUrl: form.cloudUrl.value.trim() || null,
+    reader: form.reader.value.trim() || null,
+    cardKey: form.cardKey.value.trim(),
+    cardKeyType: form.cardKeyType.value,
+    walletSector: Number(form.walletSector.value),
+    startAtLogin: form.startAtLogin.checked,
+  };
+}
+
+form.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const problems = $('settings-problems');
+  const saved = $('settings-saved');
+  problems.hidden = true;
+  saved.hidden = true;
+  const result = await bridge.saveSettings(readSettings());
+  if (!result.ok) {
+    problems.replaceChildren(
+      ...result.problems.map((problem) => {
+        const item = document.createElement('li');
+        item.textContent = problem.message;
+        return item;
+      }),
+    );
+    problems.hidden = false;
+    return;
+  }
+  saved.textContent = result.restarted
+    ? 'Saved; the service restarted with the new settings.'
+    : 'Saved; in effect now.';
+  saved.hidden = false;
+});
+
+$('show-key').addEventListener('click', (event) => {
+  const showing = form.apiKey.type === 'text';
+  form.apiKey.type = showing ? 'password' : 'text';
+  event.currentTarget.textContent = showing ? 'Show' : 'Hide';
+  event.currentTarget.setAttribute('aria-pressed', String(!showing));
+});
+$('copy-url').addEventListener('click', () => void bridge.copyServiceUrl());
+
+bridge.onStatus(render);
+render(await bridge.getStatus());
+showSettings(await bridge.getSettings());

@@ -1,0 +1,222 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { applySeed } from '../../cloud/seed.ts';
+import type { SaveResult, SettingsView } from '../../main/ipc-contract.ts';
+import { needsRestart, settingsProblems, type Settings } from '../../main/settings.ts';
+import { followService } from '../../main/status-feed.ts';
+import { emptySnapshot, type StatusSnapshot } from '../../main/status-model.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
+import { startCardRig, type CardRig } from '../support/card-rig.ts';
+import { httpRequest } from '../support/http-client.ts';
+import { serveFolder, type StaticServer } from '../support/static-server.ts';
+import { TEST_API_KEY, TEST_SHOP } from '../support/test-ledger.ts';
+import { VirtualCard } from '../support/virtual-card.ts';
+
+// The status window (renderer/) in Debian's Chromium. The test plays main/'s part: it
+// implements the window.cardWallet bridge over a real service core on the virtual card rig,
+// with the same status feed and settings checks main/ uses, and the spec's rate limits.
+const rendererFolder = fileURLToPath(new URL('../../renderer', import.meta.url));
+const screenshots = fileURLToPath(new URL('../../test-results/renderer', import.meta.url));
+const NEW_KEY = 'a-new-key-for-the-till-0123';
+
+let rig: CardRig;
+let pageServer: StaticServer;
+let browser: Browser;
+let page: Page;
+let settings: Settings;
+let feed: ReturnType<typeof followService>;
+
+async function bridgeInvoke(channel: string, argument: unknown): Promise<unknown> {
+  switch (channel) {
+    case 'status:get':
+      return feed.snapshot();
+    case 'settings:get':
+      return { settings, plainTextKeyStorage: true } satisfies SettingsView;
+    case 'settings:save': {
+      const next = argument as Settings;
+      const problems = settingsProblems(next);
+      if (problems.length > 0) return { ok: false, problems } satisfies SaveResult;
+      await rig.service.applySettings({
+        apiKey: next.apiKey,
+        allowedOrigins: next.allowedOrigins,
+        port: next.port,
+      });
+      const restarted = needsRestart(settings, next);
+      settings = next;
+      return { ok: true, restarted } satisfies SaveResult;
+    }
+    case 'service:copy-url':
+      return undefined;
+    default:
+      throw new Error(`unknown channel ${channel}`);
+  }
+}
+
+// In the page: window.cardWallet over the exposed binding, as main/preload.cts builds it.
+const BRIDGE = `
+  const listeners = new Set();
+  window.cardWallet = Object.freeze({
+    getStatus: () => window.__cardWalletInvoke('status:get'),
+    getSettings: () => window.__cardWalletInvoke('settings:get'),
+    saveSettings: (settings) => window.__cardWalletInvoke('settings:save', settings),
+    copyServiceUrl: () => window.__cardWalletInvoke('service:copy-url'),
+    onStatus: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
+  });
+  window.__cardWalletPush = (snapshot) => { for (const listener of listeners) listener(snapshot); };
+`;
+
+before(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  rig = await startCardRig({}, { limits: RATE_LIMITS });
+  settings = {
+    apiKey: TEST_API_KEY,
+    allowedOrigins: [],
+    port: rig.service.port,
+    cloudUrl: rig.ledgerProxy.url,
+    reader: 'Virtual PCD 00 00',
+    cardKey: 'FFFFFFFFFFFF',
+    cardKeyType: 'A',
+    walletSector: 1,
+    startAtLogin: false,
+  };
+  pageServer = await serveFolder(rendererFolder, '127.0.0.1');
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+  await page.exposeFunction('__cardWalletInvoke', bridgeInvoke);
+  await page.addInitScript(BRIDGE);
+  feed = followService(rig.service, emptySnapshot(), (snapshot: StatusSnapshot) => {
+    void page
+      .evaluate(
+        (next) =>
+          (globalThis as unknown as { __cardWalletPush(s: unknown): void }).__cardWalletPush(next),
+        snapshot,
+      )
+      .catch(() => undefined);
+  });
+  await page.goto(`${pageServer.origin}/index.html`);
+  await page.getByTestId('reader-name').filter({ hasText: 'Virtual PCD 00 00' }).waitFor();
+});
+after(async () => {
+  feed?.stop();
+  await browser?.close();
+  await pageServer?.close();
+  await rig?.close();
+});
+
+describe('the status window', () => {
+  test('when it opens, then it shows the service, the reader and the ledger', async () => {
+    assert.equal(await page.getByTestId('service-state').textContent(), 'running');
+    assert.equal(await page.getByTestId('service-url').textContent(), rig.service.url);
+    assert.equal(await page.getByTestId('card-id').textContent(), 'none');
+    assert.equal(
+      await page.getByTestId('plain-text-warning').isVisible(),
+      true,
+      'the plain-text storage warning shows',
+    );
+    await page.screenshot({ path: `${screenshots}/ready.png`, fullPage: true });
+  });
+
+  test('when a card is placed, then its UID and credits show within a second', async () => {
+    const card = new VirtualCard({
+      uid: Buffer.from('04A1B2C3', 'hex'),
+      blocks: { 4: encodeValueBlock(42, 1) },
+    });
+    await rig.reader.insert(card);
+    const placed = Date.now();
+    await page.getByTestId('card-id').filter({ hasText: '04A1B2C3' }).waitFor({ timeout: 1_500 });
+    await page
+      .getByTestId('last-card-detail')
+      .filter({ hasText: '42 credits' })
+      .waitFor({ timeout: 1_500 });
+    // pcscd notices a card at its next poll (up to ~400 ms); the window adds little to that.
+    assert.ok(Date.now() - placed < 1_500, `took ${Date.now() - placed} ms`);
+    await page.screenshot({ path: `${screenshots}/card-present.png`, fullPage: true });
+  });
+
+  test('when /readcard is called six times in 10 s, then a rate-limit hit for /readcard shows', async () => {
+    for (let i = 0; i < 6; i += 1) {
+      await httpRequest(`${rig.service.url}/readcard`, { headers: { 'X-Api-Key': TEST_API_KEY } });
+    }
+    const row = page
+      .getByTestId('rate-limits')
+      .locator('tbody tr')
+      .filter({ hasText: '/readcard' });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /\/readcard\s*1/);
+    assert.equal(await page.getByTestId('rate-limits-empty').isVisible(), false);
+    await page
+      .getByTestId('requests')
+      .locator('tbody tr')
+      .filter({ hasText: '429' })
+      .first()
+      .waitFor();
+    await page.screenshot({ path: `${screenshots}/rate-limited.png`, fullPage: true });
+  });
+
+  test('when an invalid origin is saved, then the window explains it and nothing changes', async () => {
+    await page
+      .getByTestId('allowed-origins')
+      .fill('https://pos.example.com/till\nhttps://*.example.com');
+    await page.getByTestId('save-settings').click();
+    const problems = page.getByTestId('settings-problems');
+    await problems.waitFor();
+    const text = (await problems.textContent()) ?? '';
+    assert.match(text, /pos\.example\.com\/till: not an exact origin/);
+    assert.match(text, /wildcards are not allowed/);
+    assert.deepEqual(rig.service.settings.allowedOrigins, []);
+    assert.equal(rig.service.settings.apiKey, TEST_API_KEY);
+    await page.screenshot({ path: `${screenshots}/invalid-origin.png`, fullPage: true });
+    await page.getByTestId('allowed-origins').fill('');
+  });
+
+  test('when a new API key is saved, then the old key gets 401 and the new one works', async () => {
+    // The ledger must know the new key for it to resolve to the shop (the provider registers it).
+    await applySeed(rig.ledger.db, { customers: [{ ...TEST_SHOP, keys: [NEW_KEY] }] });
+    await page.getByTestId('show-key').click();
+    assert.equal(
+      await page.getByTestId('api-key').inputValue(),
+      TEST_API_KEY,
+      'shown in clear when asked',
+    );
+    await page.getByTestId('api-key').fill(NEW_KEY);
+    await page.getByTestId('save-settings').click();
+    await page.getByTestId('settings-saved').filter({ hasText: 'in effect now' }).waitFor();
+    const old = await httpRequest(`${rig.service.url}/info`, {
+      headers: { 'X-Api-Key': TEST_API_KEY },
+    });
+    assert.equal(old.status, 401);
+    assert.deepEqual(old.json, { error: 'Unauthorized: invalid api key' });
+    const fresh = await httpRequest(`${rig.service.url}/info`, {
+      headers: { 'X-Api-Key': NEW_KEY },
+    });
+    assert.equal(fresh.status, 200, fresh.text);
+    await page.screenshot({ path: `${screenshots}/key-saved.png`, fullPage: true });
+  });
+
+  test('when the window is 360 px wide, then nothing overflows sideways and every control is reachable', async () => {
+    await page.setViewportSize({ width: 360, height: 1400 });
+    const overflow = await page.evaluate(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    );
+    assert.equal(overflow, 0);
+    for (const testId of ['copy-url', 'api-key', 'show-key', 'allowed-origins', 'save-settings']) {
+      const box = await page.getByTestId(testId).boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 360, `${testId} fits`);
+    }
+    await page.screenshot({ path: `${screenshots}/narrow-360.png`, fullPage: true });
+  });
+});
