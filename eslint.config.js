@@ -10,7 +10,10 @@ export default tseslint.config(
   {
     languageOptions: { globals: globals.node },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
@@ -36,6 +39,11 @@ export default tseslint.config(
         { object: 'process', property: 'exit', message: 'Only hosts (main/, the CLIs) exit.' },
       ],
     },
+  },
+  {
+    // A sandboxed preload is CommonJS: `import x = require()` is how TypeScript writes that.
+    files: ['main/preload.cts'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     // The CLI entry points are hosts: they may exit and read the environment.

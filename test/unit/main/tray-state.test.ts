@@ -126,3 +126,44 @@ describe('status model', () => {
     );
   });
 });
+
+describe('updateTray', () => {
+  test('when a snapshot is applied, then the tray gets its state icon, tooltip and a menu whose items act', async () => {
+    const { updateTray } = await import('../../../main/tray.ts');
+    const applied: {
+      image?: string;
+      tooltip?: string;
+      menu?: { label?: string; click?: (item: { checked: boolean }) => void }[];
+    } = {};
+    const acted: string[] = [];
+    const snapshot = statusModel.reader(
+      running(),
+      reader({ card: { cardId: '04A1B2C3', reader: 'ACS ACR122U', since: new Date(0) } }),
+    );
+    updateTray(
+      {
+        tray: {
+          setImage: (image: unknown) => void (applied.image = image as string),
+          setToolTip: (tooltip: string) => void (applied.tooltip = tooltip),
+          setContextMenu: (menu: unknown) => void (applied.menu = menu as typeof applied.menu),
+        } as never,
+        icon: (state) => `icon:${state}` as never,
+        buildMenu: (template) => template as never,
+      },
+      snapshot,
+      false,
+      {
+        openWindow: () => acted.push('open'),
+        copyUrl: () => acted.push('copy'),
+        setStartAtLogin: (enabled) => acted.push(`login:${enabled}`),
+        quit: () => acted.push('quit'),
+      },
+    );
+    assert.equal(applied.image, 'icon:card-present');
+    assert.equal(applied.tooltip, 'Card Wallet Worker: card 04A1B2C3');
+    for (const label of ['Open window', 'Copy service URL', 'Start at login', 'Quit']) {
+      applied.menu?.find((item) => item.label === label)?.click?.({ checked: true });
+    }
+    assert.deepEqual(acted, ['open', 'copy', 'login:true', 'quit']);
+  });
+});

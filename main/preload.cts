@@ -1,0 +1,20 @@
+// The window's only way out: verbs on window.cardWallet, each one channel of the IPC contract
+// (main/ipc-contract.ts). Sandboxed preloads are CommonJS and may require only 'electron'.
+// ipcRenderer itself is never exposed.
+import electron = require('electron');
+
+const { contextBridge, ipcRenderer } = electron;
+
+type Snapshot = unknown;
+
+contextBridge.exposeInMainWorld('cardWallet', {
+  getStatus: () => ipcRenderer.invoke('status:get'),
+  getSettings: () => ipcRenderer.invoke('settings:get'),
+  saveSettings: (settings: unknown) => ipcRenderer.invoke('settings:save', settings),
+  copyServiceUrl: () => ipcRenderer.invoke('service:copy-url'),
+  onStatus: (listener: (snapshot: Snapshot) => void) => {
+    const forward = (_event: unknown, snapshot: Snapshot) => listener(snapshot);
+    ipcRenderer.on('status:changed', forward);
+    return () => ipcRenderer.removeListener('status:changed', forward);
+  },
+});

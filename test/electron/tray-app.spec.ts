@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { _electron as electron, type ElectronApplication, type Page } from 'playwright-core';
+
+// The real tray app in Electron, run by `npm run test:electron` where Electron is installed
+// (not in .ci/run: the binary cannot be downloaded there). pcscd is pointed nowhere, so the
+// tray shows "no reader".
+const root = fileURLToPath(new URL('../..', import.meta.url));
+let app: ElectronApplication;
+let window: Page;
+let userData: string;
+
+before(async () => {
+  userData = mkdtempSync(join(tmpdir(), 'cww-electron-'));
+  app = await electron.launch({
+    executablePath: process.env.ELECTRON_BINARY,
+    args: [root, `--user-data-dir=${userData}`],
+    env: { ...process.env, PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' },
+  });
+  // The window opens from the tray; a second launch shows it the same way.
+  const opened = app.waitForEvent('window');
+  await app.evaluate(({ app: electronApp }) => void electronApp.emit('second-instance'));
+  window = await opened;
+});
+after(async () => {
+  await app?.close();
+  rmSync(userData, { recursive: true, force: true });
+});
+
+describe('the tray app', () => {
+  test('when launched, then the service runs and the window shows no reader, with no Node in the page', async () => {
+    await window.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
+    assert.equal(await window.getByTestId('reader-name').textContent(), 'no reader');
+    assert.equal(await window.evaluate('typeof require'), 'undefined');
+    assert.equal(await window.evaluate('typeof process'), 'undefined');
+    assert.equal(await window.evaluate('typeof window.cardWallet.saveSettings'), 'function');
+    const url = (await window.getByTestId('service-url').textContent()) ?? '';
+    const ping = await fetch(`${url}/ping`);
+    assert.equal(await ping.text(), '"pong"');
+  });
+
+  test('when an origin is saved, then the service allows it at once and it survives a reload', async () => {
+    await window.getByTestId('allowed-origins').fill('https://pos.example.com');
+    await window.getByTestId('save-settings').click();
+    await window.getByTestId('settings-saved').waitFor();
+    const url = (await window.getByTestId('service-url').textContent()) ?? '';
+    const res = await fetch(`${url}/ping`, { headers: { Origin: 'https://pos.example.com' } });
+    assert.equal(res.headers.get('access-control-allow-origin'), 'https://pos.example.com');
+    await window.reload();
+    await window.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
+    assert.equal(
+      await window.getByTestId('allowed-origins').inputValue(),
+      'https://pos.example.com',
+    );
+  });
+});
