@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { RequestRecord } from '../../service/http/activity.ts';
 import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
@@ -28,17 +29,7 @@ before(async () => {
   foreign = await serveFolder(pageFolder, '127.0.0.3');
   rig = await startCardRig({ allowedOrigins: [allowed.origin] });
   rig.service.activity.on('request', (record) => requests.push(record));
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

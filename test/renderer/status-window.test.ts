@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
 import { applySeed } from '../../cloud/seed.ts';
 import type { SaveResult, SettingsView } from '../../main/ipc-contract.ts';
 import { needsRestart, settingsProblems, type Settings } from '../../main/settings.ts';
@@ -84,17 +85,7 @@ before(async () => {
     startAtLogin: false,
   };
   pageServer = await serveFolder(rendererFolder, '127.0.0.1');
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
   await page.exposeFunction('__cardWalletInvoke', bridgeInvoke);
   await page.addInitScript(BRIDGE);
