@@ -18,7 +18,8 @@ import { parseConfig } from '../service/config.ts';
 import { stderrLogger } from '../service/logger.ts';
 import { startWorkerService, type WorkerService } from '../service/worker-service.ts';
 import { createIpc, senderIsWindow } from './ipc.ts';
-import { needsRestart, settingsProblems, type Settings } from './settings.ts';
+import { saveSettings } from './save-settings.ts';
+import type { Settings } from './settings.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
 import { followService } from './status-feed.ts';
 import { emptySnapshot, statusModel, type StatusSnapshot } from './status-model.ts';
@@ -111,33 +112,19 @@ async function stopService(): Promise<void> {
   service = undefined;
 }
 
-async function saveSettings(next: Settings) {
-  const problems = settingsProblems(next);
-  if (problems.length > 0) return { ok: false as const, problems };
-  const restart = needsRestart(settings, next) || !service;
-  if (!restart) {
-    try {
-      await service?.applySettings({
-        apiKey: next.apiKey,
-        allowedOrigins: next.allowedOrigins,
-        port: next.port,
-      });
-    } catch (error) {
-      // A port in use: the service stays where it was, the settings are not saved.
-      return {
-        ok: false as const,
-        problems: [{ field: 'port' as const, message: (error as Error).message }],
-      };
-    }
-  }
-  store.save(next);
-  settings = next;
-  app.setLoginItemSettings({ openAtLogin: settings.startAtLogin });
-  if (restart) {
-    await stopService();
-    await startService();
-  }
-  return { ok: true as const, restarted: restart };
+function saveFromWindow(next: Settings) {
+  return saveSettings(settings, next, {
+    service,
+    persist: (saved) => {
+      store.save(saved);
+      settings = saved;
+      app.setLoginItemSettings({ openAtLogin: saved.startAtLogin });
+    },
+    restart: async () => {
+      await stopService();
+      await startService();
+    },
+  });
 }
 
 function showWindow(): void {
@@ -157,7 +144,8 @@ function showWindow(): void {
 const trayActions = {
   openWindow: showWindow,
   copyUrl: () => snapshot.service.url && clipboard.writeText(snapshot.service.url),
-  setStartAtLogin: (enabled: boolean) => void saveSettings({ ...settings, startAtLogin: enabled }),
+  setStartAtLogin: (enabled: boolean) =>
+    void saveFromWindow({ ...settings, startAtLogin: enabled }),
   quit: () => app.quit(),
 };
 
@@ -165,7 +153,7 @@ async function start(): Promise<void> {
   settings = store.load(() => `cww_${randomBytes(24).toString('base64url')}`);
   ipc.handle('status:get', () => snapshot);
   ipc.handle('settings:get', () => ({ settings, plainTextKeyStorage: store.plainTextKeyStorage }));
-  ipc.handle('settings:save', (next) => saveSettings(next));
+  ipc.handle('settings:save', (next) => saveFromWindow(next));
   ipc.handle('service:copy-url', () => void trayActions.copyUrl());
   tray = new Tray(icon('no-reader'));
   tray.on('click', showWindow);

@@ -5,12 +5,14 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { applySeed } from '../../cloud/seed.ts';
-import type { SaveResult, SettingsView } from '../../main/ipc-contract.ts';
-import { needsRestart, settingsProblems, type Settings } from '../../main/settings.ts';
+import type { SettingsView } from '../../main/ipc-contract.ts';
+import { saveSettings } from '../../main/save-settings.ts';
+import type { Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot, type StatusSnapshot } from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
+import { listen } from '../../service/http/server.ts';
 import { startCardRig, type CardRig } from '../support/card-rig.ts';
 import { httpRequest } from '../support/http-client.ts';
 import { serveFolder, type StaticServer } from '../support/static-server.ts';
@@ -37,19 +39,13 @@ async function bridgeInvoke(channel: string, argument: unknown): Promise<unknown
       return feed.snapshot();
     case 'settings:get':
       return { settings, plainTextKeyStorage: true } satisfies SettingsView;
-    case 'settings:save': {
-      const next = argument as Settings;
-      const problems = settingsProblems(next);
-      if (problems.length > 0) return { ok: false, problems } satisfies SaveResult;
-      await rig.service.applySettings({
-        apiKey: next.apiKey,
-        allowedOrigins: next.allowedOrigins,
-        port: next.port,
+    case 'settings:save':
+      // main/'s own save logic; restarting the service core is not part of these tests.
+      return saveSettings(settings, argument as Settings, {
+        service: rig.service,
+        persist: (saved) => (settings = saved),
+        restart: async () => undefined,
       });
-      const restarted = needsRestart(settings, next);
-      settings = next;
-      return { ok: true, restarted } satisfies SaveResult;
-    }
     case 'service:copy-url':
       return undefined;
     default:
@@ -196,6 +192,24 @@ describe('the status window', () => {
     });
     assert.equal(fresh.status, 200, fresh.text);
     await page.screenshot({ path: `${screenshots}/key-saved.png`, fullPage: true });
+  });
+
+  test('when the new port is in use, then the window says so and the service stays on its port', async () => {
+    const blocker = await listen(() => undefined, 0);
+    try {
+      const port = rig.service.port;
+      await page.getByTestId('port').fill(String(blocker.port));
+      await page.getByTestId('save-settings').click();
+      await page
+        .getByTestId('settings-problems')
+        .filter({ hasText: `Port ${blocker.port} is in use` })
+        .waitFor();
+      assert.equal(rig.service.port, port);
+      assert.equal((await httpRequest(`${rig.service.url}/ping`)).text, '"pong"');
+      await page.getByTestId('port').fill(String(port));
+    } finally {
+      await blocker.close();
+    }
   });
 
   test('when the window is 360 px wide, then nothing overflows sideways and every control is reachable', async () => {
