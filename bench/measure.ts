@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 
 /** The p-th percentile (0-100) of `values`, nearest-rank. */
@@ -32,15 +34,45 @@ export function verdict(what: string, value: number, target: string, met: boolea
   return `${what}: ${value.toFixed(2)} (target ${target}) ${met ? 'PASS' : 'MISS'}`;
 }
 
+/** Milliseconds since `started` (a process.hrtime.bigint() reading). */
+export function msSince(started: bigint): number {
+  return Number(process.hrtime.bigint() - started) / 1e6;
+}
+
+/** Ticks per second of the utime/stime fields of /proc/PID/stat (USER_HZ, 100 on Linux). */
+export function clockTicksPerSecond(): number {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    if (Number.isInteger(ticks) && ticks > 0) return ticks;
+  } catch {
+    // getconf missing: Linux has used 100 on every architecture for decades.
+  }
+  return 100;
+}
+
+/** CPU a process has used so far, user + system, in clock ticks (all its threads, Linux). */
+export function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may contain spaces and parentheses: split after its last ')'.
+  // From there, field 3 (state) is index 0, so utime (14) is index 11 and stime (15) index 12.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 export interface LoadResult {
+  /** Requests answered with the expected status. */
   requests: number;
+  /** Requests answered otherwise (or failed): a benchmark with any of these measures nothing. */
+  errors: number;
   perSecond: number;
   latenciesMs: number[];
+  elapsedMs: number;
 }
 
 /**
  * Closed-loop load: `connections` keep-alive clients each send the next request when the last
- * answered, for `durationMs`. Every request is GET `path` with `headers`.
+ * answered, for `durationMs`. Every request is GET `path` with `headers`; node sets Host to
+ * the URL's host:port, which is what the service's Host check wants.
  */
 export async function load(
   url: string,
@@ -48,34 +80,46 @@ export async function load(
   headers: Record<string, string>,
   connections: number,
   durationMs: number,
+  expectStatus = 200,
 ): Promise<LoadResult> {
   const target = new URL(url);
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const latenciesMs: number[] = [];
+  let errors = 0;
   const end = Date.now() + durationMs;
   const one = () =>
-    new Promise<void>((resolve, reject) => {
+    new Promise<void>((resolve) => {
       const started = process.hrtime.bigint();
       const req = request(
         { host: target.hostname, port: target.port, path, headers, agent },
         (res) => {
           res.resume();
           res.on('end', () => {
-            latenciesMs.push(Number(process.hrtime.bigint() - started) / 1e6);
+            if (res.statusCode === expectStatus) latenciesMs.push(msSince(started));
+            else errors += 1;
             resolve();
           });
         },
       );
-      req.on('error', reject);
+      req.on('error', () => {
+        errors += 1;
+        resolve();
+      });
       req.end();
     });
-  const started = Date.now();
+  const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: connections }, async () => {
       while (Date.now() < end) await one();
     }),
   );
-  const elapsed = (Date.now() - started) / 1000;
+  const elapsedMs = msSince(started);
   agent.destroy();
-  return { requests: latenciesMs.length, perSecond: latenciesMs.length / elapsed, latenciesMs };
+  return {
+    requests: latenciesMs.length,
+    errors,
+    perSecond: latenciesMs.length / (elapsedMs / 1000),
+    latenciesMs,
+    elapsedMs,
+  };
 }
