@@ -45,17 +45,15 @@ export async function startLedgerServer(options: LedgerServerOptions): Promise<L
   try {
     if (options.seed) await applySeed(db, options.seed);
     const ledger = new Ledger(db);
-    const server = await listen(
-      createLedgerApp(ledger, log),
-      options.port ?? 0,
-      options.host ?? DEFAULT_HOST,
-    );
+    const app = await createLedgerApp(ledger, log);
+    const server = await listen(app.routing, options.port ?? 0, options.host ?? DEFAULT_HOST);
     return {
       ...server,
       db,
       ledger,
       async close(graceMs) {
         await server.close(graceMs);
+        await app.close();
         if (ownsDatabase) await db.close();
       },
     };

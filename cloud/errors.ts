@@ -30,6 +30,7 @@ export const ledgerErrors = {
   movementAlreadyVoided: () => new LedgerError('MovementAlreadyVoided', 409),
   movementAlreadyPosted: () => new LedgerError('MovementAlreadyPosted', 409),
   notFound: () => new LedgerError('NotFound', 404),
+  invalidRequest: () => new LedgerError('InvalidRequest', 400),
   payloadTooLarge: () => new LedgerError('PayloadTooLarge', 413),
   unsupportedMediaType: () => new LedgerError('UnsupportedMediaType', 415),
   databaseUnavailable: () => new LedgerError('DatabaseUnavailable', 503),

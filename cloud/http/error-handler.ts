@@ -1,25 +1,21 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { LedgerError, ledgerErrors } from '../errors.ts';
 
 export interface Logger {
   error(message: string): void;
 }
 
-/** body-parser's errors, by their `type`, as ledger errors. */
-function fromFrameworkError(error: { type?: unknown }): LedgerError | undefined {
-  switch (error.type) {
-    case 'entity.parse.failed':
-      return ledgerErrors.invalidMovement('body: not valid JSON');
-    case 'entity.too.large':
+/** Fastify's own request errors (body size, media type, framing), as ledger errors. */
+function fromFrameworkError(error: Partial<FastifyError>): LedgerError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return ledgerErrors.payloadTooLarge();
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return ledgerErrors.unsupportedMediaType();
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return new LedgerError('InvalidRequest', 400);
-    default:
-      return undefined;
+    default: {
+      const status = error.statusCode ?? 500;
+      return status >= 400 && status < 500 ? ledgerErrors.invalidRequest() : undefined;
+    }
   }
 }
 
@@ -27,8 +23,10 @@ function fromFrameworkError(error: { type?: unknown }): LedgerError | undefined 
  * The one error handler: `{ "error": code }` (plus `detail` on a 400), never a stack. Anything
  * unexpected is logged here and answered 500 `InternalError`.
  */
-export function errorHandler(log: Logger): ErrorRequestHandler {
-  return (error: unknown, req, res, _next) => {
+export function errorHandler(
+  log: Logger,
+): (error: unknown, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  return (error, request, reply) => {
     const known =
       error instanceof LedgerError
         ? error
@@ -36,41 +34,16 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
           ? fromFrameworkError(error)
           : undefined;
     if (!known || known.status >= 500) {
-      log.error(`${req.method} ${req.path} failed: ${describe(error)}`);
+      log.error(`${request.method} ${request.url.split('?')[0]} failed: ${describe(error)}`);
     }
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    if (!known) {
-      res.status(500).json({ error: 'InternalError' });
-      return;
-    }
-    res
-      .status(known.status)
-      .json(
+    if (!known) return reply.code(500).send({ error: 'InternalError' });
+    return reply
+      .code(known.status)
+      .send(
         known.status === 400 && known.detail
           ? { error: known.code, detail: known.detail }
           : { error: known.code },
       );
-  };
-}
-
-export function notFound(): RequestHandler {
-  return (_req, _res, next) => next(ledgerErrors.notFound());
-}
-
-/** A POST that carries a body must say it is JSON (415 otherwise). */
-export function requireJsonBody(): RequestHandler {
-  return (req, _res, next) => {
-    const hasBody =
-      req.headers['transfer-encoding'] !== undefined ||
-      Number(req.headers['content-length'] ?? 0) > 0;
-    if (req.method === 'POST' && hasBody && !req.is('application/json')) {
-      next(ledgerErrors.unsupportedMediaType());
-      return;
-    }
-    next();
   };
 }
 
