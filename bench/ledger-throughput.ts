@@ -2,34 +2,47 @@
  * Ledger throughput on PostgreSQL: movements per second (a recharge `pending` then its `post`,
  * as the worker does) with N concurrent clients, through the ledger's HTTP API, against the
  * raw-SQL ceiling: the very same transactions (the ledger's own code, key lookup included)
- * sent straight to the same database by this process. Printed side by side as a ratio.
+ * sent straight to the same database by this process. Printed side by side as a ratio, with
+ * the CPU each process spends per movement, which is what decides the ratio on a small machine.
  *
- *   node --import tsx bench/ledger-throughput.ts [--clients 1,4,16] [--seconds 5] [--processes 1]
+ *   node --import tsx bench/ledger-throughput.ts [--clients 1,4,16] [--seconds 2] [--rounds 3]
+ *     [--processes 1] [--shared]
  *
- * Each client is one shop (its own customer and key), so the figures measure the ledger, not
- * one customer's row lock; `--shared` makes every client use one customer instead.
+ * Both sides are warmed up first (a fresh ledger process is still compiling its hot paths for
+ * its first seconds; a long-running one is not). Then, for each client count, rounds alternate
+ * raw, HTTP, raw, HTTP..., so a drift of the shared machine's load weighs on both alike; the
+ * ratio is of the medians. Each client is one shop (its own customer and key), so the figures
+ * measure the ledger, not one customer's row lock; `--shared` makes every client use one
+ * customer instead.
  */
 import { randomUUID } from 'node:crypto';
-import { Agent, request } from 'node:http';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { Pool } from 'undici';
 import type { Database } from '../cloud/db/database.ts';
 import { openDatabase } from '../cloud/db/open-database.ts';
 import { Ledger } from '../cloud/ledger.ts';
 import { applySeed, type Seed } from '../cloud/seed.ts';
 import { startLedgerProcess, type LedgerProcess } from '../test/support/ledger-process.ts';
 import { startPostgres } from '../test/support/postgres.ts';
+import { clockTicksPerSecond, cpuTicks, median, table, verdict } from './measure.ts';
+
+const TARGET = 0.7;
+const WARM_UP_SECONDS = 3;
 
 const { values } = parseArgs({
   options: {
     clients: { type: 'string', default: '1,4,16' },
-    seconds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
     processes: { type: 'string', default: '1' },
     shared: { type: 'boolean', default: false },
   },
 });
 const clientCounts = values.clients.split(',').map(Number);
-const seconds = Number(values.seconds);
+const roundSeconds = Number(values.seconds);
+const rounds = Number(values.rounds);
 const processCount = Number(values.processes);
 const maxClients = Math.max(...clientCounts);
 
@@ -47,23 +60,6 @@ const seed: Seed = {
 /** One movement: create a pending recharge of 1 credit, then post it. */
 type Movement = (client: number) => Promise<void>;
 
-async function measure(clients: number, movement: Movement, forSeconds: number): Promise<number> {
-  const warmUntil = Date.now() + 500;
-  const endAt = warmUntil + forSeconds * 1000;
-  let counted = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, client) => {
-      for (;;) {
-        await movement(client);
-        const now = Date.now();
-        if (now > endAt) return;
-        if (now > warmUntil) counted += 1;
-      }
-    }),
-  );
-  return counted / forSeconds;
-}
-
 function rawSql(db: Database): Movement {
   const ledger = new Ledger(db);
   return async (client) => {
@@ -80,36 +76,28 @@ function rawSql(db: Database): Movement {
   };
 }
 
-function overHttp(ledgers: LedgerProcess[], agent: Agent): Movement {
-  const post = (client: number, path: string, body?: string) =>
-    new Promise<void>((resolve, reject) => {
-      const target = ledgers[client % ledgers.length] as LedgerProcess;
-      const req = request(
-        {
-          agent,
-          host: '127.0.0.1',
-          port: target.port,
-          method: 'POST',
-          path,
-          headers: {
-            'x-api-key': keyOf(client),
-            ...(body
-              ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
-              : {}),
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () =>
-            res.statusCode === 201 || res.statusCode === 200
-              ? resolve()
-              : reject(new Error(`${path}: HTTP ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+/**
+ * Through the ledgers' HTTP API, with undici's keep-alive pools as the load generator: the
+ * cheapest HTTP client at hand, so that what the HTTP side measures is the ledger, as the raw
+ * side's `pg` client is the cheapest way to the database.
+ */
+function overHttp(pools: Pool[]): Movement {
+  const post = async (client: number, path: string, body?: string) => {
+    const pool = pools[client % pools.length] as Pool;
+    const answer = await pool.request({
+      method: 'POST',
+      path,
+      headers: {
+        'x-api-key': keyOf(client),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      body,
     });
+    await answer.body.dump();
+    if (answer.statusCode !== 200 && answer.statusCode !== 201) {
+      throw new Error(`${path}: HTTP ${answer.statusCode}`);
+    }
+  };
   return async (client) => {
     const id = randomUUID();
     await post(
@@ -121,10 +109,81 @@ function overHttp(ledgers: LedgerProcess[], agent: Agent): Movement {
   };
 }
 
+/** The postmaster and its children (the backends serving the connections). */
+function postgresPids(postmaster: number): number[] {
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
+}
+
+function ticksOf(pids: number[]): number {
+  return pids.reduce((sum, pid) => {
+    try {
+      return sum + cpuTicks(pid);
+    } catch {
+      return sum;
+    }
+  }, 0);
+}
+
+interface Round {
+  perSecond: number;
+  /** CPU per movement in microseconds, by process group. */
+  cpu: { bench: number; ledger: number; postgres: number };
+}
+
+interface Processes {
+  ledger: number[];
+  postmaster: number;
+}
+
+const ticksPerSecond = clockTicksPerSecond();
+
+/** `clients` loops of `movement` for `seconds`; movements per second and CPU per movement. */
+async function round(
+  clients: number,
+  movement: Movement,
+  seconds: number,
+  processes: Processes,
+): Promise<Round> {
+  const groups = () => ({
+    bench: cpuTicks(process.pid),
+    ledger: ticksOf(processes.ledger),
+    postgres: ticksOf(postgresPids(processes.postmaster)),
+  });
+  const before = groups();
+  const endAt = Date.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (Date.now() < endAt) {
+        await movement(client);
+        done += 1;
+      }
+    }),
+  );
+  const after = groups();
+  const micros = (group: keyof typeof before) =>
+    ((after[group] - before[group]) / ticksPerSecond / Math.max(1, done)) * 1e6;
+  return {
+    perSecond: done / seconds,
+    cpu: { bench: micros('bench'), ledger: micros('ledger'), postgres: micros('postgres') },
+  };
+}
+
 const postgres = await startPostgres();
 const ledgers: LedgerProcess[] = [];
 let db: Database | undefined;
-const agent = new Agent({ keepAlive: true, maxSockets: maxClients });
+let pools: Pool[] = [];
 try {
   db = await openDatabase(postgres.url, { poolSize: maxClients });
   await applySeed(db, seed);
@@ -136,33 +195,63 @@ try {
       }),
     );
   }
+  const processes: Processes = { ledger: ledgers.map((l) => l.pid), postmaster: postgres.pid };
+  const raw = rawSql(db);
+  pools = ledgers.map((l) => new Pool(l.url, { connections: maxClients }));
+  const http = overHttp(pools);
   const loadBefore = loadavg()[0] ?? 0;
-  const rows: { clients: number; raw: number; http: number }[] = [];
+  await round(maxClients, raw, WARM_UP_SECONDS, processes);
+  await round(maxClients, http, WARM_UP_SECONDS, processes);
+
+  const results: { clients: number; raw: Round[]; http: Round[] }[] = [];
   for (const clients of clientCounts) {
-    // A-B-B-A: half the time each, in two halves, so a drift of the machine's load over the
-    // run weighs on both sides alike.
-    const half = seconds / 2;
-    const rawFirst = await measure(clients, rawSql(db), half);
-    const httpFirst = await measure(clients, overHttp(ledgers, agent), half);
-    const httpSecond = await measure(clients, overHttp(ledgers, agent), half);
-    const rawSecond = await measure(clients, rawSql(db), half);
-    rows.push({ clients, raw: (rawFirst + rawSecond) / 2, http: (httpFirst + httpSecond) / 2 });
+    const result = { clients, raw: [] as Round[], http: [] as Round[] };
+    for (let r = 0; r < rounds; r += 1) {
+      result.raw.push(await round(clients, raw, roundSeconds, processes));
+      result.http.push(await round(clients, http, roundSeconds, processes));
+    }
+    results.push(result);
   }
+
   console.log(
-    `ledger throughput on PostgreSQL (${seconds} s per cell, ${processCount} ledger process(es), ` +
-      `${values.shared ? 'one shared customer' : 'one customer per client'}, ${cpus().length} CPUs, ` +
-      `load average ${loadBefore.toFixed(1)} before the run)`,
+    `ledger throughput on PostgreSQL: ${rounds} alternating rounds of ${roundSeconds} s per side ` +
+      `after a ${WARM_UP_SECONDS} s warm-up, ${processCount} ledger process(es), ` +
+      `${values.shared ? 'one shared customer' : 'one customer per client'}, ` +
+      `${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} before the run`,
   );
-  console.log('| clients | raw SQL (movements/s) | ledger HTTP (movements/s) | ratio |');
-  console.log('|--------:|----------------------:|--------------------------:|------:|');
-  for (const row of rows) {
+  const rate = (rs: Round[]) => median(rs.map((r) => r.perSecond));
+  const cpu = (rs: Round[], group: keyof Round['cpu']) => median(rs.map((r) => r.cpu[group]));
+  console.log(
+    table(
+      ['clients', 'side', 'movements/s', 'CPU µs/movement: bench', 'ledger', 'postgres', 'total'],
+      results.flatMap(({ clients, raw: rawRounds, http: httpRounds }) =>
+        (
+          [
+            ['raw SQL', rawRounds],
+            ['ledger HTTP', httpRounds],
+          ] as const
+        ).map(([side, rs]) => [
+          clients,
+          side,
+          rate(rs).toFixed(0),
+          cpu(rs, 'bench').toFixed(0),
+          cpu(rs, 'ledger').toFixed(0),
+          cpu(rs, 'postgres').toFixed(0),
+          (cpu(rs, 'bench') + cpu(rs, 'ledger') + cpu(rs, 'postgres')).toFixed(0),
+        ]),
+      ),
+    ),
+  );
+  for (const { clients, raw: rawRounds, http: httpRounds } of results) {
+    const perRound = httpRounds.map((h, i) => h.perSecond / (rawRounds[i] as Round).perSecond);
+    const ratio = rate(httpRounds) / rate(rawRounds);
     console.log(
-      `| ${String(row.clients).padStart(7)} | ${row.raw.toFixed(0).padStart(21)} | ` +
-        `${row.http.toFixed(0).padStart(25)} | ${(row.http / row.raw).toFixed(2).padStart(5)} |`,
+      `${verdict(`${clients} client(s): ledger HTTP / raw SQL`, ratio, `>= ${TARGET}`, ratio >= TARGET)}` +
+        ` (per round: ${perRound.map((r) => r.toFixed(2)).join(' ')})`,
     );
   }
 } finally {
-  agent.destroy();
+  await Promise.all(pools.map((pool) => pool.close()));
   await Promise.all(ledgers.map((ledger) => ledger.stop()));
   await db?.close();
   await postgres.stop();
