@@ -69,7 +69,9 @@ function v1Routes(ledger: Ledger): FastifyPluginAsync {
     // Authentication comes first (onRequest runs before the body is read): nothing about a
     // request is looked at before the key is known, unknown /v1 paths included.
     v1.addHook('onRequest', async (request) => {
-      request.customerId = await ledger.authenticate(request.headers['x-api-key'] as string);
+      request.customerId = await ledger.authenticate(
+        request.headers['x-api-key'] as string | undefined,
+      );
     });
     v1.setNotFoundHandler(() => {
       throw ledgerErrors.notFound();
