@@ -3,22 +3,16 @@
 // 100% if it were constructed), and a bare `node` process idling as the baseline. Read from
 // /proc/PID/stat (utime + stime). Target: under 1% for both workers.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPcscd } from '../test/support/pcscd.ts';
 import { startTestLedger, TEST_API_KEY } from '../test/support/test-ledger.ts';
 import { startWorkerProcess } from '../test/support/worker-process.ts';
-import { table, verdict } from './measure.ts';
+import { clockTicksPerSecond, cpuTicks, table, verdict } from './measure.ts';
 
 const SECONDS = Number(process.env.IDLE_SECONDS ?? 30);
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
-
-function cpuTicks(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // After "pid (comm) ": state is field 0, utime field 11, stime field 12.
-  return Number(fields[11]) + Number(fields[12]);
-}
+const TICKS_PER_SECOND = clockTicksPerSecond();
 
 const pcscd = await startPcscd();
 const ledger = await startTestLedger();

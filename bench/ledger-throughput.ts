@@ -16,7 +16,7 @@
  * customer instead.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
@@ -26,7 +26,7 @@ import { Ledger } from '../cloud/ledger.ts';
 import { applySeed, type Seed } from '../cloud/seed.ts';
 import { startLedgerProcess, type LedgerProcess } from '../test/support/ledger-process.ts';
 import { startPostgres } from '../test/support/postgres.ts';
-import { clockTicksPerSecond, cpuTicks, median, table, verdict } from './measure.ts';
+import { clockTicksPerSecond, cpuTicks, median, procStat, table, verdict } from './measure.ts';
 
 const TARGET = 0.7;
 const WARM_UP_SECONDS = 3;
@@ -113,15 +113,14 @@ function overHttp(pools: Pool[]): Movement {
 function postgresPids(postmaster: number): number[] {
   const children = readdirSync('/proc')
     .filter((name) => /^\d+$/.test(name))
+    .map(Number)
     .filter((pid) => {
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+        return Number(procStat(pid)[1]) === postmaster;
       } catch {
         return false; // gone meanwhile
       }
-    })
-    .map(Number);
+    });
   return [postmaster, ...children];
 }
 
