@@ -31,7 +31,9 @@ export default tseslint.config(
         'error',
         {
           paths: [{ name: 'electron', message: 'service/ and cloud/ never import electron.' }],
-          patterns: [{ group: ['electron/*'], message: 'service/ and cloud/ never import electron.' }],
+          patterns: [
+            { group: ['electron/*'], message: 'service/ and cloud/ never import electron.' },
+          ],
         },
       ],
       'no-restricted-properties': [
