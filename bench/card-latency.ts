@@ -11,7 +11,7 @@ import { encodeValueBlock } from '../service/card/wallet-format.ts';
 import { MovementJournal } from '../service/wallet/movement-journal.ts';
 import { startCardRig, waitUntil, type CardRig } from '../test/support/card-rig.ts';
 import { httpRequest } from '../test/support/http-client.ts';
-import { TEST_API_KEY } from '../test/support/test-ledger.ts';
+import { importCardBalance, TEST_API_KEY } from '../test/support/test-ledger.ts';
 import { VirtualCard } from '../test/support/virtual-card.ts';
 import { percentile, table, verdict } from './measure.ts';
 
@@ -118,6 +118,8 @@ try {
     uid: Buffer.from('04B0B1B2', 'hex'),
     blocks: { 4: encodeValueBlock(1_000, 1) },
   });
+  // Sold before the ledger: imported, so the ledger lets the discharges pay it out.
+  await importCardBalance(rig.ledger, card.id, 1_000);
   await rig.present(card);
   const get = (path: string) => async () => {
     const res = await httpRequest(`${rig.service.url}${path}`, {

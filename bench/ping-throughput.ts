@@ -25,7 +25,7 @@ async function serve(): Promise<void> {
   const { default: express } = await import('express');
   const { parseConfig } = await import('../service/config.ts');
   const { silentLogger } = await import('../service/logger.ts');
-  const { listen } = await import('../service/http/server.ts');
+  const { listen } = await import('../common/listen.ts');
   const { startWorkerService } = await import('../service/worker-service.ts');
   const dataDir = mkdtempSync(join(tmpdir(), 'cww-bench-ping-'));
   // /ping never calls the ledger, so the service gets a URL where nothing listens: an embedded

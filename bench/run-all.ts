@@ -3,7 +3,13 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const benchmarks = ['ping-throughput.ts', 'card-latency.ts', 'idle-cpu.ts', 'ledger-throughput.ts'];
+const benchmarks = [
+  'ping-throughput.ts',
+  'card-latency.ts',
+  'idle-cpu.ts',
+  'ledger-throughput.ts',
+  'slow-link.ts',
+];
 const wanted = process.argv.slice(2);
 for (const file of benchmarks) {
   if (wanted.length > 0 && !wanted.some((word) => file.includes(word))) continue;

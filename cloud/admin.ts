@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-keys.ts';
 import type { Database } from './db/database.ts';
-import { formatDecimal } from './decimal.ts';
-import { LedgerError, ledgerErrors } from './errors.ts';
+import { formatDecimal } from '../common/decimal.ts';
+import { ledgerErrors } from './errors.ts';
 import {
   changeBalance,
   CUSTOMER_COLUMNS,
   findCustomer,
-  MOVEMENT_COLUMNS,
+  movementColumnsOf,
   toCustomer,
   toMovement,
   type Customer,
@@ -89,7 +89,7 @@ export async function issueKey(
 ): Promise<IssuedKey> {
   const apiKey = key ?? generateApiKey();
   if (!isWellFormedApiKey(apiKey)) {
-    throw new LedgerError('InvalidKey', 400, 'a key is 16 to 256 visible ASCII characters');
+    throw ledgerErrors.invalidKey();
   }
   return db.transaction(async (tx) => {
     if (customerId !== undefined && !(await findCustomer(tx, customerId))) {
@@ -176,11 +176,8 @@ export async function listAllMovements(
     params.push(customerId);
     conditions.push(`m.customer_id = $${params.length}`);
   }
-  const columns = MOVEMENT_COLUMNS.split(', ')
-    .map((column) => `m.${column}`)
-    .join(', ');
   const { rows } = await db.query<MovementRow & { customer_credits: number | string }>(
-    `SELECT ${columns}, c.credits AS customer_credits
+    `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
      FROM movements m JOIN customers c ON c.id = m.customer_id
      ${conditions.length > 0 ? `WHERE ${conditions.join(' AND ')}` : ''}
      ORDER BY m.created_at DESC, m.id DESC

@@ -5,6 +5,7 @@ export interface CheckReport {
   customers: number;
   movements: number;
   entries: number;
+  cards: number;
   problems: string[];
 }
 
@@ -12,7 +13,9 @@ export interface CheckReport {
  * Verifies the ledger from one consistent snapshot (safe while ledger processes serve):
  * every customer's balance equals the sum of its entries and its last entry's balance_after;
  * every movement's entries add up to what its kind and state imply (a pending or posted
- * recharge -credits, a posted discharge +credits, anything else 0).
+ * recharge -credits, a posted discharge +credits, anything else 0); every card's account
+ * equals its import + posted recharges - posted and pending discharges (+ the overdraw written
+ * off by migration 3).
  */
 export async function checkLedger(db: Database): Promise<CheckReport> {
   return db.transaction(async (tx) => {
@@ -75,6 +78,38 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       );
     }
 
+    const cards = await tx.query<{
+      customer_id: string;
+      card_id: string;
+      credits: number | string;
+      expected: number | string;
+    }>(
+      `WITH moved AS (
+         SELECT customer_id, card_id, sum(CASE
+             WHEN kind = 'recharge' AND state = 'posted' THEN credits
+             WHEN kind = 'discharge' AND state IN ('pending', 'posted') THEN -credits
+             ELSE 0 END) AS net
+         FROM movements GROUP BY customer_id, card_id),
+       cards AS (
+         SELECT customer_id, card_id FROM card_accounts
+         UNION SELECT customer_id, card_id FROM moved
+         UNION SELECT customer_id, card_id FROM card_imports)
+       SELECT k.customer_id, k.card_id, COALESCE(a.credits, 0) AS credits,
+              COALESCE(m.net, 0) + COALESCE(i.credits, 0) + COALESCE(a.legacy_overdraw, 0) AS expected
+       FROM cards k
+       LEFT JOIN card_accounts a ON a.customer_id = k.customer_id AND a.card_id = k.card_id
+       LEFT JOIN moved m ON m.customer_id = k.customer_id AND m.card_id = k.card_id
+       LEFT JOIN card_imports i ON i.customer_id = k.customer_id AND i.card_id = k.card_id
+       ORDER BY k.customer_id, k.card_id`,
+    );
+    for (const row of cards.rows) {
+      if (BigInt(row.credits) !== BigInt(row.expected)) {
+        problems.push(
+          `card ${row.card_id} of customer ${row.customer_id}: account ${row.credits} != imported + movements ${row.expected}`,
+        );
+      }
+    }
+
     const counts = await tx.query<{ movements: number | string; entries: number | string }>(
       `SELECT (SELECT count(*) FROM movements) AS movements,
               (SELECT count(*) FROM ledger_entries) AS entries`,
@@ -84,6 +119,7 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       customers: balances.rows.length,
       movements: Number(counts.rows[0]?.movements ?? 0),
       entries: Number(counts.rows[0]?.entries ?? 0),
+      cards: cards.rows.length,
       problems,
     };
   });

@@ -1,4 +1,4 @@
-import { listen, type RunningServer } from '../service/http/server.ts';
+import { listen, type RunningServer } from '../common/listen.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
 import { createLedgerApp } from './http/create-app.ts';

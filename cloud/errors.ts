@@ -1,3 +1,5 @@
+import { ledgerErrorCodes } from '../common/ledger-contract.ts';
+
 /**
  * The one error type of the ledger. `code` is what a client sees in `{ "error": code }`;
  * `status` is the HTTP status; `detail` (only for 400s) names the offending field. Anything
@@ -17,27 +19,41 @@ export class LedgerError extends Error {
   }
 }
 
-/** Every error code of contract v1, with its HTTP status. */
+const fromContract =
+  (name: keyof typeof ledgerErrorCodes) =>
+  (detail?: string): LedgerError =>
+    new LedgerError(ledgerErrorCodes[name].code, ledgerErrorCodes[name].status, detail);
+
+/** Every error the ledger raises: contract v1's codes (common/), then the admin CLI's own. */
 export const ledgerErrors = {
-  missingApiKey: () => new LedgerError('Unauthorized: missing api key', 401),
-  invalidApiKey: () => new LedgerError('Unauthorized: invalid api key', 401),
-  keyNotAssigned: () => new LedgerError('KeyNotAssigned', 403),
-  invalidMovement: (detail: string) => new LedgerError('InvalidMovement', 400, detail),
-  amountBelowOneCredit: () => new LedgerError('AmountBelowOneCredit', 422),
-  noCredits: () => new LedgerError('NoCredits', 422),
-  movementIdConflict: () => new LedgerError('MovementIdConflict', 409),
-  movementNotFound: () => new LedgerError('MovementNotFound', 404),
-  movementAlreadyVoided: () => new LedgerError('MovementAlreadyVoided', 409),
-  movementAlreadyPosted: () => new LedgerError('MovementAlreadyPosted', 409),
-  notFound: () => new LedgerError('NotFound', 404),
-  invalidRequest: () => new LedgerError('InvalidRequest', 400),
-  payloadTooLarge: () => new LedgerError('PayloadTooLarge', 413),
-  unsupportedMediaType: () => new LedgerError('UnsupportedMediaType', 415),
-  databaseUnavailable: () => new LedgerError('DatabaseUnavailable', 503),
+  missingApiKey: () => fromContract('missingApiKey')(),
+  invalidApiKey: () => fromContract('invalidApiKey')(),
+  keyNotAssigned: () => fromContract('keyNotAssigned')(),
+  invalidMovement: (detail: string) => fromContract('invalidMovement')(detail),
+  amountBelowOneCredit: () => fromContract('amountBelowOneCredit')(),
+  noCredits: () => fromContract('noCredits')(),
+  cardAccountExceeded: () => fromContract('cardAccountExceeded')(),
+  invalidCardId: () =>
+    fromContract('invalidCardId')('cardId: must be 8 or 14 uppercase hexadecimal characters'),
+  movementIdConflict: () => fromContract('movementIdConflict')(),
+  movementNotFound: () => fromContract('movementNotFound')(),
+  movementAlreadyVoided: () => fromContract('movementAlreadyVoided')(),
+  movementAlreadyPosted: () => fromContract('movementAlreadyPosted')(),
+  notFound: () => fromContract('notFound')(),
+  invalidRequest: () => fromContract('invalidRequest')(),
+  invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),
+  payloadTooLarge: () => fromContract('payloadTooLarge')(),
+  unsupportedMediaType: () => fromContract('unsupportedMediaType')(),
+  tooManyRequests: () => fromContract('tooManyRequests')(),
+  databaseUnavailable: () => fromContract('databaseUnavailable')(),
   // Admin (CLI) errors: never reach HTTP.
   customerNotFound: (customerId: string) =>
     new LedgerError('CustomerNotFound', 404, `no customer ${customerId}`),
   keyNotFound: () => new LedgerError('KeyNotFound', 404, 'no such api key'),
   keyConflict: (detail: string) => new LedgerError('KeyConflict', 409, detail),
+  invalidKey: () =>
+    new LedgerError('InvalidKey', 400, 'a key is 16 to 256 visible ASCII characters'),
+  invalidSeed: (detail: string) => new LedgerError('InvalidSeed', 400, detail),
   databaseInUse: (detail: string) => new LedgerError('DatabaseInUse', 409, detail),
+  cardImportConflict: (detail: string) => new LedgerError('CardImportConflict', 409, detail),
 } as const;

@@ -1,7 +1,14 @@
 import { hashApiKey } from './api-keys.ts';
 import type { Database, Queryable } from './db/database.ts';
-import { creditsForAmount, parseDecimal, parseStoredDecimal } from './decimal.ts';
+import { creditsForAmount, parseDecimal, parseStoredDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
+import {
+  changeCardAccount,
+  flagCard,
+  lockCardAccount,
+  readCardAccount,
+  type CardAccount,
+} from './card-accounts.ts';
 import {
   changeBalance,
   findCustomer,
@@ -86,9 +93,12 @@ export class Ledger {
         : row.requested_amount !== null &&
           parseStoredDecimal(row.requested_amount) === requestedAmount);
 
-    return this.db.transaction(async (tx) => {
-      // A recharge locks the customer row first: the pool check, the reservation and the
-      // idempotency check below then see no concurrent change of this customer.
+    const outcome = await this.db.transaction(async (tx): Promise<CreatedMovement | 'refused'> => {
+      // The id's lock first (a void of an unknown id takes it too, see resolveMovement): a
+      // create and a tombstone of one id never both happen. Then a recharge locks the customer
+      // row: the pool check, the reservation and the idempotency check below see no concurrent
+      // change of this customer. Always in this order, so the two never deadlock.
+      await lockMovementId(tx, id);
       const customer = await findCustomer(tx, customerId, { lock: request.kind === 'recharge' });
       if (!customer) throw ledgerErrors.customerNotFound(customerId);
       const replay = (row: MovementRow): CreatedMovement => {
@@ -98,6 +108,13 @@ export class Ledger {
 
       const existing = await findMovement(tx, id);
       if (existing) return replay(existing);
+      const tombstone = await findTombstone(tx, id);
+      if (tombstone) {
+        // Voided before it arrived: refused, and answered as voided, every time it comes.
+        throw tombstone.customer_id === customerId
+          ? ledgerErrors.movementAlreadyVoided()
+          : ledgerErrors.movementIdConflict();
+      }
 
       const creditCost = parseStoredDecimal(customer.credit_cost);
       const credits =
@@ -112,6 +129,25 @@ export class Ledger {
       }
       if (request.kind === 'recharge' && BigInt(customer.credits) < credits) {
         throw ledgerErrors.noCredits();
+      }
+      if (request.kind === 'discharge') {
+        // The card's account is locked before the id is looked up again: a same-id request
+        // that took the account's credits meanwhile is then seen, and answered as a replay.
+        const account = await lockCardAccount(tx, customerId, request.cardId);
+        const raced = await findMovement(tx, id);
+        if (raced) return replay(raced);
+        if (account < credits) {
+          // Committed with the refusal (no movement is stored): the flag is the evidence.
+          await flagCard(tx, {
+            customerId,
+            cardId: request.cardId,
+            kind: 'discharge-exceeds-account',
+            movementId: id,
+            requestedCredits: credits,
+            accountCredits: account,
+          });
+          return 'refused';
+        }
       }
 
       // ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
@@ -137,12 +173,22 @@ export class Ledger {
         if (!raced) throw new Error(`movement ${id} conflicted but is not found`);
         return replay(raced);
       }
+      if (request.kind === 'discharge') {
+        await changeCardAccount(tx, customerId, request.cardId, -credits);
+      }
       const pool =
         request.kind === 'recharge'
           ? await changeBalance(tx, customerId, -credits, 'reserve', id)
           : Number(customer.credits);
       return { movement: toMovement(row, pool), replayed: false };
     });
+    if (outcome === 'refused') throw ledgerErrors.cardAccountExceeded();
+    return outcome;
+  }
+
+  /** What the customer has put on one card: its account, flags and latest movements. */
+  getCardAccount(customerId: string, cardId: string): Promise<CardAccount> {
+    return readCardAccount(this.db, customerId, cardId);
   }
 
   /** Finalises a pending movement; a discharge returns its credits to the pool. */
@@ -190,19 +236,32 @@ export class Ledger {
     await this.db.query('SELECT 1');
   }
 
-  private resolveMovement(
+  private async resolveMovement(
     customerId: string,
     rawId: string,
     target: 'posted' | 'voided',
   ): Promise<Movement> {
     const id = rawId.toLowerCase();
-    return this.db.transaction(async (tx) => {
-      const { rows } = await tx.query<MovementRow>(
-        `SELECT ${MOVEMENT_COLUMNS} FROM movements WHERE id = $1 AND customer_id = $2 FOR UPDATE`,
-        [id, customerId],
-      );
-      const current = rows[0];
-      if (!current) throw ledgerErrors.movementNotFound();
+    const resolved = await this.db.transaction(async (tx) => {
+      let current = await lockMovement(tx, id, customerId);
+      if (!current && target === 'voided') {
+        // A void of an id the ledger does not hold leaves a tombstone, so a create of that id
+        // arriving later (a request that timed out on the worker's side but was still on its
+        // way) is refused rather than reserving credits nobody will ever resolve. Under the
+        // id's lock, a create of it has either committed (seen now) or waits for this.
+        await lockMovementId(tx, id);
+        current = await lockMovement(tx, id, customerId);
+        if (!current) {
+          await tx.query(
+            `INSERT INTO void_tombstones (id, customer_id)
+             SELECT $1, $2 WHERE NOT EXISTS (SELECT 1 FROM movements WHERE id = $1)
+             ON CONFLICT (id) DO NOTHING`,
+            [id, customerId],
+          );
+        }
+      }
+      // Answered outside the transaction: throwing here would roll the tombstone back.
+      if (!current) return undefined;
       if (current.state === target) {
         return toMovement(current, await readCustomerCredits(tx, customerId));
       }
@@ -227,9 +286,46 @@ export class Ledger {
       } else {
         pool = await readCustomerCredits(tx, customerId);
       }
+      // A card's account grows when a recharge is final, and gets back a voided discharge.
+      if (
+        (current.kind === 'recharge' && target === 'posted') ||
+        (current.kind === 'discharge' && target === 'voided')
+      ) {
+        await changeCardAccount(tx, customerId, current.card_id, credits);
+      }
       return toMovement(row, pool);
     });
+    if (!resolved) throw ledgerErrors.movementNotFound();
+    return resolved;
   }
+}
+
+/** The transaction's lock on one movement id (two-key advisory space: never the migrations'). */
+async function lockMovementId(tx: Queryable, id: string): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(2, hashtext($1))', [id]);
+}
+
+async function lockMovement(
+  tx: Queryable,
+  id: string,
+  customerId: string,
+): Promise<MovementRow | undefined> {
+  const { rows } = await tx.query<MovementRow>(
+    `SELECT ${MOVEMENT_COLUMNS} FROM movements WHERE id = $1 AND customer_id = $2 FOR UPDATE`,
+    [id, customerId],
+  );
+  return rows[0];
+}
+
+async function findTombstone(
+  tx: Queryable,
+  id: string,
+): Promise<{ customer_id: string } | undefined> {
+  const { rows } = await tx.query<{ customer_id: string }>(
+    'SELECT customer_id FROM void_tombstones WHERE id = $1',
+    [id],
+  );
+  return rows[0];
 }
 
 async function findMovement(tx: Queryable, id: string): Promise<MovementRow | undefined> {

@@ -1,32 +1,14 @@
 import type { Queryable } from './db/database.ts';
 import { sqlState, violatedConstraint } from './db/database.ts';
-import { formatDecimal, parseStoredDecimal } from './decimal.ts';
+import { formatDecimal, parseStoredDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
 
-/** Rows as the database returns them, and their JSON shapes (contract v1). */
-export type MovementKind = 'recharge' | 'discharge';
-export type MovementState = 'pending' | 'posted' | 'voided';
+import type { Customer, Movement, MovementKind, MovementState } from '../common/ledger-contract.ts';
+
+export type { Customer, Movement, MovementKind, MovementState };
+
+/** Rows as the database returns them. */
 export type EntryOperation = 'open' | 'topup' | 'reserve' | 'release' | 'return';
-
-export interface Customer {
-  customerId: string;
-  name: string;
-  credits: number;
-  creditCost: string;
-}
-
-export interface Movement {
-  id: string;
-  kind: MovementKind;
-  cardId: string;
-  state: MovementState;
-  credits: number;
-  amount: string;
-  creditCost: string;
-  customerCredits: number;
-  createdAt: string;
-  resolvedAt: string | null;
-}
 
 export interface CustomerRow {
   id: string;
@@ -52,6 +34,13 @@ export interface MovementRow {
 export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at';
+
+/** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
+export function movementColumnsOf(alias: string): string {
+  return MOVEMENT_COLUMNS.split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+}
 
 export function toCustomer(row: CustomerRow): Customer {
   return {

@@ -3,6 +3,7 @@
  * streams, environment and signals, and exits). Exit codes: 0 done, 1 failed, 2 invalid
  * arguments (the message names the option).
  */
+import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import {
   addCustomer,
@@ -14,13 +15,14 @@ import {
   setCreditCost,
   topUp,
 } from './admin.ts';
+import { CARD_ID, importCards, parseCardImportCsv, readCardAccount } from './card-accounts.ts';
 import { checkLedger } from './check.ts';
 import { startLedgerServer } from './create-ledger-server.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
-import { parseDecimal } from './decimal.ts';
-import { LedgerError } from './errors.ts';
-import type { MovementState } from './records.ts';
+import { parseDecimal } from '../common/decimal.ts';
+import { LedgerError, ledgerErrors } from './errors.ts';
+import { findCustomer, type MovementState } from './records.ts';
 import { readSeedFile } from './seed.ts';
 
 export const NAME = 'card-wallet-cloud';
@@ -39,7 +41,14 @@ const USAGE = `Usage: ${NAME} <command> [options]
   key assign --key KEY --customer ID
   key revoke --key KEY
   movements list [--state pending|posted|voided] [--customer ID] [--limit N]
+  card import --customer ID --file CSV
+      Give cards the shop sold before it used this ledger their account, once: one
+      "cardId,credits" per line. All or nothing; a second run of the same file changes
+      nothing. Imported credits do not come out of the shop's pool.
+  card show --customer ID --card CARDID
+      A card's account at the shop, its flags (suspect) and latest movements.
   check          exit 0 when every balance equals the sum of its ledger entries
+                 and every card's account its import and movements
 
 Every command takes --database <postgres://... | FOLDER> (or ${DATABASE_ENV}):
 a PostgreSQL URL, or a folder for the embedded PGlite database (created when missing).
@@ -283,13 +292,59 @@ async function movements(io: CliIo, sub: string | undefined, args: string[]): Pr
   return 0;
 }
 
+async function card(io: CliIo, sub: string | undefined, args: string[]): Promise<number> {
+  switch (sub) {
+    case 'import': {
+      const values = parse(args, { customer: { type: 'string' }, file: { type: 'string' } });
+      const customerId = uuid(values, 'customer');
+      const file = text(values, 'file') ?? '';
+      let csv: string;
+      try {
+        csv = await readFile(file, 'utf8');
+      } catch (error) {
+        throw new UsageError(
+          `--file cannot read ${file}: ${(error as NodeJS.ErrnoException).code}`,
+        );
+      }
+      const { lines, problems } = parseCardImportCsv(csv);
+      if (problems.length > 0) {
+        throw new UsageError(`--file ${file}: nothing imported:\n  ${problems.join('\n  ')}`);
+      }
+      const result = await withDatabase(io, values, (db) => importCards(db, customerId, lines));
+      print(io, { cards: lines.length, ...result });
+      return 0;
+    }
+    case 'show': {
+      const values = parse(args, { customer: { type: 'string' }, card: { type: 'string' } });
+      const customerId = uuid(values, 'customer');
+      const cardId = (text(values, 'card') ?? '').toUpperCase();
+      if (!CARD_ID.test(cardId)) {
+        throw new UsageError(`--card must be a card id of 8 or 14 hex digits (got "${cardId}")`);
+      }
+      print(
+        io,
+        await withDatabase(io, values, async (db) => {
+          if (!(await findCustomer(db, customerId))) {
+            throw ledgerErrors.customerNotFound(customerId);
+          }
+          return readCardAccount(db, customerId, cardId);
+        }),
+      );
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "card ${sub ?? ''}"; use import or show`);
+  }
+}
+
 async function check(io: CliIo, args: string[]): Promise<number> {
   const values = parse(args, {});
   const report = await withDatabase(io, values, checkLedger);
   if (report.ok) {
     io.stdout.write(
-      `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries; ` +
-        'every balance equals the sum of its entries\n',
+      `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries, ` +
+        `${report.cards} cards; every balance equals the sum of its entries and every card ` +
+        'account its import and movements\n',
     );
     return 0;
   }
@@ -313,6 +368,8 @@ async function dispatch(io: CliIo, argv: string[]): Promise<number> {
       return key(io, sub, rest);
     case 'movements':
       return movements(io, sub, rest);
+    case 'card':
+      return card(io, sub, rest);
     case 'check':
       return check(io, argv.slice(1));
     case undefined:

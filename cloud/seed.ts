@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { hashApiKey, API_KEY_PATTERN } from './api-keys.ts';
 import type { Database, Queryable } from './db/database.ts';
-import { formatDecimal, parseDecimal } from './decimal.ts';
-import { LedgerError, ledgerErrors } from './errors.ts';
+import { formatDecimal, parseDecimal } from '../common/decimal.ts';
+import { ledgerErrors } from './errors.ts';
 import { changeBalance, CUSTOMER_COLUMNS, type CustomerRow } from './records.ts';
 
 /**
@@ -66,7 +66,7 @@ export function parseSeed(value: unknown): ParsedSeed {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') || '(root)';
-    throw new LedgerError('InvalidSeed', 400, `${path}: ${issue?.message ?? 'invalid'}`);
+    throw ledgerErrors.invalidSeed(`${path}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }
@@ -76,7 +76,7 @@ export async function readSeedFile(path: string): Promise<ParsedSeed> {
   try {
     value = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
-    throw new LedgerError('InvalidSeed', 400, `${path}: ${(error as Error).message}`);
+    throw ledgerErrors.invalidSeed(`${path}: ${(error as Error).message}`);
   }
   return parseSeed(value);
 }

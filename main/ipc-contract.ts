@@ -6,6 +6,8 @@ export interface SettingsView {
   settings: Settings;
   /** True when the OS offers no encryption: the key is stored as plain text (shown as a warning). */
   plainTextKeyStorage: boolean;
+  /** Why the saved settings were set aside at start (defaults in use, key to enter again). */
+  recovery: string | null;
 }
 
 export type SaveResult =

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { IpcMain, IpcMainInvokeEvent, WebContents } from 'electron';
 import type { InvokeChannel, InvokeContract, PushChannel, PushContract } from './ipc-contract.ts';
 
@@ -46,15 +48,42 @@ export function createIpc(
   };
 }
 
-/** Our window's main frame, showing our page (file:// URL of renderer/index.html). */
+/**
+ * Whether `url` (as Chromium reports it: percent-encoded, e.g. `%5B` for `[` or `%20` for a
+ * space) shows `pageFile`. Compared as file paths, not URL text: Node's pathToFileURL and
+ * Chromium encode different characters, so an install path with `[`, `]`, `#` or non-ASCII
+ * letters would otherwise never match and the window would get no answers.
+ */
+export function isPageUrl(url: string, pageFile: string, platform = process.platform): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol !== 'file:' || parsed.search !== '' || parsed.host !== '') return false;
+  parsed.hash = '';
+  let path: string;
+  try {
+    path = fileURLToPath(parsed, { windows: platform === 'win32' });
+  } catch {
+    return false;
+  }
+  // Windows paths are case-insensitive (C:\ vs c:\ from different sources).
+  const same = (a: string, b: string) =>
+    platform === 'win32' ? a.toLowerCase() === b.toLowerCase() : a === b;
+  return same(path, platform === 'win32' ? pageFile : resolve(pageFile));
+}
+
+/** Our window's main frame, showing our page (renderer/index.html). */
 export function senderIsWindow(
   getContents: () => WebContents | undefined,
-  pageUrl: string,
+  pageFile: string,
 ): SenderCheck {
   return (event) => {
     const contents = getContents();
     if (!contents || event.sender !== contents) return false;
     const frame = event.senderFrame;
-    return frame !== null && frame === contents.mainFrame && frame.url === pageUrl;
+    return frame !== null && frame === contents.mainFrame && isPageUrl(frame.url, pageFile);
   };
 }

@@ -11,7 +11,8 @@ import {
 export interface KeyValueStore {
   get(key: string): unknown;
   set(key: string, value: unknown): void;
-  readonly store: Record<string, unknown>;
+  /** Assigning replaces the whole file in one atomic write (electron-store writes via a temp file). */
+  store: Record<string, unknown>;
 }
 
 /** The part of Electron's safeStorage used here. */
@@ -36,10 +37,26 @@ interface StoredSettings extends Omit<Settings, 'apiKey'> {
 export class SettingsStore {
   readonly #store: KeyValueStore;
   readonly #safeStorage: SecretBox;
+  readonly #backup: (raw: Record<string, unknown>) => void;
+  #recovery: string | null = null;
 
-  constructor(store: KeyValueStore, safeStorage: SecretBox) {
+  /** `backup` keeps settings that could not be read (e.g. as a file next to them). */
+  constructor(
+    store: KeyValueStore,
+    safeStorage: SecretBox,
+    backup: (raw: Record<string, unknown>) => void = () => undefined,
+  ) {
     this.#store = store;
     this.#safeStorage = safeStorage;
+    this.#backup = backup;
+  }
+
+  /**
+   * Why the stored settings were set aside at the last load (null when they loaded): the window
+   * shows it and asks for the API key again.
+   */
+  get recovery(): string | null {
+    return this.#recovery;
   }
 
   /** True when the key cannot be encrypted on this computer. */
@@ -50,9 +67,27 @@ export class SettingsStore {
 
   /** The settings, migrated to the current version; `generateKey` supplies a first key. */
   load(generateKey: () => string): Settings {
+    this.#recovery = null;
+    try {
+      return this.#load(generateKey);
+    } catch (error) {
+      // A keychain that denies access, a locked Linux keyring (safeStorage.decryptString throws)
+      // or a hand-edited file must not lock the operator out: keep a copy, start from defaults.
+      const raw = { ...this.#store.store };
+      this.#backup(raw);
+      this.#recovery = `The saved settings could not be read (${(error as Error).message}); they were backed up and defaults are in use. Enter the API key again.`;
+      const settings: Settings = { ...DEFAULT_SETTINGS, apiKey: generateKey() };
+      this.save(settings);
+      return settings;
+    }
+  }
+
+  #load(generateKey: () => string): Settings {
     const migrated = migrateSettings(this.#store.store) as unknown as StoredSettings;
     const apiKey = this.#readKey(migrated.apiKey) ?? generateKey();
     const settings: Settings = { ...DEFAULT_SETTINGS, ...withoutVersion(migrated), apiKey };
+    const problems = settingsProblems(settings);
+    if (problems.length > 0) throw new Error(problems.map((problem) => problem.message).join(' '));
     if (migrated.version !== this.#store.get('version') || migrated.apiKey === null)
       this.save(settings);
     return settings;
@@ -68,7 +103,7 @@ export class SettingsStore {
       version: SETTINGS_VERSION,
       apiKey: this.#writeKey(apiKey),
     };
-    for (const [key, value] of Object.entries(stored)) this.#store.set(key, value);
+    this.#store.store = { ...stored };
   }
 
   #writeKey(apiKey: string): StoredSettings['apiKey'] {

@@ -1,4 +1,9 @@
-import { apiKeySchema, DEFAULT_PORT, originProblem } from '../service/config.ts';
+import {
+  DEFAULT_PORT,
+  operatorSettingsSchema,
+  originProblem,
+  type ConfigInput,
+} from '../service/config.ts';
 
 /** What the operator sets in the window; stored by main/ (the key encrypted). */
 export interface Settings {
@@ -33,42 +38,54 @@ export interface SettingsProblem {
   message: string;
 }
 
-/** Checks every field; an empty list means the settings can be saved. Nothing partial is saved. */
+/** What each field must be, said so a shop operator can fix it. */
+const MESSAGES: Partial<Record<keyof Settings, string>> = {
+  port: 'The port must be a whole number from 1 to 65535.',
+  cloudUrl:
+    'The ledger URL must be a full http:// or https:// address, e.g. https://ledger.example.com (no spaces, a port up to 65535).',
+  cardKey: 'The card key must be 12 hex digits (6 bytes).',
+  cardKeyType: 'The key type must be A or B.',
+  walletSector: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
+  reader: 'The reader name must not be empty (leave it unset for the first contactless reader).',
+};
+
+/**
+ * Checks every field against the service's own schema; an empty list means the settings can be
+ * saved and the service will start with them. Nothing partial is saved.
+ */
 export function settingsProblems(settings: Settings): SettingsProblem[] {
   const problems: SettingsProblem[] = [];
-  const key = apiKeySchema.safeParse(settings.apiKey);
+  const shape = operatorSettingsSchema.shape;
+  const key = shape.apiKey.safeParse(settings.apiKey);
   if (!key.success)
     problems.push({ field: 'apiKey', message: `The API key ${key.error.issues[0]?.message}.` });
-  for (const origin of settings.allowedOrigins) {
-    const problem = originProblem(origin);
+  const origins = Array.isArray(settings.allowedOrigins) ? settings.allowedOrigins : [null];
+  for (const origin of origins) {
+    const problem = typeof origin === 'string' ? originProblem(origin) : 'not text';
     if (problem) problems.push({ field: 'allowedOrigins', message: `${origin}: ${problem}.` });
   }
-  if (!Number.isInteger(settings.port) || settings.port < 1 || settings.port > 65535) {
-    problems.push({ field: 'port', message: 'The port must be a whole number from 1 to 65535.' });
-  }
-  if (settings.cloudUrl !== null && !/^https?:\/\/[^\s/]+/.test(settings.cloudUrl)) {
-    problems.push({
-      field: 'cloudUrl',
-      message: 'The ledger URL must start with https:// (or http://).',
-    });
-  }
-  if (!/^[0-9A-Fa-f]{12}$/.test(settings.cardKey)) {
-    problems.push({ field: 'cardKey', message: 'The card key must be 12 hex digits (6 bytes).' });
-  }
-  if (settings.cardKeyType !== 'A' && settings.cardKeyType !== 'B') {
-    problems.push({ field: 'cardKeyType', message: 'The key type must be A or B.' });
-  }
-  if (
-    !Number.isInteger(settings.walletSector) ||
-    settings.walletSector < 1 ||
-    settings.walletSector > 39
-  ) {
-    problems.push({
-      field: 'walletSector',
-      message: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
-    });
+  const fields = ['port', 'cloudUrl', 'reader', 'cardKey', 'cardKeyType', 'walletSector'] as const;
+  for (const field of fields) {
+    const value = settings[field] === null ? undefined : settings[field];
+    if (!shape[field].safeParse(value).success)
+      problems.push({ field, message: MESSAGES[field] ?? `${field} is not valid.` });
   }
   return problems;
+}
+
+/** The service core's configuration from the window's settings (validated by parseConfig). */
+export function serviceConfig(settings: Settings, dataDir: string): ConfigInput {
+  return {
+    port: settings.port,
+    apiKey: settings.apiKey,
+    allowedOrigins: settings.allowedOrigins,
+    reader: settings.reader ?? undefined,
+    cardKey: settings.cardKey,
+    cardKeyType: settings.cardKeyType,
+    walletSector: settings.walletSector,
+    cloudUrl: settings.cloudUrl ?? undefined,
+    dataDir,
+  };
 }
 
 /** Settings the running service takes at once; any other change restarts the service core. */

@@ -15,30 +15,69 @@ export interface TrayParts {
   buildMenu: (template: MenuItemConstructorOptions[]) => Menu;
 }
 
-/** Applies a snapshot to the tray: the icon of its state, the tooltip and the menu. */
-export function updateTray(
-  parts: TrayParts,
-  snapshot: StatusSnapshot,
-  startAtLogin: boolean,
+/**
+ * Keeps the tray in step with snapshots, touching it only when its icon, tooltip or menu would
+ * change. The service publishes a snapshot on every HTTP request; rebuilding the menu each time
+ * closes a menu the operator has open (electron/electron#4796) and makes the icon flicker.
+ *
+ * On macOS the menu is not attached with setContextMenu: there a left click would both open the
+ * menu and fire `click`; instead `popUpMenu()` shows it on right click.
+ */
+export function trayUpdater(
+  parts: TrayParts & { tray: Partial<Pick<Tray, 'popUpContextMenu'>> },
   actions: TrayActions,
-): void {
-  parts.tray.setImage(parts.icon(trayState(snapshot)));
-  parts.tray.setToolTip(trayTooltip(snapshot));
+  platform: NodeJS.Platform = process.platform,
+) {
+  let lastImage: string | undefined;
+  let lastTooltip: string | undefined;
+  let lastMenu: string | undefined;
+  let menu: Menu | undefined;
   const click: Record<string, (checked: boolean) => void> = {
     'open-window': () => actions.openWindow(),
     'copy-url': () => actions.copyUrl(),
     'start-at-login': (checked) => actions.setStartAtLogin(checked),
     quit: () => actions.quit(),
   };
-  parts.tray.setContextMenu(
-    parts.buildMenu(
-      trayMenu(snapshot, startAtLogin).map((item) => ({
-        label: item.label,
-        enabled: item.enabled,
-        type: item.type ?? 'normal',
-        checked: item.checked,
-        click: click[item.id] ? (menuItem) => click[item.id]?.(menuItem.checked) : undefined,
-      })),
-    ),
-  );
+  return {
+    update(snapshot: StatusSnapshot, startAtLogin: boolean): void {
+      const state = trayState(snapshot);
+      if (state !== lastImage) {
+        parts.tray.setImage(parts.icon(state));
+        lastImage = state;
+      }
+      const tooltip = trayTooltip(snapshot);
+      if (tooltip !== lastTooltip) {
+        parts.tray.setToolTip(tooltip);
+        lastTooltip = tooltip;
+      }
+      const items = trayMenu(snapshot, startAtLogin);
+      const key = JSON.stringify(items);
+      if (key === lastMenu) return;
+      lastMenu = key;
+      menu = parts.buildMenu(
+        items.map((item) => ({
+          label: item.label,
+          enabled: item.enabled,
+          type: item.type ?? 'normal',
+          checked: item.checked,
+          click: click[item.id] ? (menuItem) => click[item.id]?.(menuItem.checked) : undefined,
+        })),
+      );
+      if (platform !== 'darwin') parts.tray.setContextMenu(menu);
+    },
+    /** macOS: shows the menu (on right click). */
+    popUpMenu(): void {
+      if (menu) parts.tray.popUpContextMenu?.(menu);
+    },
+  };
+}
+
+/** Applies one snapshot to the tray: the icon of its state, the tooltip and the menu. */
+export function updateTray(
+  parts: TrayParts,
+  snapshot: StatusSnapshot,
+  startAtLogin: boolean,
+  actions: TrayActions,
+): void {
+  trayUpdater(parts, actions, 'linux').update(snapshot, startAtLogin);
 }

@@ -1,16 +1,22 @@
 import type { BrowserWindow, BrowserWindowConstructorOptions, WebContents } from 'electron';
+import { isPageUrl } from './ipc.ts';
 
 /**
  * The status window's options: no Node in the page, isolated and sandboxed, only the preload
  * bridge. Exported for the tests, which check every flag.
  */
-export function statusWindowOptions(preloadPath: string): BrowserWindowConstructorOptions {
+export function statusWindowOptions(
+  preloadPath: string,
+  devTools = false,
+): BrowserWindowConstructorOptions {
   return {
     width: 900,
     height: 720,
     minWidth: 360,
     minHeight: 480,
     show: false,
+    // No File/Edit/View menu bar on Windows and Linux (the default menu has Toggle DevTools).
+    autoHideMenuBar: true,
     title: 'Card Wallet Worker',
     webPreferences: {
       preload: preloadPath,
@@ -23,7 +29,8 @@ export function statusWindowOptions(preloadPath: string): BrowserWindowConstruct
       allowRunningInsecureContent: false,
       webviewTag: false,
       spellcheck: false,
-      devTools: true,
+      // Off in the installed app: DevTools would let anyone at the till read the API key.
+      devTools,
     },
   };
 }
@@ -34,10 +41,12 @@ export function statusWindowOptions(preloadPath: string): BrowserWindowConstruct
  */
 export function lockDown(
   contents: Pick<WebContents, 'on' | 'setWindowOpenHandler' | 'session'>,
-  pageUrl: string,
+  pageFile: string,
 ): void {
-  contents.on('will-navigate', (event, url) => {
-    if (url !== pageUrl) event.preventDefault();
+  // Electron 45 passes the target as `details.url` on the event; the positional url argument
+  // is deprecated.
+  contents.on('will-navigate', (details) => {
+    if (!isPageUrl(details.url, pageFile)) details.preventDefault();
   });
   contents.on('will-redirect', (event) => event.preventDefault());
   contents.on('will-attach-webview', (event) => event.preventDefault());
@@ -57,10 +66,11 @@ export function createStatusWindow(
   Window: WindowFactory,
   preloadPath: string,
   pageFile: string,
-  pageUrl: string,
+  devTools = false,
 ): BrowserWindow {
-  const window = new Window(statusWindowOptions(preloadPath));
-  lockDown(window.webContents, pageUrl);
+  const window = new Window(statusWindowOptions(preloadPath, devTools));
+  window.setMenu?.(null);
+  lockDown(window.webContents, pageFile);
   window.once('ready-to-show', () => window.show());
   void window.loadFile(pageFile);
   return window;

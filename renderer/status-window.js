@@ -90,7 +90,7 @@ function render(snapshot) {
 
 const form = $('settings');
 
-function showSettings({ settings, plainTextKeyStorage }) {
+function showSettings({ settings, plainTextKeyStorage, recovery }) {
   form.apiKey.value = settings.apiKey;
   form.allowedOrigins.value = settings.allowedOrigins.join('\n');
   form.port.value = String(settings.port);
@@ -101,6 +101,10 @@ function showSettings({ settings, plainTextKeyStorage }) {
   form.walletSector.value = String(settings.walletSector);
   form.startAtLogin.checked = settings.startAtLogin;
   $('plain-text-warning').hidden = !plainTextKeyStorage;
+  // Settings set aside at start: say why, and put the operator on the key to enter again.
+  $('settings-recovery').textContent = recovery ?? '';
+  $('settings-recovery').hidden = recovery === null;
+  if (recovery !== null) form.apiKey.focus();
 }
 
 function readSettings() {

@@ -17,9 +17,12 @@ Options (each also settable in the JSON file given with --config, by its camelCa
   --reader NAME               substring of the PC/SC reader name (default: the first contactless one)
   --card-key HEX12            6-byte key of the wallet sector (default FFFFFFFFFFFF)
   --card-key-type A|B         which key that is (default A)
+  --card-master-key HEX32     16-byte master key of per-card keys (or env
+                              CARD_WALLET_CARD_MASTER_KEY); see docs/card-security.md
   --wallet-sector N           sector holding the wallet (default 1)
   --cloud-url URL             the cloud ledger (default: the embedded ledger)
   --data-dir DIR              data folder (default: the user's data folder)
+  --simulator                 a simulated reader with virtual cards instead of PC/SC (off by default)
   -h, --help                  this text
   -v, --version               the version
 `;
@@ -32,9 +35,11 @@ const FLAGS = {
   reader: { type: 'string' },
   'card-key': { type: 'string' },
   'card-key-type': { type: 'string' },
+  'card-master-key': { type: 'string' },
   'wallet-sector': { type: 'string' },
   'cloud-url': { type: 'string' },
   'data-dir': { type: 'string' },
+  simulator: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -70,12 +75,17 @@ export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequ
     reader: values.reader,
     cardKey: values['card-key'],
     cardKeyType: values['card-key-type'],
+    cardMasterKey: values['card-master-key'],
     walletSector: numberFlag('walletSector', values['wallet-sector']),
     cloudUrl: values['cloud-url'],
     dataDir: values['data-dir'] && resolve(host.cwd, values['data-dir']),
+    simulator: values.simulator,
   };
   const merged: Record<string, unknown> = { ...fromFile };
   if (host.env.CARD_WALLET_API_KEY) merged.apiKey = host.env.CARD_WALLET_API_KEY;
+  if (host.env.CARD_WALLET_CARD_MASTER_KEY) {
+    merged.cardMasterKey = host.env.CARD_WALLET_CARD_MASTER_KEY;
+  }
   for (const [name, value] of Object.entries(fromFlags)) {
     if (value !== undefined) merged[name] = value;
   }

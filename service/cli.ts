@@ -11,6 +11,7 @@ import type { WorkerService } from './worker-service.ts';
 const EXIT_CONFIG = 2;
 
 async function main(): Promise<void> {
+  if (process.argv[2] === 'simulator') return simulatorCommand(process.argv.slice(3));
   let request;
   try {
     request = resolveCliRequest(process.argv.slice(2), {
@@ -90,8 +91,57 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
+  if (request.config.simulator)
+    process.stderr.write(simulatorBanner(service.url, request.config.apiKey));
   // Last: whoever waits for this line may act at once; everything above is already out.
   process.stdout.write(`listening on ${service.url}\n`);
+}
+
+/** Says loudly that the cards are simulated, and how to place one. */
+function simulatorBanner(url: string, key: string): string {
+  const json = `-H 'X-Api-Key: ${key}' -H 'Content-Type: application/json'`;
+  return [
+    'CARD SIMULATOR ON: no real reader is used; every answer carries Card-Wallet-Simulator: 1',
+    'place a simulated card holding 50 credits, then recharge it:',
+    `  curl -s -X POST ${json} -d '{"credits": 50}' ${url}/simulator/place`,
+    `  curl -s -X POST ${json} -d '{"credits": 10}' ${url}/writecard`,
+    '  (or: card-wallet-worker simulator place --credits 50)',
+    '',
+  ].join('\n');
+}
+
+/** `card-wallet-worker simulator ...`: one call to the running service's control API. */
+async function simulatorCommand(argv: string[]): Promise<void> {
+  const { resolveSimulatorCall, callSimulator } = await import('./cli-simulator.ts');
+  let call;
+  try {
+    call = resolveSimulatorCall(argv, {
+      env: process.env,
+      platform: process.platform,
+      home: homedir(),
+      cwd: process.cwd(),
+    });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`card-wallet-worker simulator: ${error.message}\n`);
+      process.exit(EXIT_CONFIG);
+    }
+    throw error;
+  }
+  let answer;
+  try {
+    answer = await callSimulator(call);
+  } catch (error) {
+    const reason =
+      ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+    process.stderr.write(`card-wallet-worker simulator: cannot reach ${call.url}: ${reason}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`${answer.text}\n`);
+  if (answer.status === 404 && answer.text.includes('"NotFound"')) {
+    process.stderr.write('card-wallet-worker simulator: the service runs without --simulator\n');
+  }
+  if (answer.status >= 400) process.exit(1);
 }
 
 function packageVersion(): string {

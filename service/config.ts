@@ -59,6 +59,15 @@ export const configSchema = z
       .transform((key) => key.toUpperCase())
       .default('FFFFFFFFFFFF'),
     cardKeyType: z.enum(['A', 'B']).default('A'),
+    /**
+     * 16-byte master key of per-card keys (docs/card-security.md), hex. A secret: never
+     * logged, never in an answer, and a bad value is reported without echoing it.
+     */
+    cardMasterKey: z
+      .string()
+      .regex(/^[0-9A-Fa-f]{32}$/, 'must be 32 hex digits (16 bytes)')
+      .transform((key) => key.toUpperCase())
+      .optional(),
     /** Sector holding the wallet; 16-39 exist only on 4K cards. Sector 0 is the maker's. */
     walletSector: z.number().int().min(1).max(39).default(1),
     /** Base URL of the cloud ledger; absent: the embedded ledger (standalone mode). */
@@ -75,8 +84,34 @@ export const configSchema = z
     cardTimeoutMs: z.number().int().min(100).max(60_000).default(3_000),
     /** Card operations allowed to wait behind the running one before CardBusy. */
     cardQueueLimit: z.number().int().min(0).max(100).default(8),
+    /** How often the ledger's pending movements are compared with the journal (reconciliation). */
+    reconcileEveryMs: z.number().int().min(1_000).max(3_600_000).default(60_000),
+    /** A pending movement the journal does not know is voided this long after it is first seen. */
+    unknownPendingGraceMs: z.number().int().min(1_000).max(86_400_000).default(300_000),
+    /**
+     * The built-in card simulator instead of PC/SC: for trying the service and building a POS
+     * without a reader. Off unless asked for: with it on, no real reader is used.
+     */
+    simulator: z.boolean().default(false),
   })
   .strict();
+
+/**
+ * The settings an operator edits in the tray app's window: the service's own rules for each
+ * field, so every value the window accepts also starts the service. The port is 1-65535 there:
+ * a till's POS needs a fixed port, so "any free port" (0) is for tests and the CLI only.
+ */
+export const operatorSettingsSchema = configSchema
+  .pick({
+    apiKey: true,
+    allowedOrigins: true,
+    reader: true,
+    cardKey: true,
+    cardKeyType: true,
+    walletSector: true,
+    cloudUrl: true,
+  })
+  .extend({ port: z.number().int().min(1).max(65535) });
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;

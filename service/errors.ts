@@ -32,7 +32,7 @@ export const errors = {
   errorTrackingDischargeMovement: (cause?: unknown) =>
     new AppError('ErrorTrackingDischargeMovement', 500, undefined, { cause }),
   tooManyRequests: () => new AppError('TooManyRequests', 429),
-  // Not named by the spec: 500s with their own clear code (design.md section 6).
+  // Not named by the spec: 500s with their own clear code, never a stack trace.
   corruptCard: () =>
     new AppError('CorruptCard', 500, 'Neither wallet slot on the card is valid; it is not written'),
   noReader: () => new AppError('NoReader', 500, 'No card reader is connected'),
@@ -48,6 +48,12 @@ export const errors = {
       'The card left while it was being written; present it again to settle the movement',
       { cause },
     ),
+  cardAccountExceeded: () =>
+    new AppError(
+      'CardAccountExceeded',
+      500,
+      'The ledger pays out no more than the shop has put on this card; the card is not written',
+    ),
   cardBalanceOverflow: () =>
     new AppError('CardBalanceOverflow', 500, 'The new balance does not fit on the card'),
   movementUnsettled: () =>
@@ -58,4 +64,52 @@ export const errors = {
     ),
   ledgerUnavailable: (cause?: unknown) =>
     new AppError('LedgerUnavailable', 500, 'The cloud ledger could not be reached', { cause }),
+  cardOperationFailed: (cause?: unknown) =>
+    new AppError('CardOperationFailed', 500, 'The card operation failed', { cause }),
+  unexpected: () => new AppError('UnexpectedError', 500),
+  // Idempotency-Key (the integrator guide explains each).
+  invalidIdempotencyKey: () =>
+    new AppError('InvalidIdempotencyKey', 400, 'Idempotency-Key must be 1-255 visible ASCII'),
+  idempotencyKeyInUse: () =>
+    new AppError('IdempotencyKeyInUse', 409, 'A request with this key is still running'),
+  idempotencyKeyReused: () =>
+    new AppError('IdempotencyKeyReused', 422, 'This key was used with another request'),
+  idempotencyKeyOtherCard: () =>
+    new AppError(
+      'IdempotencyKeyOtherCard',
+      409,
+      'This key was used for another card; present that card to get its answer, or use a new key',
+    ),
+  // Money movements the ledger decided otherwise (docs/integrators.md, "Reconciliation").
+  movementVoided: () =>
+    new AppError(
+      'MovementVoided',
+      500,
+      'The ledger voided the movement before the card was written; nothing moved',
+    ),
+  // HTTP framing and the security checks in front of every route.
+  forbiddenHost: (host: string | undefined) =>
+    new AppError('ForbiddenHost', 403, `Host ${host ?? '(none)'} is not this service`),
+  forbiddenOrigin: (origin: string) =>
+    new AppError('ForbiddenOrigin', 403, `Origin ${origin} is not on the allowlist`),
+  invalidJson: (detail = 'The body is not valid JSON') => new AppError('InvalidJson', 400, detail),
+  payloadTooLarge: () => new AppError('PayloadTooLarge', 413),
+  unsupportedMediaType: (detail?: string) => new AppError('UnsupportedMediaType', 415, detail),
+  requestAborted: () => new AppError('RequestAborted', 400),
+  notFound: () => new AppError('NotFound', 404),
+  methodNotAllowed: () => new AppError('MethodNotAllowed', 405),
+  tooManyEventStreams: () =>
+    new AppError('TooManyRequests', 429, 'Too many event streams for this key'),
+  // Live settings (the tray window).
+  invalidSetting: (problems: string) => new AppError('InvalidSetting', 400, problems),
+  portInUse: (port: number) => new AppError('PortInUse', 500, `port ${port} is in use`),
+  listenFailed: (port: number, code: string | undefined) =>
+    new AppError('ListenFailed', 500, `port ${port}: ${code}`),
+  // The card simulator's control API (only when the simulator is on).
+  invalidSimulatorRequest: (detail: string) => new AppError('InvalidSimulatorRequest', 400, detail),
+  noSimulatedCard: () => new AppError('NoSimulatedCard', 409, 'No simulated card is in the field'),
+  simulatedCardExists: (cardId: string) =>
+    new AppError('SimulatedCardExists', 409, `Card ${cardId} exists; put it back instead`),
+  unknownSimulatedCard: (cardId: string) =>
+    new AppError('UnknownSimulatedCard', 404, `The simulator has never seen card ${cardId}`),
 } as const;

@@ -1,18 +1,22 @@
 import { EventEmitter } from 'node:events';
-import nfcPcsc, { type NFC } from 'nfc-pcsc';
-import { ReaderManager } from './card/reader-manager.ts';
+import type { NFC } from 'nfc-pcsc';
+import type { WalletKey } from './card/card-session.ts';
+import { loadNfc, ReaderManager, type ReaderManagerOptions } from './card/reader-manager.ts';
+import type { CardSimulator, CardSimulatorOptions } from './card/simulator/card-simulator.ts';
 import { CustomerDirectory } from './cloud/customer-directory.ts';
 import { startEmbeddedLedger, type EmbeddedLedger } from './cloud/embedded-ledger.ts';
 import { LedgerClient, type LedgerReachability } from './cloud/ledger-client.ts';
 import { apiKeySchema, originProblem, type Config } from './config.ts';
-import { AppError } from './errors.ts';
+import { errors } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
+import { keyFingerprint } from './http/api-key.ts';
 import { CardEventStream } from './http/card-events.ts';
 import { createApp, type HttpSettings } from './http/create-app.ts';
 import type { RateLimits } from './http/rate-limits.ts';
-import { listen, type RunningServer } from './http/server.ts';
+import { listen, type RunningServer } from '../common/listen.ts';
 import type { Logger } from './logger.ts';
-import { MovementEngine } from './wallet/movement-engine.ts';
+import { KeyRing } from './wallet/key-ring.ts';
+import { MovementEngine, type WaitingMovement } from './wallet/movement-engine.ts';
 import { MovementJournal } from './wallet/movement-journal.ts';
 
 export interface WorkerServiceOptions {
@@ -20,12 +24,20 @@ export interface WorkerServiceOptions {
   log: Logger;
   /** pcscd's socket to probe before creating a PC/SC context; undefined: do not probe. */
   pcscdSocket?: string;
-  /** For tests: a PC/SC stand-in. Default: nfc-pcsc. */
-  createNfc?: () => NFC;
+  /** The platform's smart-card service, asked before creating a PC/SC context. */
+  serviceProbe?: ReaderManagerOptions['serviceProbe'];
+  /** For tests: a PC/SC stand-in. Default: nfc-pcsc, loaded when first needed. */
+  createNfc?: () => NFC | Promise<NFC>;
   /** For tests that call an endpoint more often than the spec's limits allow. */
   limits?: RateLimits;
   /** For tests that cannot wait 15 s for an event stream's heartbeat. */
   eventHeartbeatMs?: number;
+  /**
+   * Keys the operator replaced while movements made with them were unresolved, as the host
+   * kept them (where it keeps the current key) across a restart: those movements are still
+   * resolved with them. The host forgets each on `earlierKeyReleased`.
+   */
+  earlierApiKeys?: string[];
 }
 
 /** Settings that apply to a running service at once, without a restart. */
@@ -42,6 +54,11 @@ interface WorkerServiceEvents {
   ledger: [LedgerReachability];
   /** The number of movements the ledger has not confirmed yet changed. */
   movements: [number];
+  /**
+   * A replaced key no unresolved movement needs any more: the host may forget it (standalone
+   * mode has already revoked it in the embedded ledger). Never logged or written by the core.
+   */
+  earlierKeyReleased: [apiKey: string];
 }
 
 export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
@@ -52,7 +69,11 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
   readonly ledger: LedgerReachability;
   /** Movements the ledger has not confirmed yet (the outbox and undecided card writes). */
   readonly unconfirmedMovements: number;
+  /** Movements pending at the ledger until their card is presented again (reconciliation). */
+  readonly movementsWaitingForCard: readonly WaitingMovement[];
   readonly readers: ReaderManager;
+  /** The built-in card simulator when the service runs with it (`simulator` setting), else undefined. */
+  readonly simulator: CardSimulator | undefined;
   readonly activity: HttpActivity;
   readonly settings: Readonly<HttpSettings>;
   /**
@@ -80,16 +101,37 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
   const journal = new MovementJournal(config.dataDir);
   await journal.open();
-  const movements = new MovementEngine({ journal, ledger, apiKey: () => settings.apiKey, log });
-  const readers = new ReaderManager({
-    readerName: config.reader,
-    key: {
-      key: Buffer.from(config.cardKey, 'hex'),
-      type: config.cardKeyType === 'A' ? 0x60 : 0x61,
-      sector: config.walletSector,
+  const keys = new KeyRing(() => settings.apiKey, keyFingerprint);
+  const movements = new MovementEngine({
+    journal,
+    ledger,
+    keys,
+    log,
+    reconcileEveryMs: config.reconcileEveryMs,
+    unknownPendingGraceMs: config.unknownPendingGraceMs,
+  });
+  watchMoneyPaths({ ledger, keys, movements, embedded, log });
+  const walletKey = {
+    key: Buffer.from(config.cardKey, 'hex'),
+    type: config.cardKeyType === 'A' ? (0x60 as const) : (0x61 as const),
+    sector: config.walletSector,
+  };
+  const simulator = await openSimulator(
+    config,
+    walletKey,
+    log,
+    embedded && {
+      onDemoCredits: (cardId, credits) => embedded.importCard(settings.apiKey, cardId, credits),
     },
-    pcscdSocket: options.pcscdSocket,
-    createNfc: options.createNfc ?? (() => new nfcPcsc.NFC()),
+  );
+  const readers = new ReaderManager({
+    // The simulated reader has its own name: a configured real reader's name would hide it.
+    readerName: simulator ? undefined : config.reader,
+    key: walletKey,
+    // The simulator replaces PC/SC entirely: no smart-card service probe, no native context.
+    pcscdSocket: simulator ? undefined : options.pcscdSocket,
+    serviceProbe: simulator ? undefined : options.serviceProbe,
+    createNfc: simulator ? () => simulator.createNfc() : (options.createNfc ?? loadNfc),
     operationTimeoutMs: config.cardTimeoutMs,
     queueLimit: config.cardQueueLimit,
     log,
@@ -109,6 +151,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     activity,
     log,
     limits: options.limits,
+    simulator,
   });
 
   // A card whose last write was left undecided is settled as soon as it is seen again.
@@ -140,6 +183,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     ledgerUrl,
     ledger,
     readers,
+    simulator,
     activity,
     settings,
     embedded,
@@ -150,6 +194,9 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   });
   ledger.on('reachability', (state) => service.emit('ledger', state));
   movements.on('unconfirmed', (count) => service.emit('movements', count));
+  keys.on('released', (apiKey) => service.emit('earlierKeyReleased', apiKey));
+  // After the listeners: a key no movement needs is released (and revoked) at once.
+  for (const earlier of options.earlierApiKeys ?? []) movements.retireKey(earlier);
   current.service = service;
   return service;
 }
@@ -160,6 +207,7 @@ interface Parts {
   ledgerUrl: string;
   ledger: LedgerClient;
   readers: ReaderManager;
+  simulator: CardSimulator | undefined;
   activity: HttpActivity;
   settings: HttpSettings;
   embedded: EmbeddedLedger | undefined;
@@ -172,6 +220,7 @@ interface Parts {
 class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements WorkerService {
   readonly ledgerUrl: string;
   readonly readers: ReaderManager;
+  readonly simulator: CardSimulator | undefined;
   readonly activity: HttpActivity;
   readonly #parts: Parts;
 
@@ -180,6 +229,7 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
     this.#parts = parts;
     this.ledgerUrl = parts.ledgerUrl;
     this.readers = parts.readers;
+    this.simulator = parts.simulator;
     this.activity = parts.activity;
   }
 
@@ -199,6 +249,10 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
     return this.#parts.movements.unconfirmed;
   }
 
+  get movementsWaitingForCard(): readonly WaitingMovement[] {
+    return this.#parts.movements.waitingForCard;
+  }
+
   get settings(): Readonly<HttpSettings> {
     return this.#parts.settings;
   }
@@ -212,11 +266,9 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
         moved = await listen(parts.app, checked.port);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        throw new AppError(
-          code === 'EADDRINUSE' ? 'PortInUse' : 'ListenFailed',
-          500,
-          `port ${checked.port}: ${code}`,
-        );
+        throw code === 'EADDRINUSE'
+          ? errors.portInUse(checked.port)
+          : errors.listenFailed(checked.port, code);
       }
       const old = parts.server;
       parts.server = moved;
@@ -227,7 +279,11 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
     if (checked.apiKey !== undefined && checked.apiKey !== parts.settings.apiKey) {
       // Standalone: the embedded ledger must know the new key before the till accepts it.
       await parts.embedded?.registerKey(checked.apiKey);
+      const previous = parts.settings.apiKey;
       parts.settings.apiKey = checked.apiKey;
+      // Movements made with the previous key are still resolved with it (their shop's).
+      parts.movements.retireKey(previous);
+      parts.events.closeKey(keyFingerprint(previous));
     }
     if (checked.allowedOrigins !== undefined)
       parts.settings.allowedOrigins = checked.allowedOrigins;
@@ -239,9 +295,51 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
     await this.#parts.readers.stop();
     await closing;
     await this.#parts.movements.close();
+    await this.#parts.simulator?.flush();
     await this.#parts.journal.close();
     await this.#parts.embedded?.close();
   }
+}
+
+/**
+ * Reconciles when the ledger answers again after an outage; in standalone mode, revokes an
+ * earlier key in the embedded ledger once no movement needs it any more.
+ */
+function watchMoneyPaths(parts: {
+  ledger: LedgerClient;
+  keys: KeyRing;
+  movements: MovementEngine;
+  embedded: EmbeddedLedger | undefined;
+  log: Logger;
+}): void {
+  const { ledger, keys, movements, embedded, log } = parts;
+  ledger.on('reachability', (state) => {
+    if (state.reachable) movements.reconcileSoon();
+  });
+  keys.on('released', (apiKey) => {
+    log.info(`the earlier API key ${keyFingerprint(apiKey)} has no movements left`);
+    embedded
+      ?.revokeKey(apiKey)
+      .catch((error: unknown) =>
+        log.error(`embedded ledger: revoking the earlier key: ${(error as Error).message}`),
+      );
+  });
+}
+
+/**
+ * The card simulator, only when the configuration asks for it; loaded only then, so a service
+ * with a real reader never runs a line of it.
+ */
+async function openSimulator(
+  config: Config,
+  key: WalletKey,
+  log: Logger,
+  hooks: Pick<CardSimulatorOptions, 'onDemoCredits'> = {},
+): Promise<CardSimulator | undefined> {
+  if (!config.simulator) return undefined;
+  const { CardSimulator } = await import('./card/simulator/card-simulator.ts');
+  log.warn('card simulator ON: virtual cards, no real reader is used');
+  return CardSimulator.open({ dataDir: config.dataDir, key, log, ...hooks });
 }
 
 function checkLiveSettings(next: LiveSettings): LiveSettings {
@@ -260,6 +358,6 @@ function checkLiveSettings(next: LiveSettings): LiveSettings {
   ) {
     problems.push('port: must be a whole number from 0 to 65535');
   }
-  if (problems.length > 0) throw new AppError('InvalidSetting', 400, problems.join('; '));
+  if (problems.length > 0) throw errors.invalidSetting(problems.join('; '));
   return next;
 }

@@ -100,5 +100,8 @@ function v1Routes(ledger: Ledger): FastifyPluginAsync {
     v1.post('/movements/:id/void', (request: WithId) =>
       ledger.voidMovement(request.customerId, parseMovementId(request.params.id)),
     );
+    v1.get('/cards/:cardId', (request: FastifyRequest<{ Params: { cardId: string } }>) =>
+      ledger.getCardAccount(request.customerId, request.params.cardId),
+    );
   };
 }

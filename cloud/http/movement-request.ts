@@ -1,7 +1,6 @@
 import { ledgerErrors } from '../errors.ts';
 import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS, type MovementRequest } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
-import { LedgerError } from '../errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
@@ -62,7 +61,7 @@ export function parseListQuery(query: Record<string, unknown>): {
   state?: MovementState;
   limit?: number;
 } {
-  const invalid = (detail: string) => new LedgerError('InvalidQuery', 400, detail);
+  const invalid = (detail: string) => ledgerErrors.invalidQuery(detail);
   const { state, limit } = query;
   const result: { state?: MovementState; limit?: number } = {};
   if (state !== undefined) {

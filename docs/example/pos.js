@@ -25,6 +25,8 @@ async function call(method, path, body, idempotencyKey) {
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+    // A service running the card simulator says so on every answer.
+    if (res.headers.get('Card-Wallet-Simulator') === '1') $('simulator-banner').hidden = false;
     const text = await res.text();
     let answer = text;
     try {
@@ -56,6 +58,19 @@ $('recharge-amount').addEventListener('click', () =>
 $('discharge').addEventListener('click', () =>
   call('POST', '/dischargecard', undefined, crypto.randomUUID()),
 );
+
+// The card simulator's control API (docs/integrators.md, "Testing against the card simulator").
+$('sim-place').addEventListener('click', () =>
+  call('POST', '/simulator/place', { credits: Number($('sim-credits').value) }),
+);
+$('sim-take-away').addEventListener('click', () => call('POST', '/simulator/take-away', {}));
+$('sim-put-back').addEventListener('click', () =>
+  call('POST', '/simulator/put-back', { cardId: $('sim-card-id').value.trim() }),
+);
+$('sim-fault-arm').addEventListener('click', () =>
+  call('POST', '/simulator/fault', { fault: $('sim-fault').value }),
+);
+$('sim-status').addEventListener('click', () => call('GET', '/simulator'));
 
 // Card events: EventSource cannot send X-Api-Key, so the stream is read with fetch.
 let listening;

@@ -10,7 +10,7 @@ const AUTH_STATUS = /Status code: 0x(6300|6982|6983|6985|6988)\b/;
 
 /**
  * Turns what nfc-pcsc throws into the spec's errors. The shapes are those of
- * shared/pcsc-test-rig.md ("Error shapes seen"): a wrong key is an AuthenticationError with
+ * docs/pcsc-test-rig.md ("Error shapes seen"): a wrong key is an AuthenticationError with
  * code operation_failed; a card that went away shows as card_not_connected, a TransmitError
  * (an SCardTransmit failure such as 0x80100069 or 0x80100016 on real readers) or, through
  * vpcd, "Invalid response length 0". All of those mean the card is gone: NoCard.
@@ -27,7 +27,7 @@ export function toCardError(error: unknown): AppError {
     return errors.authenticationFail(error);
   }
   if (chain.some(isCardGone)) return errors.noCard(error);
-  return new AppError('CardOperationFailed', 500, 'The card operation failed', { cause: error });
+  return errors.cardOperationFailed(error);
 }
 
 function isCardGone(error: NfcError): boolean {

@@ -76,6 +76,11 @@ export class CardSession {
     return this.#readSlots();
   }
 
+  /** Fails with NoCard unless the card on the reader is still this session's (1 APDU). */
+  async checkUid(): Promise<void> {
+    await this.#checkUid();
+  }
+
   /**
    * Writes a planned slot: checks the UID first (a swapped card is never written), writes the
    * one 16-byte block that is the commit point, and reads it back. The result says whether the

@@ -4,8 +4,12 @@ import { errors } from '../errors.ts';
 export type Hold = (work: Promise<unknown>) => void;
 
 /**
- * Runs card operations one at a time. A waiter gives up with CardNotResponding when its turn
- * does not come before its deadline, and the queue refuses (CardBusy) when too many wait.
+ * Runs card operations one at a time. A waiter gives up with CardNotResponding when the queue
+ * makes no progress (no operation ahead of it starts) before its deadline: each start moves
+ * every waiter's deadline by its whole wait window again. So a burst the queue admits is
+ * served while the card keeps answering, however long the line, and only a card that stalls
+ * one operation past the window fails those behind it. The queue refuses (CardBusy) when too
+ * many wait.
  * Once an operation starts it is never abandoned from outside: its caller gets its true
  * result (a money movement must never be reported failed while it went on). The lock is
  * released when the operation and everything it holds (APDUs still in flight) have settled.
@@ -15,6 +19,8 @@ export class OperationQueue {
   #waiting = 0;
   #running = 0;
   readonly #limit: number;
+  /** Restarts the wait timer of each waiter: called whenever an operation starts. */
+  readonly #waiters = new Set<() => void>();
 
   constructor(limit: number) {
     this.#limit = limit;
@@ -34,7 +40,10 @@ export class OperationQueue {
     } while (tail !== this.#tail);
   }
 
-  /** Runs `operation` when the lock is free, if that happens before `waitDeadline` (epoch ms). */
+  /**
+   * Runs `operation` when the lock is free, if the queue moves before `waitDeadline` (epoch
+   * ms); each operation that starts ahead of it gives it the same window again.
+   */
   run<T>(operation: (hold: Hold) => Promise<T>, waitDeadline: number): Promise<T> {
     if (this.#running + this.#waiting > this.#limit) return Promise.reject(errors.cardBusy());
     const previous = this.#tail;
@@ -43,16 +52,22 @@ export class OperationQueue {
     this.#waiting += 1;
     let abandoned = false;
 
+    const windowMs = Math.max(0, waitDeadline - Date.now());
     const turn = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => {
-          abandoned = true;
-          reject(errors.cardNotResponding());
-        },
-        Math.max(0, waitDeadline - Date.now()),
-      );
+      const giveUp = () => {
+        abandoned = true;
+        this.#waiters.delete(restart);
+        reject(errors.cardNotResponding());
+      };
+      let timer = setTimeout(giveUp, windowMs);
+      const restart = () => {
+        clearTimeout(timer);
+        timer = setTimeout(giveUp, windowMs);
+      };
+      this.#waiters.add(restart);
       void previous.then(() => {
         clearTimeout(timer);
+        this.#waiters.delete(restart);
         this.#waiting -= 1;
         if (abandoned) {
           // Its caller was told it failed while waiting: it must not run now.
@@ -65,6 +80,7 @@ export class OperationQueue {
 
     return turn.then(() => {
       this.#running += 1;
+      for (const restart of this.#waiters) restart();
       const held: Promise<unknown>[] = [];
       const result = operation((work) => held.push(work));
       void result

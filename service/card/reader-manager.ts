@@ -43,7 +43,14 @@ export interface ReaderManagerOptions {
    * pcscd (Windows and macOS have their own PC/SC service, which does not busy-wait).
    */
   pcscdSocket?: string;
-  createNfc: () => NFC;
+  /**
+   * Whether the platform's smart-card service runs (see smartCardServiceProbe); asked before
+   * each attempt to create a PC/SC context, after the pcscd socket probe if both are given.
+   * `describe` is the reader problem shown while it says no.
+   */
+  serviceProbe?: { describe: string; reachable: () => Promise<boolean> };
+  /** nfc-pcsc's NFC; may load it first (a failed load is a reader problem, not a crash). */
+  createNfc: () => NFC | Promise<NFC>;
   operationTimeoutMs: number;
   queueLimit: number;
   /** How often to look for pcscd while it is away. */
@@ -56,11 +63,40 @@ interface ReaderManagerEvents {
   status: [ReaderStatus];
 }
 
+/**
+ * nfc-pcsc's NFC, imported when first needed rather than at module load: its native binding
+ * (@pokusew/pcsclite) fails to load without libpcsclite.so.1 on Linux, or when built for another
+ * Node ABI (Electron's differs from Node's). A static import would kill the whole process; here
+ * the failure is a reader problem and the HTTP service keeps answering.
+ */
+export async function loadNfc(): Promise<NFC> {
+  let Nfc: typeof NFC | undefined;
+  try {
+    // nfc-pcsc is CommonJS: Node gives its exports as the default export, a loader that turns
+    // import() into require() (tsx, bundlers) gives them as the namespace itself.
+    const loaded = (await import('nfc-pcsc')) as unknown as {
+      NFC?: typeof NFC;
+      default?: { NFC?: typeof NFC };
+    };
+    Nfc = loaded.NFC ?? loaded.default?.NFC;
+  } catch (error) {
+    const message = messageOf(error);
+    const hint = /NODE_MODULE_VERSION|different Node\.js version/.test(message)
+      ? 'the reader module was built for another Node version; run npm run app, which rebuilds it'
+      : /libpcsclite/.test(message)
+        ? 'install the PC/SC library (Debian/Ubuntu: sudo apt install pcscd libpcsclite1)'
+        : 'the reader module could not be loaded';
+    throw new Error(`${hint} (${message.split('\n')[0]})`, { cause: error });
+  }
+  if (!Nfc) throw new Error('the reader module has no NFC class (an incompatible nfc-pcsc)');
+  return new Nfc();
+}
+
 /** A SAM slot of a dual reader ("... SAM 0", "... SAM Interface") holds no customer card. */
 const SAM_SLOT = /\bSAM\b/i;
 /**
  * Errors after which the PC/SC context is dead: pcscd went away or restarted. Nothing recovers
- * in that context (shared/pcsc-test-rig.md), so a new NFC is built once pcscd answers again.
+ * in that context (docs/pcsc-test-rig.md), so a new NFC is built once pcscd answers again.
  */
 const CONTEXT_LOST =
   /RPC transport|SCardGetStatusChange|SCardEstablishContext|no service|service (was )?stopped/i;
@@ -138,13 +174,28 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       if (generation === this.#generation) this.#retryLater();
       return;
     }
+    const probe = this.#options.serviceProbe;
+    if (probe !== undefined && !(await probe.reachable())) {
+      if (generation !== this.#generation) return;
+      if (this.#problem?.message !== probe.describe) this.#reportProblem(probe.describe);
+      this.#retryLater();
+      return;
+    }
     if (generation !== this.#generation) return;
     let nfc: NFC;
     try {
-      nfc = this.#options.createNfc();
+      nfc = await this.#options.createNfc();
     } catch (error) {
-      this.#reportProblem(`PC/SC is not available: ${messageOf(error)}`);
+      if (generation !== this.#generation) return;
+      const message = `PC/SC is not available: ${messageOf(error)}`;
+      // The same failure every second (e.g. a library that cannot load) is reported once.
+      if (this.#problem?.message !== message) this.#reportProblem(message);
       this.#retryLater();
+      return;
+    }
+    if (generation !== this.#generation) {
+      // Stopped while it loaded: release the context it just made.
+      setImmediate(() => safely(() => nfc.close()));
       return;
     }
     this.#nfc = nfc;

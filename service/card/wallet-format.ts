@@ -1,5 +1,5 @@
 /**
- * MIFARE Classic wallet format v1 (design.md section 3, docs/card-format.md): pure functions
+ * MIFARE Classic wallet format v1 (docs/card-format.md): pure functions
  * from blocks to wallet states and back. No I/O: the reader code moves the bytes.
  *
  * The card is a cache of money whose truth is the ledger, so every function here answers with

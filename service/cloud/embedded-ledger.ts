@@ -5,6 +5,13 @@ export interface EmbeddedLedger {
   url: string;
   /** Adds a key to the demo shop (the operator set a new key in standalone mode). */
   registerKey(apiKey: string): Promise<void>;
+  /** Revokes a key the operator replaced, once no movement needs it (see KeyRing). */
+  revokeKey(apiKey: string): Promise<void>;
+  /**
+   * Gives a card the account of a card sold before the ledger knew it (as `card-wallet-cloud
+   * card import` does): the simulator's demo cards placed with credits.
+   */
+  importCard(apiKey: string, cardId: string, credits: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,6 +32,8 @@ export async function startEmbeddedLedger(
   // Loaded only in standalone mode: a worker with a cloud URL never loads PGlite.
   const { startLedgerServer } = await import('../../cloud/create-ledger-server.ts');
   const { applySeed } = await import('../../cloud/seed.ts');
+  const { revokeKey } = await import('../../cloud/admin.ts');
+  const { importCards } = await import('../../cloud/card-accounts.ts');
   const demoSeed = (key: string) => ({ customers: [{ ...DEMO_SHOP, keys: [key] }] });
   const server = await startLedgerServer({
     database: join(dataDir, 'ledger'),
@@ -38,6 +47,13 @@ export async function startEmbeddedLedger(
     url: server.url,
     registerKey: async (key) => {
       await applySeed(server.db, demoSeed(key));
+    },
+    revokeKey: async (key) => {
+      await revokeKey(server.db, key);
+    },
+    importCard: async (key, cardId, credits) => {
+      const customerId = await server.ledger.authenticate(key);
+      await importCards(server.db, customerId, [{ cardId, credits }]);
     },
     close: () => server.close(),
   };

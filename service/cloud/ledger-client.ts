@@ -2,12 +2,12 @@ import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
 import { EventEmitter } from 'node:events';
 import { errors, type AppError } from '../errors.ts';
 
-// The ledger's JSON shapes (contract v1) are defined once, by the ledger.
-import type {
-  Customer as LedgerCustomer,
-  Movement as LedgerMovement,
-  MovementKind,
-} from '../../cloud/records.ts';
+import {
+  ledgerErrorCodes,
+  type Customer as LedgerCustomer,
+  type Movement as LedgerMovement,
+  type MovementKind,
+} from '../../common/ledger-contract.ts';
 
 export type { LedgerCustomer, LedgerMovement };
 
@@ -32,6 +32,9 @@ export interface LedgerClientOptions {
   /** The longest Retry-After honoured before giving up. */
   maxRetryAfterMs?: number;
 }
+
+/** The most pending movements one reconciliation reads per shop (the ledger's list maximum). */
+const PENDING_LIST_LIMIT = 1000;
 
 /** Whether the ledger answered its last call; for the tray and operators. */
 export interface LedgerReachability {
@@ -112,6 +115,16 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     );
   }
 
+  /** The shop's pending movements, oldest last (for reconciliation). */
+  async listPendingMovements(apiKey: string): Promise<LedgerMovement[]> {
+    const answer = await this.#call<{ movements: LedgerMovement[] }>(
+      apiKey,
+      'GET',
+      `/v1/movements?state=pending&limit=${PENDING_LIST_LIMIT}`,
+    );
+    return answer.movements;
+  }
+
   getMovement(apiKey: string, id: string): Promise<LedgerMovement> {
     return this.#call<LedgerMovement>(apiKey, 'GET', `/v1/movements/${encodeURIComponent(id)}`);
   }
@@ -171,7 +184,8 @@ function refusal(response: AxiosResponse<unknown>): AppError | LedgerRefusal {
       ? errors.missingApiKey()
       : errors.invalidApiKey();
   }
-  if (response.status === 403 && code === 'KeyNotAssigned') return errors.missingCustomer();
+  if (response.status === 403 && code === ledgerErrorCodes.keyNotAssigned.code)
+    return errors.missingCustomer();
   return new LedgerRefusal(response.status, code);
 }
 

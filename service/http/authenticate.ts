@@ -24,9 +24,14 @@ export interface FailedAuthLimit {
 
 /**
  * Checks `X-Api-Key` (the header only: never a query, body or cookie) against the configured
- * key in constant time. Failed attempts are counted per client address in a fixed window; past
- * the limit every authenticated call from that address gets 429 until the window ends, so a key
- * cannot be guessed at speed. Browsers from other origins never get here (origin policy first).
+ * key in constant time. The key is checked first: a request carrying the valid key is never
+ * refused here, whatever others did. Every caller is 127.0.0.1, so a limit on failures per
+ * address that also refused the right key would let any local program, or any web page's
+ * `<img src>` (no Origin header), lock the till out. Failures alone are counted per client
+ * address in a fixed window; past the limit a failed attempt is answered 429 instead of 401
+ * until the window ends, which bounds the noise and the work a guesser causes. Guessing itself
+ * is hopeless: a key has at least 16 printable characters (the generated ones 32 random ones).
+ * Browsers from other origins never get here (origin policy first).
  */
 export function authenticate(
   expectedKey: () => string,
@@ -45,9 +50,15 @@ export function authenticate(
   };
 
   return (req, res, next) => {
+    const given = req.headers['x-api-key'];
+    if (typeof given === 'string' && given !== '' && apiKeyMatches(given, expectedKey())) {
+      const locals: AuthenticatedLocals = { apiKey: given, keyFingerprint: keyFingerprint(given) };
+      Object.assign(res.locals, locals);
+      next();
+      return;
+    }
     const now = Date.now();
-    const address = clientAddress(req);
-    const window = windowOf(address, now);
+    const window = windowOf(clientAddress(req), now);
     if (window.count >= failedAuth.limit) {
       res.setHeader('Retry-After', String(Math.ceil((window.resetAt - now) / 1000)));
       activity.emit('rate-limited', {
@@ -60,20 +71,8 @@ export function authenticate(
       next(errors.tooManyRequests());
       return;
     }
-    const given = req.headers['x-api-key'];
-    if (given === undefined || given === '') {
-      window.count += 1;
-      next(errors.missingApiKey());
-      return;
-    }
-    if (typeof given !== 'string' || !apiKeyMatches(given, expectedKey())) {
-      window.count += 1;
-      next(errors.invalidApiKey());
-      return;
-    }
-    const locals: AuthenticatedLocals = { apiKey: given, keyFingerprint: keyFingerprint(given) };
-    Object.assign(res.locals, locals);
-    next();
+    window.count += 1;
+    next(given === undefined || given === '' ? errors.missingApiKey() : errors.invalidApiKey());
   };
 }
 

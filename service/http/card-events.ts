@@ -1,6 +1,6 @@
 import type { RequestHandler, Response } from 'express';
 import type { ReaderEvent, ReaderStatus } from '../card/reader-manager.ts';
-import { AppError } from '../errors.ts';
+import { errors } from '../errors.ts';
 import { authenticatedLocals } from './authenticate.ts';
 
 /** Bounds of the event stream (docs/integrators.md, "Card events"). */
@@ -55,7 +55,7 @@ export class CardEventStream {
       const open = [...this.#streams.values()].filter((key) => key === keyFingerprint).length;
       if (open >= EVENT_STREAM.maxStreamsPerKey) {
         res.setHeader('Retry-After', String(Math.ceil(this.#heartbeatMs / 1000)));
-        next(new AppError('TooManyRequests', 429, 'Too many event streams for this key'));
+        next(errors.tooManyEventStreams());
         return;
       }
       res.status(200);
@@ -82,6 +82,18 @@ export class CardEventStream {
         this.#streams.delete(res);
       });
     };
+  }
+
+  /**
+   * Ends the streams of one key (the operator replaced it): a key that no longer authenticates
+   * must not go on hearing about cards.
+   */
+  closeKey(keyFingerprint: string): void {
+    for (const [res, key] of this.#streams) {
+      if (key !== keyFingerprint) continue;
+      res.end();
+      this.#streams.delete(res);
+    }
   }
 
   /** Ends every stream (the service is stopping): the listener can then close at once. */

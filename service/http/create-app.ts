@@ -13,6 +13,8 @@ import { hostCheck } from './host-check.ts';
 import { originPolicy } from './origin-policy.ts';
 import { RATE_LIMITS, type RateLimits } from './rate-limits.ts';
 import { apiRoutes } from './routes.ts';
+import { simulatorHeader, simulatorRoutes } from './simulator-routes.ts';
+import type { CardSimulator } from '../card/simulator/card-simulator.ts';
 
 /** Read on every request, so settings saved in the tray apply to the next request. */
 export interface HttpSettings {
@@ -33,6 +35,8 @@ export interface AppDependencies {
   log: Logger;
   /** The spec's limits unless a test needs room for more calls. */
   limits?: RateLimits;
+  /** The card simulator when it is on: its control routes and header. */
+  simulator?: CardSimulator;
 }
 
 /** Builds the express app; listening is the server's business (./server.ts). */
@@ -61,6 +65,7 @@ export function createApp(deps: AppDependencies): Express {
     });
     next();
   });
+  if (deps.simulator) app.use(simulatorHeader());
   app.use(originPolicy(() => deps.settings().allowedOrigins));
   app.use(hostCheck(deps.port));
 
@@ -78,6 +83,8 @@ export function createApp(deps: AppDependencies): Express {
       limits,
     }),
   );
+
+  if (deps.simulator) app.use(simulatorRoutes(deps.simulator, auth));
 
   app.use(notFound());
   app.use(errorHandler(deps.log));

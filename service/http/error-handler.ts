@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError } from '../errors.ts';
+import { AppError, errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 /** Codes of the 401 texts, which may be answered as text/plain (spec section 5). */
@@ -12,14 +12,14 @@ const PLAIN_TEXT_ALLOWED = new Set([
 function fromFrameworkError(error: { type?: unknown; status?: unknown }): AppError | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
-      return new AppError('InvalidJson', 400, 'The body is not valid JSON');
+      return errors.invalidJson();
     case 'entity.too.large':
-      return new AppError('PayloadTooLarge', 413);
+      return errors.payloadTooLarge();
     case 'encoding.unsupported':
     case 'charset.unsupported':
-      return new AppError('UnsupportedMediaType', 415);
+      return errors.unsupportedMediaType();
     case 'request.aborted':
-      return new AppError('RequestAborted', 400);
+      return errors.requestAborted();
     default:
       return undefined;
   }
@@ -37,7 +37,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
         : typeof error === 'object' && error !== null
           ? fromFrameworkError(error)
           : undefined;
-    const appError = known ?? new AppError('UnexpectedError', 500);
+    const appError = known ?? errors.unexpected();
     if (!known || appError.status >= 500) {
       const cause = known ? (appError.cause ?? appError) : error;
       log.error(`${req.method} ${req.path} -> ${appError.code}: ${describe(cause)}`);
@@ -59,7 +59,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
 }
 
 export function notFound(): RequestHandler {
-  return (_req, _res, next) => next(new AppError('NotFound', 404));
+  return (_req, _res, next) => next(errors.notFound());
 }
 
 function describe(error: unknown): string {

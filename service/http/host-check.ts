@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { AppError } from '../errors.ts';
+import { errors } from '../errors.ts';
 
 /**
  * Refuses a request whose Host is not this service, so a page on a rebound DNS name
@@ -12,7 +12,7 @@ export function hostCheck(currentPort: () => number): RequestHandler {
     const host = req.headers.host?.toLowerCase();
     const allowed = [`127.0.0.1:${port}`, `localhost:${port}`];
     if (host === undefined || !allowed.includes(host)) {
-      next(new AppError('ForbiddenHost', 403, `Host ${host ?? '(none)'} is not this service`));
+      next(errors.forbiddenHost(host));
       return;
     }
     next();

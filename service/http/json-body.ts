@@ -1,7 +1,7 @@
 import { json, type RequestHandler } from 'express';
-import { AppError } from '../errors.ts';
+import { errors } from '../errors.ts';
 
-/** Bounds of a request body (design.md section 7); ours are a few fields. */
+/** Bounds of a request body; ours are a few fields, so anything larger or deeper is hostile. */
 export const BODY_LIMITS = { bytes: 4 * 1024, depth: 4 } as const;
 
 const POISON_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
@@ -21,9 +21,19 @@ export function jsonBody(): RequestHandler[] {
       try {
         new TextDecoder('utf-8', { fatal: true }).decode(buffer);
       } catch {
-        throw new AppError('InvalidJson', 400, 'The body is not valid UTF-8');
+        throw errors.invalidJson('The body is not valid UTF-8');
       }
-      checkShape(buffer.toString('utf8'));
+      const text = buffer.toString('utf8');
+      // An empty body (Content-Length: 0) is no body: body-parser answers it as {}.
+      if (text === '') return;
+      // The grammar first: the shape walk below parses keys on its own and relies on valid
+      // JSON, and an error thrown here that is not ours would be answered as a 500.
+      try {
+        JSON.parse(text);
+      } catch {
+        throw errors.invalidJson();
+      }
+      checkShape(text);
     },
   });
   const requireJson: RequestHandler = (req, _res, next) => {
@@ -34,7 +44,7 @@ export function jsonBody(): RequestHandler[] {
       return;
     }
     if (!req.is('application/json')) {
-      next(new AppError('UnsupportedMediaType', 415, 'The body must be application/json'));
+      next(errors.unsupportedMediaType('The body must be application/json'));
       return;
     }
     next();
@@ -43,7 +53,7 @@ export function jsonBody(): RequestHandler[] {
 }
 
 /**
- * Walks the JSON text once for what JSON.parse accepts but we refuse: duplicate keys (which
+ * Walks valid JSON text once for what JSON.parse accepts but we refuse: duplicate keys (which
  * one wins differs between parsers), poisoning keys, and depth. Strings are skipped whole, so
  * brackets and commas inside them do not count.
  */
@@ -54,7 +64,7 @@ function checkShape(text: string): void {
     const top = open[open.length - 1];
     if (ch === '{' || ch === '[') {
       if (open.length >= BODY_LIMITS.depth) {
-        throw new AppError('InvalidJson', 400, 'The body is nested too deep');
+        throw errors.invalidJson('The body is nested too deep');
       }
       open.push({ object: ch === '{', keys: new Set(), expectKey: ch === '{' });
     } else if (ch === '}' || ch === ']') {
@@ -66,10 +76,9 @@ function checkShape(text: string): void {
       if (top?.expectKey) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
         if (POISON_KEYS.has(key)) {
-          throw new AppError('InvalidJson', 400, `The key ${key} is not allowed`);
+          throw errors.invalidJson(`The key ${key} is not allowed`);
         }
-        if (top.keys.has(key))
-          throw new AppError('InvalidJson', 400, `The key ${key} appears twice`);
+        if (top.keys.has(key)) throw errors.invalidJson(`The key ${key} appears twice`);
         top.keys.add(key);
         top.expectKey = false;
       }

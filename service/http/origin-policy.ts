@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
-import { AppError } from '../errors.ts';
+import { errors } from '../errors.ts';
 
 const ALLOWED_METHODS = 'GET, POST';
 const ALLOWED_HEADERS = 'X-Api-Key, Content-Type, Idempotency-Key, Last-Event-ID';
-const EXPOSED_HEADERS = 'RateLimit, RateLimit-Policy, Retry-After';
+const EXPOSED_HEADERS = 'RateLimit, RateLimit-Policy, Retry-After, Card-Wallet-Simulator';
 
 /**
  * The exact origin allowlist, checked before anything else happens. A request without Origin
@@ -22,7 +22,7 @@ export function originPolicy(allowedOrigins: () => readonly string[]): RequestHa
       return;
     }
     if (!allowedOrigins().includes(origin)) {
-      next(new AppError('ForbiddenOrigin', 403, `Origin ${origin} is not on the allowlist`));
+      next(errors.forbiddenOrigin(origin));
       return;
     }
     res.setHeader('Access-Control-Allow-Origin', origin);

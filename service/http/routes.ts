@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Router, type Request, type RequestHandler } from 'express';
 import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
-import { AppError } from '../errors.ts';
+import { errors } from '../errors.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
@@ -125,7 +125,7 @@ function idempotencyOf(
   const key = req.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-    throw new AppError('InvalidIdempotencyKey', 400, 'Idempotency-Key must be 1-255 visible ASCII');
+    throw errors.invalidIdempotencyKey();
   }
   const requestHash = createHash('sha256')
     .update(`${req.path} ${JSON.stringify(request)}`)
@@ -138,7 +138,7 @@ function allowOnly(router: Router, methods: Record<string, string[]>): void {
   for (const [path, allowed] of Object.entries(methods)) {
     router.all(path, (_req, res, next) => {
       res.setHeader('Allow', allowed.join(', '));
-      next(new AppError('MethodNotAllowed', 405));
+      next(errors.methodNotAllowed());
     });
   }
 }

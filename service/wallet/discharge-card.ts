@@ -1,4 +1,5 @@
 import { planWrite } from '../card/wallet-format.ts';
+import { dischargeRefusal } from '../cloud/ledger-refusals.ts';
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
@@ -23,7 +24,7 @@ export function dischargeCard(
   return movements.idempotent(input.idempotency, (idempotency) =>
     cards.withCard(async (card) => {
       await movements.settle(card);
-      const earlier = movements.earlierAnswer<DischargeAnswer>(idempotency, card.cardId);
+      const earlier = movements.replay<DischargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
 
       const wallet = await card.readWallet();
@@ -32,23 +33,25 @@ export function dischargeCard(
       }
       if (wallet.balance < 0) throw errors.negativeCredits();
 
-      const movement = await movements.begin(
-        'discharge',
-        card.cardId,
-        input.keyFingerprint,
-        idempotency,
-      );
       const reservation = await movements
-        .reserve(movement, { credits: wallet.balance }, () => planWrite(wallet.state, 0))
+        .reserve(card, {
+          kind: 'discharge',
+          keyFingerprint: input.keyFingerprint,
+          idempotency,
+          request: { credits: wallet.balance },
+          planFor: () => planWrite(wallet.state, 0),
+        })
         .catch((error: unknown) => {
-          // Spec: the "before" record failed; the card is untouched.
-          throw error instanceof AppError && error.status < 500
-            ? error
-            : errors.errorTrackingDischargeMovement(error);
+          // The ledger refused to pay out more than the shop put on this card (it flagged the
+          // card); otherwise, spec: the "before" record failed. Either way the card is untouched.
+          throw (
+            dischargeRefusal(error) ??
+            (error instanceof AppError && error.status < 500
+              ? error
+              : errors.errorTrackingDischargeMovement(error))
+          );
         });
-      await movements.writeCard(reservation, card);
-      await movements.confirm(movement);
-      return (await movements.answered(movement)) as DischargeAnswer;
+      return movements.commit<DischargeAnswer>(reservation, card);
     }),
   );
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { CardSession } from '../card/card-session.ts';
-import { decideWrite, type PlannedWrite, type WriteIntent } from '../card/wallet-format.ts';
+import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
+import { decideWrite, type PlannedWrite } from '../card/wallet-format.ts';
 import {
   LedgerRefusal,
   type LedgerClient,
@@ -10,6 +10,9 @@ import {
 } from '../cloud/ledger-client.ts';
 import { AppError, errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import type { WalletCard } from './card-access.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { KeyRing } from './key-ring.ts';
 import type { MovementJournal } from './movement-journal.ts';
 import {
   ANSWER_RETENTION_MS,
@@ -18,16 +21,39 @@ import {
   type Movement,
   type MovementKind,
 } from './movement-journal.ts';
+import { Outbox } from './outbox.ts';
+import {
+  decidePending,
+  ReconcileSchedule,
+  RECONCILE_EVERY_MS,
+  UNKNOWN_PENDING_GRACE_MS,
+} from './reconciliation.ts';
+
+/** The ledger calls the engine makes (the LedgerClient, or the simulation's ledger). */
+export type MovementLedger = Pick<
+  LedgerClient,
+  'createMovement' | 'postMovement' | 'voidMovement' | 'listPendingMovements'
+>;
 
 export interface MovementEngineOptions {
   journal: MovementJournal;
-  ledger: LedgerClient;
-  /** The key the ledger calls are made with (the till's configured key). */
-  apiKey: () => string;
+  ledger: MovementLedger;
+  /** The keys movements are made and resolved with (each with the key that made it). */
+  keys: KeyRing;
   log: Logger;
+  clock?: Clock;
+  newId?: () => string;
   /** First retry delay of the outbox; doubles up to `maxRetryMs`. */
   retryMs?: number;
   maxRetryMs?: number;
+  reconcileEveryMs?: number;
+  unknownPendingGraceMs?: number;
+  /**
+   * Whether the caller's answer waits for the ledger's post (true), or comes once the card's
+   * read-back proves the write (default), the post following in the background, and through
+   * the outbox if the ledger does not acknowledge it.
+   */
+  postBeforeAnswer?: boolean;
 }
 
 export interface MovementEngineEvents {
@@ -54,41 +80,85 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
     : { cardId: movement.cardId, dischargedCredits: reserved.credits, dischargedAmount: amount };
 }
 
+/** A movement reserved at the ledger and owned by the running request, ready to commit. */
 export interface Reservation {
-  movement: Movement;
-  ledger: LedgerMovement;
-  plan: PlannedWrite;
+  readonly movement: Movement;
+  readonly ledger: LedgerMovement;
+  readonly plan: PlannedWrite;
+}
+
+export interface ReserveInput {
+  kind: MovementKind;
+  keyFingerprint: string;
+  idempotency: Idempotency | undefined;
+  request: Omit<NewMovement, 'id' | 'kind' | 'cardId'>;
+  /** Plans the card write for the credits the ledger granted (throws to refuse them). */
+  planFor: (credits: number) => PlannedWrite;
+}
+
+/** A movement waiting for its card, for operators (the status and a log line). */
+export interface WaitingMovement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  credits: number;
+  since: string;
 }
 
 /**
- * The two-phase money movement of design.md section 4, step by step. Each step is journaled
- * durably before the next happens; whatever a crash, a pulled card or a silent ledger leaves
- * half done is finished later, exactly once: a write that certainly did not happen is voided;
- * one that did is posted; one that may have is decided by the card itself the next time it is
- * seen. Posts and voids the ledger did not acknowledge are retried (the outbox) until it does.
+ * The two-phase money movement (docs/integrators.md, "Recharge" and "Discharge"). Its face is
+ * the protocol: reserve() journals the start and asks the ledger for the pending movement;
+ * commit() writes the card, records the answer and posts. Each step is journaled durably before
+ * the next happens; whatever a crash, a pulled card or a silent ledger leaves half done is
+ * finished later, exactly once: a write that certainly did not happen is voided; one that did
+ * is posted; one that may have is decided by the card itself the next time it is seen.
+ *
+ * A movement a running request owns (from reserve() to the end of commit()) is resolved by
+ * that request only: the outbox and reconciliation leave it alone. Every movement is resolved
+ * with the key of the shop that made it.
  */
 export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   readonly #journal: MovementJournal;
-  readonly #ledger: LedgerClient;
-  readonly #apiKey: () => string;
+  readonly #ledger: MovementLedger;
+  readonly #keys: KeyRing;
   readonly #log: Logger;
-  readonly #retryMs: number;
-  readonly #maxRetryMs: number;
-  readonly #running = new Set<string>();
-  #outboxTimer: NodeJS.Timeout | undefined;
-  #outboxDelay: number;
-  #outboxRun: Promise<void> | undefined;
-  #closed = false;
+  readonly #clock: Clock;
+  readonly #newId: () => string;
+  readonly #graceMs: number;
+  readonly #postBeforeAnswer: boolean;
+  /** Idempotency-Key scopes of running requests. */
+  readonly #runningScopes = new Set<string>();
+  /** Movement ids owned by running requests, with the fingerprint of the key each is made with. */
+  readonly #owned = new Map<string, string>();
+  /** Movement ids whose post or void is on its way to the ledger (one call at a time). */
+  readonly #resolving = new Set<string>();
+  /** Unknown pending movements at the ledger, by id: when this worker first saw each. */
+  readonly #unknownSeen = new Map<string, number>();
+  readonly #outbox: Outbox;
+  readonly #reconcile: ReconcileSchedule;
+  #waiting: WaitingMovement[] = [];
 
   constructor(options: MovementEngineOptions) {
     super();
     this.#journal = options.journal;
     this.#ledger = options.ledger;
-    this.#apiKey = options.apiKey;
+    this.#keys = options.keys;
     this.#log = options.log;
-    this.#retryMs = options.retryMs ?? 1_000;
-    this.#maxRetryMs = options.maxRetryMs ?? 60_000;
-    this.#outboxDelay = this.#retryMs;
+    this.#clock = options.clock ?? systemClock;
+    this.#newId = options.newId ?? randomUUID;
+    this.#graceMs = options.unknownPendingGraceMs ?? UNKNOWN_PENDING_GRACE_MS;
+    this.#postBeforeAnswer = options.postBeforeAnswer ?? false;
+    this.#outbox = new Outbox({
+      clock: this.#clock,
+      drain: () => this.#drainOutbox(),
+      retryMs: options.retryMs ?? 1_000,
+      maxRetryMs: options.maxRetryMs ?? 60_000,
+    });
+    this.#reconcile = new ReconcileSchedule(
+      this.#clock,
+      options.reconcileEveryMs ?? RECONCILE_EVERY_MS,
+      () => this.reconcile(),
+    );
   }
 
   /** Movements the ledger has not confirmed yet (posted or voided), for the tray. */
@@ -104,78 +174,104 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   get uncertainCards(): Set<string> {
     const cards = new Set<string>();
     for (const movement of this.#journal.movements.values()) {
-      if (phaseOf(movement) === 'uncertain') cards.add(movement.cardId);
+      if (phaseOf(movement) === 'uncertain' && !this.#owned.has(movement.id))
+        cards.add(movement.cardId);
     }
     return cards;
   }
 
-  /** Starts the outbox for what the journal left unconfirmed. */
+  /** Pending at the ledger and waiting for their card, as of the last reconciliation. */
+  get waitingForCard(): readonly WaitingMovement[] {
+    return this.#waiting;
+  }
+
+  /** Starts the outbox and reconciliation for what the journal and the ledger hold. */
   start(): void {
-    this.#kickOutbox(0);
+    this.#outbox.kick(0);
+    this.#reconcile.soon();
+  }
+
+  /** Reconciles soon, e.g. when the ledger answers again after an outage. */
+  reconcileSoon(): void {
+    this.#reconcile.soon();
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#outboxTimer);
-    await this.#outboxRun;
+    await this.#reconcile.close();
+    await this.#outbox.close();
   }
 
   /**
-   * Runs a request under an Idempotency-Key (when given): a repeat with the same body replays
-   * the first success without touching the card; another body is 422; a repeat while the
-   * first still runs is 409. Failures are not replayed: nothing moved, the caller may retry.
+   * The operator replaced `apiKey`: it is kept (in memory, never in the journal) until the
+   * movements made with it are resolved, then released (KeyRing "released").
+   */
+  retireKey(apiKey: string): void {
+    this.#keys.retire(apiKey, (print) => this.#keyInUse(print));
+    this.#outbox.kick(0);
+  }
+
+  /**
+   * Runs a request under an Idempotency-Key (when given): a repeat with another body is 422;
+   * a repeat while the first still runs is 409. The replay of a finished first attempt is
+   * decided on the card (see replay()). Failures are not replayed: nothing moved.
    */
   async idempotent<T>(
     idempotency: Idempotency | undefined,
     run: (idempotency: Idempotency | undefined) => Promise<T>,
   ): Promise<T> {
     if (!idempotency) return run(undefined);
-    if (this.#running.has(idempotency.scope)) {
-      throw new AppError('IdempotencyKeyInUse', 409, 'A request with this key is still running');
-    }
+    if (this.#runningScopes.has(idempotency.scope)) throw errors.idempotencyKeyInUse();
     const earlier = this.#latestFor(idempotency.scope);
     if (earlier?.idempotency && earlier.idempotency.requestHash !== idempotency.requestHash) {
-      throw new AppError('IdempotencyKeyReused', 422, 'This key was used with another request');
+      throw errors.idempotencyKeyReused();
     }
-    if (earlier?.answer && Date.now() - Date.parse(earlier.answer.at) < ANSWER_RETENTION_MS) {
-      return earlier.answer.body as T;
-    }
-    this.#running.add(idempotency.scope);
+    this.#runningScopes.add(idempotency.scope);
     try {
       return await run(idempotency);
     } finally {
-      this.#running.delete(idempotency.scope);
+      this.#runningScopes.delete(idempotency.scope);
     }
   }
 
   /**
-   * For a retry under the same Idempotency-Key, after settle(): the answer when the earlier
-   * attempt's write turned out to have landed. An earlier attempt still undecided on another
-   * card stops this one (the caller must present that card).
+   * For a request under an Idempotency-Key, once the card is on the reader (after settle()):
+   * the first attempt's answer when it landed, without touching the card. The answer belongs
+   * to one card: with another card on the reader it is IdempotencyKeyOtherCard, and an
+   * earlier attempt still undecided on another card is MovementUnsettled.
    */
-  earlierAnswer<T>(idempotency: Idempotency | undefined, cardId: string): T | undefined {
+  replay<T>(idempotency: Idempotency | undefined, cardId: string): T | undefined {
     if (!idempotency) return undefined;
     const earlier = this.#latestFor(idempotency.scope);
     if (!earlier) return undefined;
-    if (phaseOf(earlier) === 'uncertain' && earlier.cardId !== cardId) {
-      throw errors.movementUnsettled();
+    const phase = phaseOf(earlier);
+    if (phase === 'uncertain' && earlier.cardId !== cardId) throw errors.movementUnsettled();
+    const answer = earlier.answer;
+    if (!answer || this.#clock.now() - Date.parse(answer.at) >= ANSWER_RETENTION_MS) {
+      return undefined;
     }
-    return earlier.answer?.body as T | undefined;
+    if (earlier.cardId !== cardId) throw errors.idempotencyKeyOtherCard();
+    return answer.body as T;
   }
 
   /**
-   * Decides every earlier uncertain write on the card in `session` by what the card holds,
-   * then posts or voids it. Called before any new movement on a card, and when a card with an
-   * uncertain write is presented. A write the card cannot decide stops new writes to it.
+   * Decides every earlier uncertain write on `card` by what it holds, then posts or voids it.
+   * Called before any new movement on a card, and when a card with an uncertain write is
+   * presented. The UID is checked first, as before every write. A write the card cannot
+   * decide stops new writes to it.
    */
-  async settle(session: CardSession): Promise<void> {
+  async settle(card: WalletCard): Promise<void> {
     const uncertain = [...this.#journal.movements.values()].filter(
-      (movement) => movement.cardId === session.cardId && phaseOf(movement) === 'uncertain',
+      (movement) =>
+        movement.cardId === card.cardId &&
+        phaseOf(movement) === 'uncertain' &&
+        !this.#owned.has(movement.id),
     );
     if (uncertain.length === 0) return;
-    const [slot0, slot1] = await session.readSlots();
+    await card.checkUid();
+    const [slot0, slot1] = await card.readSlots();
     for (const movement of uncertain) {
-      const intent = (movement.reserved as { intent: WriteIntent }).intent;
+      const intent = movement.reserved?.intent;
+      if (!intent) continue;
       const outcome = decideWrite(intent, slot0, slot1);
       if (outcome === 'unknown') {
         this.#log.error(
@@ -184,211 +280,340 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
         throw errors.movementUnsettled();
       }
       const written = outcome === 'committed';
-      await this.#journal.append({
+      await this.#append({
         type: 'card',
         id: movement.id,
         outcome: written ? 'committed' : 'not-written',
-        at: now(),
       });
       this.#log.info(
         `movement ${movement.id}: card shows it ${written ? 'landed' : 'did not land'}`,
       );
-      if (written) await this.answered(movement);
+      if (written) await this.#answered(movement);
       await this.#resolve(movement);
     }
   }
 
-  /** Journals the start of a movement: nothing has happened anywhere yet. */
-  async begin(
-    kind: MovementKind,
-    cardId: string,
-    keyFingerprint: string,
-    idempotency: Idempotency | undefined,
-  ): Promise<Movement> {
-    const id = randomUUID();
-    await this.#journal.append({
-      type: 'started',
-      id,
-      kind,
-      cardId,
-      keyFingerprint,
-      idempotency,
-      at: now(),
-    });
-    return this.#journal.movements.get(id) as Movement;
+  /**
+   * Begins a movement on `card` and asks the ledger for it as pending (a recharge reserves the
+   * shop's credits), plans the card write for the credits it granted, and journals both before
+   * the card is touched. The movement is owned by the caller until commit() ends; on failure
+   * here it is released at once. A refusal (NoCredits...) ends the movement: nothing is held.
+   * No answer at all: the ledger may hold it, so it is voided in the background. An answer
+   * that is not a pending movement is refused. Either way the card is not written.
+   */
+  async reserve(card: WalletCard, input: ReserveInput): Promise<Reservation> {
+    const apiKey = this.#keys.keyFor(input.keyFingerprint);
+    if (apiKey === undefined) throw errors.invalidApiKey();
+    const id = this.#newId();
+    // Owned (and its key held) from before its first journal line.
+    this.#owned.set(id, input.keyFingerprint);
+    try {
+      await this.#append({
+        type: 'started',
+        id,
+        kind: input.kind,
+        cardId: card.cardId,
+        keyFingerprint: input.keyFingerprint,
+        idempotency: input.idempotency,
+      });
+      const movement = this.#movement(id);
+      const pending = await this.#create(movement, apiKey, input.request);
+      let plan: PlannedWrite;
+      try {
+        plan = input.planFor(pending.credits);
+      } catch (error) {
+        await this.#abandon(movement);
+        throw error;
+      }
+      const { slot, value, generation, previousBalance } = plan;
+      await this.#append({
+        type: 'reserved',
+        id,
+        credits: pending.credits,
+        amount: pending.amount,
+        intent: { slot, value, generation, previousBalance },
+      });
+      return { movement, ledger: pending, plan };
+    } catch (error) {
+      this.#release(id);
+      throw error;
+    }
   }
 
   /**
-   * Asks the ledger for the pending movement (a recharge reserves the shop's credits), plans
-   * the card write for the credits it granted, and journals both before the card is touched.
-   * A refusal (NoCredits...) ends the movement: nothing is held. No answer at all: the ledger
-   * may hold it, so it is voided in the background. Either way the card is not written.
+   * Writes the planned block and settles what that means: landed, record the answer (the
+   * caller's answer and the card's release need nothing more) and post it in the background;
+   * certainly not, void it and fail with the card's
+   * error; unknown (the card left mid-write), leave it to be decided on the card and fail with
+   * CardRemovedDuringWrite. Ends the request's ownership of the movement.
    */
-  async reserve(
+  async commit<T extends RechargeAnswer | DischargeAnswer>(
+    reservation: Reservation,
+    card: WalletCard,
+  ): Promise<T> {
+    const { movement, plan } = reservation;
+    try {
+      // Nobody else resolves an owned movement; this re-check keeps it so.
+      if (phaseOf(movement) !== 'uncertain') {
+        throw new Error(`movement ${movement.id} changed while its request owned it`);
+      }
+      const result = await card.writeSlot(plan);
+      if (result.outcome === 'uncertain') {
+        this.#log.warn(`movement ${movement.id}: card write uncertain (${result.error.code})`);
+        throw errors.cardRemovedDuringWrite(result.error);
+      }
+      if (result.outcome === 'not-written') {
+        await this.#abandon(movement);
+        throw result.error;
+      }
+      await this.#append({ type: 'card', id: movement.id, outcome: 'committed' });
+      const answer = (await this.#answered(movement)) as T;
+      if (this.#postBeforeAnswer) await this.#resolve(movement);
+      return answer;
+    } finally {
+      this.#release(movement.id);
+    }
+  }
+
+  /**
+   * Compares the ledger's pending movements of every shop this worker holds a key for with
+   * the journal, and decides each (reconciliation.ts). Runs at start, periodically, and after
+   * an outage; logs what waits for its card.
+   */
+  async reconcile(): Promise<void> {
+    const waiting: WaitingMovement[] = [];
+    const seen = new Set<string>();
+    let complete = true;
+    for (const apiKey of this.#keys.all()) {
+      let pending: LedgerMovement[];
+      try {
+        pending = await this.#ledger.listPendingMovements(apiKey);
+      } catch (error) {
+        this.#log.warn(
+          `reconciliation: the ledger did not list pending movements (${messageOf(error)})`,
+        );
+        // One shop's list failing (an earlier key revoked, say) does not stop the others.
+        complete = false;
+        continue;
+      }
+      for (const entry of pending) {
+        seen.add(entry.id);
+        const movement = this.#journal.movements.get(entry.id);
+        const firstSeenAt = this.#unknownSeen.get(entry.id) ?? this.#clock.now();
+        if (!movement) this.#unknownSeen.set(entry.id, firstSeenAt);
+        const decision = decidePending({
+          movement,
+          owned: this.#owned.has(entry.id),
+          firstSeenAt,
+          now: this.#clock.now(),
+          graceMs: this.#graceMs,
+        });
+        if (decision === 'wait-for-card') {
+          waiting.push({
+            id: entry.id,
+            kind: entry.kind,
+            cardId: entry.cardId,
+            credits: entry.credits,
+            since: entry.createdAt,
+          });
+        } else if (decision === 'post' || decision === 'void') {
+          if (movement && phaseOf(movement) !== 'done') {
+            await this.#resolve(movement);
+          } else {
+            this.#log.warn(
+              `reconciliation: movement ${entry.id} is pending at the ledger; ${movement ? 'the journal has it resolved' : 'the journal does not know it'}: ${decision}`,
+            );
+            await this.#send(apiKey, entry.id, decision).catch((error: unknown) =>
+              this.#log.warn(`reconciliation: ${decision} of ${entry.id}: ${messageOf(error)}`),
+            );
+            this.#unknownSeen.delete(entry.id);
+          }
+        }
+      }
+    }
+    if (complete) {
+      for (const id of this.#unknownSeen.keys()) if (!seen.has(id)) this.#unknownSeen.delete(id);
+    }
+    this.#waiting = waiting;
+    if (waiting.length > 0) {
+      this.#log.warn(
+        `reconciliation: ${waiting.length} movement(s) wait for their card: ${waiting
+          .map((entry) => `${entry.kind} ${entry.credits} on card ${entry.cardId} (${entry.id})`)
+          .join(', ')}`,
+      );
+    }
+  }
+
+  async #create(
     movement: Movement,
-    request: Omit<NewMovement, 'id' | 'kind' | 'cardId'>,
-    planFor: (credits: number) => PlannedWrite,
-  ): Promise<Reservation> {
+    apiKey: string,
+    request: ReserveInput['request'],
+  ): Promise<LedgerMovement> {
     let pending: LedgerMovement;
     try {
-      pending = await this.#ledger.createMovement(this.#apiKey(), {
+      pending = await this.#ledger.createMovement(apiKey, {
         id: movement.id,
         kind: movement.kind,
         cardId: movement.cardId,
         ...request,
       });
     } catch (error) {
+      if (isRefusal(error, ledgerErrorCodes.movementAlreadyVoided.code)) {
+        // A void reached the ledger first (its tombstone refuses this create).
+        await this.#append({ type: 'resolved', id: movement.id, state: 'voided' });
+        throw errors.movementVoided();
+      }
       if (error instanceof LedgerRefusal || isAuthRefusal(error)) {
-        await this.#journal.append({
-          type: 'resolved',
-          id: movement.id,
-          state: 'absent',
-          at: now(),
-        });
+        await this.#append({ type: 'resolved', id: movement.id, state: 'absent' });
       } else {
         await this.#abandon(movement);
       }
       throw error;
     }
-    let plan: PlannedWrite;
-    try {
-      plan = planFor(pending.credits);
-    } catch (error) {
-      await this.#abandon(movement);
-      throw error;
+    // After every ledger answer: is the movement still ours to continue, and is the answer a
+    // pending movement of this id? Anything else is refused before the card is touched.
+    if (phaseOf(movement) === 'done') throw errors.movementVoided();
+    if (pending.id?.toLowerCase() !== movement.id.toLowerCase() || pending.state !== 'pending') {
+      this.#log.error(
+        `movement ${movement.id}: the ledger answered the create with state ${pending.state}; the card is not written`,
+      );
+      if (pending.state === 'posted') {
+        // Posted without a card write: only an operator can set this right.
+        await this.#append({ type: 'resolved', id: movement.id, state: 'posted' });
+      } else {
+        await this.#abandon(movement);
+      }
+      throw errors.movementVoided();
     }
-    const { slot, value, generation, previousBalance } = plan;
-    await this.#journal.append({
-      type: 'reserved',
-      id: movement.id,
-      credits: pending.credits,
-      amount: pending.amount,
-      intent: { slot, value, generation, previousBalance },
-      at: now(),
-    });
-    return { movement, ledger: pending, plan };
+    return pending;
   }
 
-  /**
-   * Writes the planned block and settles what that means: landed, post it; certainly not,
-   * void it and fail with the card's error; unknown (the card left mid-write), leave it to be
-   * decided on the card and fail with CardRemovedDuringWrite.
-   */
-  async writeCard(reservation: Reservation, session: CardSession): Promise<void> {
-    const { movement, plan } = reservation;
-    const result = await session.writeSlot(plan);
-    if (result.outcome === 'uncertain') {
-      this.#log.warn(`movement ${movement.id}: card write uncertain (${result.error.code})`);
-      throw errors.cardRemovedDuringWrite(result.error);
-    }
-    const written = result.outcome === 'committed';
-    await this.#journal.append({
-      type: 'card',
-      id: movement.id,
-      outcome: written ? 'committed' : 'not-written',
-      at: now(),
-    });
-    if (!written) {
-      await this.#resolve(movement);
-      throw result.error;
-    }
-  }
-
-  /** Confirms a written movement to the ledger; if it does not answer, the outbox will. */
-  async confirm(movement: Movement): Promise<void> {
+  /** The card was certainly not written: void (now, or through the outbox). */
+  async #abandon(movement: Movement): Promise<void> {
+    await this.#append({ type: 'card', id: movement.id, outcome: 'not-written' });
     await this.#resolve(movement);
   }
 
   /** Records the answer for a landed movement, so the same Idempotency-Key replays it. */
-  async answered(movement: Movement): Promise<RechargeAnswer | DischargeAnswer> {
+  async #answered(movement: Movement): Promise<RechargeAnswer | DischargeAnswer> {
     const body = answerOf(movement);
-    await this.#journal.append({ type: 'answered', id: movement.id, status: 200, body, at: now() });
+    await this.#append({ type: 'answered', id: movement.id, status: 200, body });
     return body;
   }
 
-  async #abandon(movement: Movement): Promise<void> {
-    await this.#journal.append({
-      type: 'card',
-      id: movement.id,
-      outcome: 'not-written',
-      at: now(),
-    });
-    await this.#resolve(movement);
-  }
-
-  /** Posts or voids by the movement's phase; on no answer, leaves it to the outbox. */
+  /**
+   * Posts or voids by the movement's phase, with the key of the shop that made it; on no
+   * answer, leaves it to the outbox. True when the ledger has it resolved.
+   */
   async #resolve(movement: Movement): Promise<boolean> {
     const phase = phaseOf(movement);
     if (phase !== 'to-post' && phase !== 'to-void') return phase === 'done';
+    if (this.#resolving.has(movement.id)) return false;
+    this.#resolving.add(movement.id);
     try {
-      const post = phase === 'to-post';
-      const key = this.#apiKey();
-      if (post) await this.#ledger.postMovement(key, movement.id);
-      else await this.#ledger.voidMovement(key, movement.id);
-      await this.#journal.append({
-        type: 'resolved',
-        id: movement.id,
-        state: post ? 'posted' : 'voided',
-        at: now(),
-      });
-      this.emit('unconfirmed', this.unconfirmed);
-      return true;
-    } catch (error) {
-      if (
-        error instanceof LedgerRefusal &&
-        error.code === 'MovementNotFound' &&
-        phase === 'to-void'
-      ) {
-        // The pending call never reached the ledger: there is nothing to void.
-        await this.#journal.append({
-          type: 'resolved',
-          id: movement.id,
-          state: 'absent',
-          at: now(),
-        });
-        this.emit('unconfirmed', this.unconfirmed);
-        return true;
-      }
-      if (error instanceof LedgerRefusal) {
-        this.#log.error(
-          `movement ${movement.id}: the ledger refused to ${phase === 'to-post' ? 'post' : 'void'} it (${error.code}); left for the operator`,
-        );
-      } else {
-        this.#log.warn(
-          `movement ${movement.id}: ledger did not confirm; retrying in the background`,
-        );
-      }
-      this.emit('unconfirmed', this.unconfirmed);
-      this.#kickOutbox(this.#outboxDelay);
-      return false;
+      return await this.#resolveNow(movement, phase);
+    } finally {
+      this.#resolving.delete(movement.id);
     }
   }
 
-  #kickOutbox(delayMs: number): void {
-    if (this.#closed || this.#outboxTimer) return;
-    this.#outboxTimer = setTimeout(() => {
-      this.#outboxTimer = undefined;
-      this.#outboxRun = this.#drainOutbox().finally(() => (this.#outboxRun = undefined));
-    }, delayMs);
-    this.#outboxTimer.unref();
+  async #resolveNow(movement: Movement, phase: 'to-post' | 'to-void'): Promise<boolean> {
+    const action = phase === 'to-post' ? 'post' : 'void';
+    const apiKey = this.#keys.keyFor(movement.keyFingerprint);
+    if (apiKey === undefined) {
+      this.#log.error(
+        `movement ${movement.id}: the key that made it (fingerprint ${movement.keyFingerprint}) is no longer held; set it again to ${action} it`,
+      );
+      return false;
+    }
+    let state: 'posted' | 'voided' | 'absent';
+    try {
+      await this.#send(apiKey, movement.id, action);
+      state = action === 'post' ? 'posted' : 'voided';
+    } catch (error) {
+      const settledAs = settledByRefusal(error, action);
+      if (!settledAs) {
+        if (error instanceof LedgerRefusal) {
+          this.#log.error(
+            `movement ${movement.id}: the ledger refused to ${action} it (${error.code}); retrying in the background`,
+          );
+        } else {
+          this.#log.warn(
+            `movement ${movement.id}: ledger did not confirm; retrying in the background`,
+          );
+        }
+        this.emit('unconfirmed', this.unconfirmed);
+        if (!this.#owned.has(movement.id)) this.#outbox.kick();
+        return false;
+      }
+      if (settledAs !== (action === 'post' ? 'posted' : 'voided') && settledAs !== 'absent') {
+        this.#log.error(
+          `movement ${movement.id}: the ledger has it ${settledAs} while the card says ${action}; left for the operator`,
+        );
+      }
+      state = settledAs;
+    }
+    await this.#append({ type: 'resolved', id: movement.id, state });
+    this.emit('unconfirmed', this.unconfirmed);
+    this.#keys.releaseIdle((print) => this.#keyInUse(print));
+    return true;
   }
 
-  async #drainOutbox(): Promise<void> {
+  #send(apiKey: string, id: string, action: 'post' | 'void'): Promise<LedgerMovement> {
+    return action === 'post'
+      ? this.#ledger.postMovement(apiKey, id)
+      : this.#ledger.voidMovement(apiKey, id);
+  }
+
+  async #drainOutbox(): Promise<boolean> {
     let allDone = true;
     for (const movement of [...this.#journal.movements.values()]) {
-      if (this.#closed) return;
       const phase = phaseOf(movement);
       if (phase !== 'to-post' && phase !== 'to-void') continue;
-      if (this.#running.has(movement.idempotency?.scope ?? '')) continue;
+      // A running request resolves its own movement.
+      if (this.#owned.has(movement.id)) continue;
       const done = await this.#resolve(movement);
       allDone &&= done;
     }
-    if (allDone) {
-      this.#outboxDelay = this.#retryMs;
-      return;
+    return allDone;
+  }
+
+  /**
+   * Ends a request's ownership. A landed movement is posted now, in the background (on no
+   * answer the outbox takes it); anything else left to post or void goes to the outbox.
+   */
+  #release(id: string): void {
+    this.#owned.delete(id);
+    const movement = this.#journal.movements.get(id);
+    const phase = movement ? phaseOf(movement) : 'done';
+    if (movement && phase === 'to-post' && !this.#postBeforeAnswer) {
+      this.#resolve(movement).catch((error: unknown) =>
+        this.#log.error(`movement ${id}: posting in the background: ${messageOf(error)}`),
+      );
+    } else if (phase === 'to-post' || phase === 'to-void') {
+      this.#outbox.kick(0);
     }
-    this.#outboxDelay = Math.min(this.#outboxDelay * 2, this.#maxRetryMs);
-    this.#kickOutbox(this.#outboxDelay);
+  }
+
+  #keyInUse(print: string): boolean {
+    for (const owner of this.#owned.values()) if (owner === print) return true;
+    for (const movement of this.#journal.movements.values()) {
+      if (movement.keyFingerprint === print && phaseOf(movement) !== 'done') return true;
+    }
+    return false;
+  }
+
+  #append(entry: DistributiveOmit<Parameters<MovementJournal['append']>[0], 'at'>): Promise<void> {
+    return this.#journal.append({
+      ...entry,
+      at: new Date(this.#clock.now()).toISOString(),
+    } as Parameters<MovementJournal['append']>[0]);
+  }
+
+  #movement(id: string): Movement {
+    const movement = this.#journal.movements.get(id);
+    if (!movement) throw new Error(`movement ${id} is not in the journal`);
+    return movement;
   }
 
   #latestFor(scope: string): Movement | undefined {
@@ -400,10 +625,32 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   }
 }
 
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * A refusal that nonetheless says where the movement stands at the ledger: already in the
+ * asked state, in the other one, or (a void of an id it never held, which leaves a tombstone
+ * that refuses a late create) absent for good.
+ */
+function settledByRefusal(
+  error: unknown,
+  action: 'post' | 'void',
+): 'posted' | 'voided' | 'absent' | undefined {
+  if (!(error instanceof LedgerRefusal)) return undefined;
+  if (error.code === ledgerErrorCodes.movementAlreadyPosted.code) return 'posted';
+  if (error.code === ledgerErrorCodes.movementAlreadyVoided.code) return 'voided';
+  if (error.code === ledgerErrorCodes.movementNotFound.code && action === 'void') return 'absent';
+  return undefined;
+}
+
+function isRefusal(error: unknown, code: string): boolean {
+  return error instanceof LedgerRefusal && error.code === code;
+}
+
 function isAuthRefusal(error: unknown): boolean {
   return error instanceof AppError && error.status < 500;
 }
 
-function now(): string {
-  return new Date().toISOString();
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

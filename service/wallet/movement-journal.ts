@@ -72,82 +72,41 @@ export function phaseOf(movement: Movement): MovementPhase {
 export const ANSWER_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The local movement journal: every step of a money movement is written here, and made
- * durable (fdatasync), before the step it enables happens: before the ledger is asked, before
- * the card is written. After a crash the journal says what may have happened, and the engine
- * finishes it. At open, movements that are done and whose answers are older than 24 h are
- * dropped (written to a new file, then renamed over the old one).
+ * Where the journal's lines live: a file in the data folder (FileJournalStore), or memory in
+ * the deterministic simulation. `append` resolves only once the line is durable.
  */
-export class MovementJournal {
+export interface JournalStore {
+  read(): Promise<string>;
+  /** Replaces the whole content durably (compaction at open), then appends go after it. */
+  rewrite(text: string): Promise<void>;
+  append(line: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The journal in `movements.jsonl`: fdatasync per line, compaction by write-and-rename. */
+export class FileJournalStore implements JournalStore {
   readonly #path: string;
-  readonly #movements = new Map<string, Movement>();
   #file: FileHandle | undefined;
-  #appending: Promise<void> = Promise.resolve();
 
   constructor(dataDir: string) {
     this.#path = join(dataDir, 'movements.jsonl');
   }
 
-  get movements(): ReadonlyMap<string, Movement> {
-    return this.#movements;
-  }
-
-  async open(now = Date.now()): Promise<void> {
+  async read(): Promise<string> {
     await mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
-    let text = '';
     try {
-      text = await readFile(this.#path, 'utf8');
+      return await readFile(this.#path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      return '';
     }
-    const lines = text.split('\n');
-    for (const [index, line] of lines.entries()) {
-      if (line === '') continue;
-      let entry: JournalEntry;
-      try {
-        entry = JSON.parse(line) as JournalEntry;
-      } catch {
-        // Only the last line can be torn (a crash mid-append); it was never acted upon.
-        if (index >= lines.length - 2) break;
-        throw new Error(`${this.#path}: line ${index + 1} is not JSON`);
-      }
-      fold(this.#movements, entry);
-    }
-    for (const [id, movement] of this.#movements) {
-      const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
-      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS) {
-        this.#movements.delete(id);
-      }
-    }
-    await this.#rewrite();
   }
 
-  /** Appends and makes durable; resolves only when the entry is on disk. */
-  append(entry: JournalEntry): Promise<void> {
-    const write = this.#appending.then(async () => {
-      const file = this.#file;
-      if (!file) throw new Error('movement journal is closed');
-      await file.write(`${JSON.stringify(entry)}\n`);
-      await file.datasync();
-      fold(this.#movements, entry);
-    });
-    this.#appending = write.catch(() => undefined);
-    return write;
-  }
-
-  async close(): Promise<void> {
-    await this.#appending;
-    await this.#file?.close();
-    this.#file = undefined;
-  }
-
-  async #rewrite(): Promise<void> {
+  async rewrite(text: string): Promise<void> {
     const fresh = `${this.#path}.tmp`;
     const file = await open(fresh, 'w', 0o600);
     try {
-      for (const movement of this.#movements.values()) {
-        for (const entry of entriesOf(movement)) await file.write(`${JSON.stringify(entry)}\n`);
-      }
+      await file.write(text);
       await file.sync();
     } finally {
       await file.close();
@@ -160,6 +119,87 @@ export class MovementJournal {
       await dir.close();
     }
     this.#file = await open(this.#path, 'a', 0o600);
+  }
+
+  async append(line: string): Promise<void> {
+    const file = this.#file;
+    if (!file) throw new Error('movement journal is closed');
+    await file.write(line);
+    await file.datasync();
+  }
+
+  async close(): Promise<void> {
+    await this.#file?.close();
+    this.#file = undefined;
+  }
+}
+
+/**
+ * The local movement journal: every step of a money movement is written here, and made
+ * durable (fdatasync), before the step it enables happens: before the ledger is asked, before
+ * the card is written. After a crash the journal says what may have happened, and the engine
+ * finishes it. At open, movements that are done and whose answers are older than 24 h are
+ * dropped (written to a new file, then renamed over the old one).
+ */
+export class MovementJournal {
+  readonly #store: JournalStore;
+  readonly #movements = new Map<string, Movement>();
+  #open = false;
+  #appending: Promise<void> = Promise.resolve();
+
+  /** A data folder (the file store), or a store of its own. */
+  constructor(where: string | JournalStore) {
+    this.#store = typeof where === 'string' ? new FileJournalStore(where) : where;
+  }
+
+  get movements(): ReadonlyMap<string, Movement> {
+    return this.#movements;
+  }
+
+  async open(now = Date.now()): Promise<void> {
+    const text = await this.#store.read();
+    const lines = text.split('\n');
+    for (const [index, line] of lines.entries()) {
+      if (line === '') continue;
+      let entry: JournalEntry;
+      try {
+        entry = JSON.parse(line) as JournalEntry;
+      } catch {
+        // Only the last line can be torn (a crash mid-append); it was never acted upon.
+        if (index >= lines.length - 2) break;
+        throw new Error(`movement journal: line ${index + 1} is not JSON`);
+      }
+      fold(this.#movements, entry);
+    }
+    for (const [id, movement] of this.#movements) {
+      const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
+      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS) {
+        this.#movements.delete(id);
+      }
+    }
+    let compacted = '';
+    for (const movement of this.#movements.values()) {
+      for (const entry of entriesOf(movement)) compacted += `${JSON.stringify(entry)}\n`;
+    }
+    await this.#store.rewrite(compacted);
+    this.#open = true;
+  }
+
+  /** Appends and makes durable; resolves only when the entry is on disk. */
+  append(entry: JournalEntry): Promise<void> {
+    const write = this.#appending.then(async () => {
+      if (!this.#open) throw new Error('movement journal is closed');
+      await this.#store.append(`${JSON.stringify(entry)}\n`);
+      fold(this.#movements, entry);
+    });
+    this.#appending = write.catch(() => undefined);
+    return write;
+  }
+
+  async close(): Promise<void> {
+    await this.#appending;
+    this.#open = false;
+    await this.#store.close();
   }
 }
 

@@ -1,3 +1,4 @@
+import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { MAX_CARD_BALANCE, planWrite } from '../card/wallet-format.ts';
 import type { LedgerCustomer } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
@@ -30,7 +31,7 @@ export function rechargeCard(
   return movements.idempotent(input.idempotency, (idempotency) =>
     cards.withCard(async (card) => {
       await movements.settle(card);
-      const earlier = movements.earlierAnswer<RechargeAnswer>(idempotency, card.cardId);
+      const earlier = movements.replay<RechargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
 
       const wallet = await card.readWallet();
@@ -39,21 +40,19 @@ export function rechargeCard(
       if (request.credits !== undefined && !fits(request.credits))
         throw errors.cardBalanceOverflow();
 
-      const movement = await movements.begin(
-        'recharge',
-        card.cardId,
-        input.keyFingerprint,
-        idempotency,
-      );
       const reservation = await movements
-        .reserve(movement, request, (credits) => {
-          if (!fits(credits)) throw errors.cardBalanceOverflow();
-          return planWrite(wallet.state, wallet.balance + credits);
+        .reserve(card, {
+          kind: 'recharge',
+          keyFingerprint: input.keyFingerprint,
+          idempotency,
+          request,
+          planFor: (credits) => {
+            if (!fits(credits)) throw errors.cardBalanceOverflow();
+            return planWrite(wallet.state, wallet.balance + credits);
+          },
         })
         .catch(rechargeRefusal);
-      await movements.writeCard(reservation, card);
-      await movements.confirm(movement);
-      return (await movements.answered(movement)) as RechargeAnswer;
+      return movements.commit<RechargeAnswer>(reservation, card);
     }),
   );
 }
@@ -61,8 +60,8 @@ export function rechargeCard(
 /** The ledger's refusals of a reservation, as the spec's errors. */
 function rechargeRefusal(error: unknown): never {
   const code = (error as { code?: unknown }).code;
-  if (code === 'NoCredits') throw errors.noCredits();
-  if (code === 'AmountBelowOneCredit')
+  if (code === ledgerErrorCodes.noCredits.code) throw errors.noCredits();
+  if (code === ledgerErrorCodes.amountBelowOneCredit.code)
     throw errors.invalidCreditsOrAmount('amount below one credit');
   throw error;
 }

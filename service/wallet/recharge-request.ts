@@ -1,4 +1,4 @@
-import { formatDecimal, parseDecimal } from '../../cloud/decimal.ts';
+import { formatDecimal, parseDecimal } from '../../common/decimal.ts';
 import { errors } from '../errors.ts';
 
 /** Documented bounds of one recharge (docs/integrators.md). */

@@ -8,7 +8,7 @@ import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { RequestRecord } from '../../service/http/activity.ts';
 import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
 import { serveFolder, type StaticServer } from '../support/static-server.ts';
-import { shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
+import { importCardBalance, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
 // The example POS page in Debian's Chromium, served from a second loopback origin that is on
@@ -74,6 +74,8 @@ describe('the example POS page from an allowed origin', () => {
       uid: Buffer.from('04C0C1C2', 'hex'),
       blocks: { 4: encodeValueBlock(100, 1) },
     });
+    // Sold before the ledger: imported, so the ledger pays out its 100 as well.
+    await importCardBalance(rig.ledger, card.id, 100);
     try {
       await page.getByTestId('events-connect').click();
       await page.getByTestId('events-state').filter({ hasText: 'listening' }).waitFor();

@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../cloud/db/open-database.ts';
@@ -104,6 +106,12 @@ describe('card-wallet-cloud CLI', () => {
       ['a short --key', ['key', 'issue', '--key', 'short'], /--key must be 16 to 256/],
       ['an unknown option', ['check', '--verbose'], /Unknown option '--verbose'/],
       ['a bad --state', ['movements', 'list', '--state', 'done'], /--state must be/],
+      [
+        'card show with a bad --card',
+        ['card', 'show', '--customer', randomUUID(), '--card', '04A1'],
+        /--card must be a card id/,
+      ],
+      ['card import without --file', ['card', 'import', '--customer', randomUUID()], /--file/],
     ];
     for (const [what, args, message] of cases) {
       test(`when given ${what}, then it exits 2 with a message naming the problem`, async () => {
@@ -284,6 +292,131 @@ describe('card-wallet-cloud CLI', () => {
       const fix = await openDatabase(folder);
       await fix.query('UPDATE customers SET credits = credits - 3 WHERE id = $1', [customerId]);
       await fix.close();
+    });
+  });
+
+  describe('card accounts', () => {
+    const csvFolder = mkdtempSync(join(tmpdir(), 'cwc-csv-'));
+    after(() => rmSync(csvFolder, { recursive: true, force: true }));
+    const csvFile = (name: string, text: string): string => {
+      const path = join(csvFolder, `${name}.csv`);
+      writeFileSync(path, text);
+      return path;
+    };
+
+    test('when a CSV of cards is imported twice, then the first run imports them, the second changes nothing, the pool is untouched and card show prints the account', async () => {
+      const shop = JSON.parse(
+        (
+          await cli([
+            'customer',
+            'add',
+            '--name',
+            'Importing shop',
+            '--credits',
+            '100',
+            '--credit-cost',
+            '1',
+            '--database',
+            folder,
+          ])
+        ).stdout,
+      ) as { customerId: string };
+      const file = csvFile('ok', 'cardId,credits\r\n04a1b2c3,40\r\n\r\n04A1B2C3D4E5F6, 0\r\n');
+      const args = ['card', 'import', '--customer', shop.customerId, '--file', file];
+      const first = await cli([...args, '--database', folder]);
+      assert.equal(first.code, 0, first.stderr);
+      assert.deepEqual(JSON.parse(first.stdout), { cards: 2, imported: 2, unchanged: 0 });
+      const second = await cli([...args, '--database', folder]);
+      assert.deepEqual(JSON.parse(second.stdout), { cards: 2, imported: 0, unchanged: 2 });
+
+      const list = JSON.parse((await cli(['customer', 'list', '--database', folder])).stdout);
+      const listed = list.customers.find(
+        (customer: { customerId: string }) => customer.customerId === shop.customerId,
+      );
+      assert.equal(listed.credits, 100, 'imported cards were sold already: the pool is untouched');
+
+      const shown = await cli([
+        'card',
+        'show',
+        '--customer',
+        shop.customerId,
+        '--card',
+        '04a1b2c3',
+        '--database',
+        folder,
+      ]);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.deepEqual(JSON.parse(shown.stdout), {
+        cardId: '04A1B2C3',
+        credits: 40,
+        importedCredits: 40,
+        suspect: false,
+        flags: [],
+        movements: [],
+      });
+
+      const conflict = csvFile('conflict', '04A1B2C3,41\n0A0B0C0D,5\n');
+      const refused = await cli([
+        'card',
+        'import',
+        '--customer',
+        shop.customerId,
+        '--file',
+        conflict,
+        '--database',
+        folder,
+      ]);
+      assert.equal(refused.code, 1);
+      assert.match(
+        refused.stderr,
+        /CardImportConflict: nothing imported: 04A1B2C3 was imported with 40 credits/,
+      );
+      const untouched = await cli([
+        'card',
+        'show',
+        '--customer',
+        shop.customerId,
+        '--card',
+        '0A0B0C0D',
+        '--database',
+        folder,
+      ]);
+      assert.equal(JSON.parse(untouched.stdout).credits, 0);
+    });
+
+    test('when the CSV has bad lines, then it exits 2 naming each line and imports nothing', async () => {
+      const file = csvFile(
+        'bad',
+        '04A1B2C3,10\n04A1B2,5\n0A0B0C0D,-1\n0A0B0C0E,1,2\n04A1B2C3,11\n',
+      );
+      const outcome = await cli([
+        'card',
+        'import',
+        '--customer',
+        randomUUID(),
+        '--file',
+        file,
+        '--database',
+        folder,
+      ]);
+      assert.equal(outcome.code, 2, outcome.stderr);
+      for (const line of [2, 3, 4, 5]) assert.match(outcome.stderr, new RegExp(`line ${line}: `));
+      assert.doesNotMatch(outcome.stderr, /line 1: /);
+    });
+
+    test('when card show names an unknown customer, then it exits 1 with CustomerNotFound', async () => {
+      const outcome = await cli([
+        'card',
+        'show',
+        '--customer',
+        randomUUID(),
+        '--card',
+        '04A1B2C3',
+        '--database',
+        folder,
+      ]);
+      assert.equal(outcome.code, 1);
+      assert.match(outcome.stderr, /CustomerNotFound/);
     });
   });
 

@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { addCustomer, issueKey, topUp } from '../../cloud/admin.ts';
+import { importCards } from '../../cloud/card-accounts.ts';
 import { checkLedger } from '../../cloud/check.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
-import { parseDecimal } from '../../cloud/decimal.ts';
+import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
 import { LedgerClient } from './ledger-client.ts';
 
@@ -55,6 +56,12 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       });
       const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
       return base.withKey(apiKey);
+    }
+
+    /** Gives a card an account at the shop without touching its pool (a card import). */
+    async function importCard(shop: LedgerClient, credits: number, cardId = CARD): Promise<void> {
+      const { customerId } = (await shop.customer()).body as { customerId: string };
+      await importCards(server.db, customerId, [{ cardId, credits }]);
     }
 
     async function poolOf(shop: LedgerClient): Promise<number> {
@@ -278,6 +285,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
     describe('discharge', () => {
       test('when a discharge is created, then it is pending and the pool does not change', async () => {
         const shop = await newShop(100, '0.50');
+        await importCard(shop, 25);
         const answer = await shop.create({
           id: randomUUID(),
           kind: 'discharge',
@@ -293,6 +301,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
       test('when a discharge is posted, then its credits return to the pool, once', async () => {
         const shop = await newShop(100);
+        await importCard(shop, 25);
         const id = randomUUID();
         await shop.create({ id, kind: 'discharge', cardId: CARD, credits: 25 });
         const posted = await shop.resolve(id, 'post');
@@ -307,6 +316,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
       test('when a discharge is voided, then the pool does not change', async () => {
         const shop = await newShop(100);
+        await importCard(shop, 25);
         const id = randomUUID();
         await shop.create({ id, kind: 'discharge', cardId: CARD, credits: 25 });
         const voided = await shop.resolve(id, 'void');
@@ -329,6 +339,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
       test('when a posted movement is voided, then it is 409 MovementAlreadyPosted', async () => {
         const shop = await newShop(100);
+        await importCard(shop, 10);
         const id = randomUUID();
         await shop.create({ id, kind: 'discharge', cardId: CARD, credits: 10 });
         await shop.resolve(id, 'post');
@@ -369,6 +380,119 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           assert.deepEqual(answer.body, { error: 'MovementNotFound' });
         }
         assert.equal((await owner.movement(id)).body.state, 'pending');
+      });
+    });
+
+    describe('tombstones: a void of an unknown id', () => {
+      const expectAnswer = (
+        answer: { status: number; body: unknown },
+        status: number,
+        body: unknown,
+        what: string,
+      ) =>
+        assert.deepEqual(
+          { status: answer.status, body: answer.body },
+          { status, body },
+          `${what}: got ${answer.status} ${JSON.stringify(answer.body)}`,
+        );
+
+      test('when an unknown id is voided and then created, then the create is 409 MovementAlreadyVoided, every time, and nothing is reserved', async () => {
+        const shop = await newShop(100);
+        const id = randomUUID();
+        expectAnswer(
+          await shop.resolve(id, 'void'),
+          404,
+          { error: 'MovementNotFound' },
+          'the void',
+        );
+        for (const attempt of [1, 2]) {
+          expectAnswer(
+            await shop.create(recharge(10, id)),
+            409,
+            { error: 'MovementAlreadyVoided' },
+            `create #${attempt}`,
+          );
+        }
+        expectAnswer(
+          await shop.resolve(id, 'void'),
+          404,
+          { error: 'MovementNotFound' },
+          'the void again',
+        );
+        expectAnswer(await shop.movement(id), 404, { error: 'MovementNotFound' }, 'the get');
+        assert.equal(await poolOf(shop), 100);
+        assert.deepEqual((await shop.get('/v1/movements?state=pending')).body, { movements: [] });
+      });
+
+      test("when another shop voids an id and then the owner creates it, then the owner's create is refused as a conflict", async () => {
+        const voider = await newShop(100);
+        const owner = await newShop(100);
+        const id = randomUUID();
+        await voider.resolve(id, 'void');
+        expectAnswer(
+          await owner.create(recharge(10, id)),
+          409,
+          { error: 'MovementIdConflict' },
+          'the create',
+        );
+        assert.equal(await poolOf(owner), 100);
+      });
+
+      test("when another shop voids an existing movement's id, then no tombstone is left and the owner can still post it", async () => {
+        const owner = await newShop(100);
+        const other = await newShop(100);
+        const id = randomUUID();
+        await owner.create(recharge(10, id));
+        expectAnswer(await other.resolve(id, 'void'), 404, { error: 'MovementNotFound' }, 'void');
+        assert.equal((await owner.resolve(id, 'post')).status, 200);
+        assert.equal(await poolOf(owner), 90);
+      });
+
+      test('when creates and voids of the same new ids race, then each id ends either voided-before-created (no reservation) or created and voided (released)', async () => {
+        const shop = await newShop(1000);
+        const ids = Array.from({ length: 10 }, () => randomUUID());
+        await Promise.all(
+          ids.flatMap((id) => [shop.create(recharge(10, id)), shop.resolve(id, 'void')]),
+        );
+        for (const id of ids) {
+          const answer = await shop.movement(id);
+          assert.ok(
+            answer.status === 404 ||
+              answer.body.state === 'voided' ||
+              answer.body.state === 'pending',
+            `${id}: ${answer.status} ${JSON.stringify(answer.body)}`,
+          );
+          // A movement that got created after all must be voidable: the void that lost the race
+          // answered 404 only if it came first, and then the create was refused.
+          if (answer.status === 200 && answer.body.state === 'pending') {
+            assert.equal((await shop.resolve(id, 'void')).status, 200);
+          }
+        }
+        assert.equal(await poolOf(shop), 1000, 'every reservation was released');
+        assert.deepEqual((await shop.get('/v1/movements?state=pending')).body, { movements: [] });
+      });
+    });
+
+    describe('pending list for reconciliation', () => {
+      test('when a shop lists its pending movements, then it sees only its own, and resolved or tombstoned ones never', async () => {
+        const shop = await newShop(100);
+        const other = await newShop(100);
+        const kept = randomUUID();
+        const posted = randomUUID();
+        await shop.create(recharge(1, kept));
+        await shop.create(recharge(1, posted));
+        await shop.resolve(posted, 'post');
+        await shop.resolve(randomUUID(), 'void');
+        await other.create(recharge(1));
+        const answer = await shop.get('/v1/movements?state=pending');
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        assert.deepEqual(
+          answer.body.movements.map((movement: { id: string; state: string }) => [
+            movement.id,
+            movement.state,
+          ]),
+          [[kept, 'pending']],
+        );
       });
     });
 
@@ -439,6 +563,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
       test('when the same discharge is sent 20 times at once, then one movement is made', async () => {
         const shop = await newShop(100);
+        await importCard(shop, 5);
         const body = { id: randomUUID(), kind: 'discharge', cardId: CARD, credits: 5 };
         const answers = await Promise.all(Array.from({ length: 20 }, () => shop.create(body)));
         assert.equal(answers.filter((answer) => answer.status === 201).length, 1);
@@ -594,6 +719,234 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           assert.equal(answer.status, 400);
           assert.deepEqual(answer.body, { error: 'InvalidMovement', detail: 'id: must be a UUID' });
         }
+      });
+    });
+
+    describe('card accounts', () => {
+      const discharge = (credits: number, cardId = CARD, id = randomUUID()) => ({
+        id,
+        kind: 'discharge',
+        cardId,
+        credits,
+      });
+
+      async function loadCard(shop: LedgerClient, credits: number, cardId = CARD): Promise<void> {
+        const id = randomUUID();
+        assert.equal((await shop.create({ ...recharge(credits, id), cardId })).status, 201);
+        assert.equal((await shop.resolve(id, 'post')).status, 200);
+      }
+
+      async function cardOf(shop: LedgerClient, cardId = CARD) {
+        const answer = await shop.get(`/v1/cards/${cardId}`);
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return answer.body;
+      }
+
+      test('when a shop discharges 2147483647 credits from a card it never loaded and posts it, then it is 422 CardAccountExceeded, nothing is stored, the pool is unchanged and the card is suspect', async () => {
+        const shop = await newShop(1000);
+        const id = randomUUID();
+        const answer = await shop.create(discharge(2147483647, CARD, id));
+        assert.equal(answer.status, 422, JSON.stringify(answer.body));
+        assert.deepEqual(answer.body, { error: 'CardAccountExceeded' });
+        const posted = await shop.resolve(id, 'post');
+        assert.equal(posted.status, 404, JSON.stringify(posted.body));
+        assert.deepEqual(posted.body, { error: 'MovementNotFound' });
+        assert.equal(await poolOf(shop), 1000);
+
+        const card = await cardOf(shop);
+        assert.equal(card.cardId, CARD);
+        assert.equal(card.credits, 0);
+        assert.equal(card.suspect, true);
+        assert.deepEqual(card.movements, []);
+        assert.equal(card.flags.length, 1);
+        assert.deepEqual(
+          { ...card.flags[0], createdAt: undefined },
+          {
+            kind: 'discharge-exceeds-account',
+            movementId: id,
+            requestedCredits: 2147483647,
+            accountCredits: 0,
+            createdAt: undefined,
+          },
+        );
+        // The same refused request again is refused again, and flags the card only once.
+        assert.equal((await shop.create(discharge(2147483647, CARD, id))).status, 422);
+        assert.equal((await cardOf(shop)).flags.length, 1);
+        assert.ok((await checkLedger(server.db)).ok);
+      });
+
+      test('when a card loaded at shop A is discharged at shop B, then shop B pays out nothing and shop A still can', async () => {
+        const shopA = await newShop(100);
+        const shopB = await newShop(100);
+        await loadCard(shopA, 30, CARD_7);
+        const atB = await shopB.create(discharge(1, CARD_7));
+        assert.equal(atB.status, 422, JSON.stringify(atB.body));
+        assert.deepEqual(atB.body, { error: 'CardAccountExceeded' });
+        assert.equal(await poolOf(shopB), 100);
+        assert.equal((await cardOf(shopB, CARD_7)).suspect, true);
+        assert.equal((await cardOf(shopA, CARD_7)).suspect, false);
+
+        const atA = await shopA.create(discharge(30, CARD_7));
+        assert.equal(atA.status, 201, JSON.stringify(atA.body));
+        assert.equal((await shopA.resolve(atA.body.id, 'post')).body.customerCredits, 100);
+      });
+
+      test('when recharges and discharges are posted, voided or left pending, then the account is posted recharges minus posted and pending discharges', async () => {
+        const shop = await newShop(1000);
+        await loadCard(shop, 50);
+        const pendingRecharge = randomUUID();
+        await shop.create(recharge(40, pendingRecharge));
+        const voidedRecharge = randomUUID();
+        await shop.create(recharge(7, voidedRecharge));
+        await shop.resolve(voidedRecharge, 'void');
+        assert.equal((await cardOf(shop)).credits, 50, 'only a posted recharge counts');
+
+        const pendingDischarge = await shop.create(discharge(30));
+        assert.equal(pendingDischarge.status, 201);
+        assert.equal((await cardOf(shop)).credits, 20, 'a pending discharge already counts');
+        const tooMuch = await shop.create(discharge(21));
+        assert.equal(tooMuch.status, 422, JSON.stringify(tooMuch.body));
+        assert.equal((await shop.create(discharge(20))).status, 201);
+        assert.equal((await cardOf(shop)).credits, 0);
+
+        await shop.resolve(pendingDischarge.body.id, 'void');
+        assert.equal((await cardOf(shop)).credits, 30, 'a voided discharge gives its credits back');
+        await shop.resolve(pendingRecharge, 'post');
+        assert.equal((await cardOf(shop)).credits, 70);
+
+        const card = await cardOf(shop);
+        assert.equal(card.movements.length, 5, 'the refused discharge is not stored');
+        assert.equal(card.movements[0].kind, 'discharge', 'newest first');
+        assert.equal(card.flags.length, 1);
+        assert.equal(card.flags[0].requestedCredits, 21);
+        assert.equal(card.flags[0].accountCredits, 20);
+        assert.ok((await checkLedger(server.db)).ok);
+      });
+
+      test('when a discharge that emptied the account is sent again with its id, then it is replayed (200), not refused', async () => {
+        const shop = await newShop(100);
+        await loadCard(shop, 10);
+        const body = discharge(10);
+        const first = await shop.create(body);
+        assert.equal(first.status, 201);
+        const again = await shop.create(body);
+        assert.equal(again.status, 200, JSON.stringify(again.body));
+        assert.deepEqual(again.body, first.body);
+        assert.equal((await cardOf(shop)).suspect, false);
+      });
+
+      test('when 20 discharges of 5 race on a card account of 50, then exactly 10 are taken and 10 refused', async () => {
+        const shop = await newShop(100);
+        await loadCard(shop, 50);
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () => shop.create(discharge(5))),
+        );
+        const statuses = answers.map((answer) => answer.status).sort();
+        assert.deepEqual(statuses, [...Array(10).fill(201), ...Array(10).fill(422)]);
+        const card = await cardOf(shop);
+        assert.equal(card.credits, 0);
+        assert.equal(card.flags.length, 10);
+        assert.ok((await checkLedger(server.db)).ok);
+      });
+
+      test('when cards are imported, then they discharge up to their imported credits, the import takes nothing from the pool, and a second run changes nothing', async () => {
+        const shop = await newShop(100);
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        const lines = [
+          { cardId: CARD, credits: 40 },
+          { cardId: CARD_7, credits: 0 },
+        ];
+        assert.deepEqual(await importCards(server.db, customerId, lines), {
+          imported: 2,
+          unchanged: 0,
+        });
+        assert.deepEqual(await importCards(server.db, customerId, lines), {
+          imported: 0,
+          unchanged: 2,
+        });
+        assert.equal(await poolOf(shop), 100);
+        const card = await cardOf(shop);
+        assert.equal(card.credits, 40);
+        assert.equal(card.importedCredits, 40);
+
+        assert.equal((await shop.create(discharge(41))).status, 422);
+        const paid = await shop.create(discharge(40));
+        assert.equal(paid.status, 201);
+        assert.equal((await shop.resolve(paid.body.id, 'post')).body.customerCredits, 140);
+        assert.equal((await shop.create(discharge(1, CARD_7))).status, 422);
+        // Imported once: running the file again after the card was used changes nothing.
+        assert.deepEqual(await importCards(server.db, customerId, lines), {
+          imported: 0,
+          unchanged: 2,
+        });
+        assert.equal((await cardOf(shop)).credits, 0);
+        assert.ok((await checkLedger(server.db)).ok);
+      });
+
+      test('when an import names a card imported with other credits or one with movements, then it is CardImportConflict and nothing is imported', async () => {
+        const shop = await newShop(100);
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        await importCards(server.db, customerId, [{ cardId: CARD, credits: 10 }]);
+        await loadCard(shop, 5, CARD_7);
+        const fresh = '0A0B0C0D';
+        await assert.rejects(
+          importCards(server.db, customerId, [
+            { cardId: fresh, credits: 3 },
+            { cardId: CARD, credits: 11 },
+          ]),
+          (error: Error & { code?: string }) =>
+            error.code === 'CardImportConflict' && error.message.includes(CARD),
+        );
+        await assert.rejects(
+          importCards(server.db, customerId, [{ cardId: CARD_7, credits: 5 }]),
+          (error: Error & { code?: string }) =>
+            error.code === 'CardImportConflict' && error.message.includes('movements'),
+        );
+        assert.equal((await cardOf(shop, fresh)).credits, 0);
+        assert.equal((await cardOf(shop, fresh)).importedCredits, null);
+        assert.equal((await cardOf(shop)).credits, 10);
+        assert.equal((await cardOf(shop, CARD_7)).credits, 5);
+      });
+
+      test('when a card id in the path is malformed, then it is 400 InvalidCardId; without a key, 401', async () => {
+        const shop = base.withKey(SUITE_KEYS.shopA);
+        for (const cardId of ['04a1b2c3', '04A1B2C3D4', 'nope']) {
+          const answer = await shop.get(`/v1/cards/${cardId}`);
+          assert.equal(answer.status, 400, cardId);
+          assert.deepEqual(answer.body, {
+            error: 'InvalidCardId',
+            detail: 'cardId: must be 8 or 14 uppercase hexadecimal characters',
+          });
+        }
+        assert.equal((await base.get(`/v1/cards/${CARD}`)).status, 401);
+      });
+
+      test('when a card account would go negative or is changed behind the ledger, then the database refuses it or the check reports it', async () => {
+        const shop = await newShop(10);
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        await importCard(shop, 3, CARD_7);
+        await assert.rejects(
+          server.db.query(
+            'UPDATE card_accounts SET credits = -1 WHERE customer_id = $1 AND card_id = $2',
+            [customerId, CARD_7],
+          ),
+          /card_accounts_credits_non_negative/,
+        );
+        const sql = `UPDATE card_accounts SET credits = credits + $3 WHERE customer_id = $1 AND card_id = $2`;
+        await server.db.query(sql, [customerId, CARD_7, 1]);
+        try {
+          const report = await checkLedger(server.db);
+          assert.equal(report.ok, false);
+          assert.ok(
+            report.problems.some((problem) =>
+              problem.includes(`card ${CARD_7} of customer ${customerId}`),
+            ),
+            report.problems.join('\n'),
+          );
+        } finally {
+          await server.db.query(sql, [customerId, CARD_7, -1]);
+        }
+        assert.ok((await checkLedger(server.db)).ok);
       });
     });
 

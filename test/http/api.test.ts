@@ -6,16 +6,18 @@ import type { ConfigInput } from '../../service/config.ts';
 import { AppError } from '../../service/errors.ts';
 import { HttpActivity } from '../../service/http/activity.ts';
 import { CardEventStream } from '../../service/http/card-events.ts';
+import { keyFingerprint } from '../../service/http/api-key.ts';
 import { createApp } from '../../service/http/create-app.ts';
-import { listen, type RunningServer } from '../../service/http/server.ts';
+import { listen, type RunningServer } from '../../common/listen.ts';
 import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
+import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementEngine } from '../../service/wallet/movement-engine.ts';
 import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpRequest } from '../support/http-client.ts';
+import { httpRequest, shown } from '../support/http-client.ts';
 import { openEventStream } from '../support/sse-client.ts';
 import { startTestLedger, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, TEST_API_KEY, type TestService } from '../support/test-service.ts';
@@ -48,7 +50,7 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
     movements: new MovementEngine({
       journal,
       ledger: client,
-      apiKey: () => TEST_API_KEY,
+      keys: new KeyRing(() => TEST_API_KEY, keyFingerprint),
       log: silentLogger,
     }),
     activity: new HttpActivity(),
@@ -181,25 +183,50 @@ describe('rate limits', () => {
     }
   });
 
-  test('when keys are guessed 10 times, then even the right key waits (429) for the window', async () => {
+  test('when keys are guessed 10 times, then the 11th guess waits (429) for the window', async () => {
     const other = await startService();
     try {
       for (let i = 0; i < 10; i += 1) {
         const res = await httpRequest(`${other.url}/readcard`, {
           headers: { 'X-Api-Key': `guess-${i}-0123456789abcdef` },
         });
-        assert.equal(res.status, 401);
+        assert.equal(res.status, 401, shown(res));
       }
       const res = await httpRequest(`${other.url}/readcard`, {
-        headers: { 'X-Api-Key': TEST_API_KEY },
+        headers: { 'X-Api-Key': 'guess-10-0123456789abcdef' },
       });
-      assert.equal(res.status, 429);
+      assert.equal(res.status, 429, shown(res));
       assert.deepEqual(res.json, { error: 'TooManyRequests' });
       assert.ok(Number(res.headers['retry-after']) > 0);
     } finally {
       await other.close();
     }
   });
+
+  // A hostile page's <img src="http://127.0.0.1:4178/info"> sends no Origin and no key; any
+  // local program can send wrong keys. Neither may lock the till's POS out.
+  for (const [failure, headers] of [
+    ['without a key', {}],
+    ['with a wrong key', { 'X-Api-Key': 'not-the-key-0123456789' }],
+  ] as const) {
+    test(`when 30 requests ${failure} come from this PC, then the valid key is still answered`, async () => {
+      const other = await startService();
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 30; i += 1) {
+          statuses.push((await httpRequest(`${other.url}/info`, { headers })).status);
+        }
+        assert.deepEqual(statuses.slice(0, 10), Array(10).fill(401));
+        assert.deepEqual(statuses.slice(10), Array(20).fill(429));
+        const res = await httpRequest(`${other.url}/info`, {
+          headers: { 'X-Api-Key': TEST_API_KEY },
+        });
+        assert.equal(res.status, 200, shown(res));
+      } finally {
+        await other.close();
+      }
+    });
+  }
 });
 
 describe('Host and Origin checks', () => {
@@ -416,6 +443,11 @@ describe('GET /openapi.json', () => {
         '/openapi.json',
         '/ping',
         '/readcard',
+        '/simulator',
+        '/simulator/fault',
+        '/simulator/place',
+        '/simulator/put-back',
+        '/simulator/take-away',
         '/writecard',
       ]);
     } finally {

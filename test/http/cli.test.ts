@@ -140,6 +140,90 @@ describe('card-wallet-worker (headless host)', () => {
     });
   }
 
+  describe('the card master key is a secret', () => {
+    // Two different keys, so a test can tell which one leaked; compared in both cases.
+    const FLAG_KEY = '9f8e7d6c5b4a39281706f5e4d3c2b1a0';
+    const ENV_KEY = '0a1b2c3d4e5f60718293a4b5c6d7e8f9';
+    const leaks = (text: string) =>
+      [FLAG_KEY, ENV_KEY].filter((key) => text.toLowerCase().includes(key));
+
+    /** Every kind of answer: success, auth failure, validation error, card error, 404, OpenAPI. */
+    async function answers(url: string): Promise<string> {
+      const calls: [string, Parameters<typeof httpRequest>[1]][] = [
+        ['/ping', {}],
+        ['/openapi.json', {}],
+        ['/info', { headers: { 'X-Api-Key': KEY } }],
+        ['/readcard', { headers: { 'X-Api-Key': KEY } }],
+        ['/readcard', { headers: { 'X-Api-Key': 'wrong-key-0123456789abc' } }],
+        [
+          '/writecard',
+          {
+            method: 'POST',
+            headers: { 'X-Api-Key': KEY, 'Content-Type': 'application/json' },
+            body: '{"credits": -1}',
+          },
+        ],
+        ['/dischargecard', { method: 'POST', headers: { 'X-Api-Key': KEY } }],
+        ['/no-such-path', { headers: { 'X-Api-Key': KEY } }],
+      ];
+      let all = '';
+      for (const [path, options] of calls) {
+        const res = await httpRequest(`${url}${path}`, options);
+        all += `${res.status} ${JSON.stringify(res.headers)} ${res.text}\n`;
+      }
+      return all;
+    }
+
+    test('when it is given by flag (cloud ledger) or by environment (standalone), then it is in no log line and no answer', async () => {
+      const byFlag = await startWorkerProcess(
+        [
+          '--port',
+          '0',
+          '--api-key',
+          KEY,
+          '--data-dir',
+          join(dir, 'm1'),
+          ...cloud,
+          '--card-master-key',
+          FLAG_KEY,
+        ],
+        NO_PCSCD,
+      );
+      let seen: string;
+      try {
+        seen = await answers(byFlag.url);
+      } finally {
+        await byFlag.stop();
+      }
+      seen += byFlag.stderr();
+
+      const byEnv = await startWorkerProcess(['--port', '0', '--data-dir', join(dir, 'm2')], {
+        ...NO_PCSCD,
+        CARD_WALLET_CARD_MASTER_KEY: ENV_KEY.toUpperCase(),
+      });
+      try {
+        seen += await answers(byEnv.url);
+      } finally {
+        await byEnv.stop();
+      }
+      seen += byEnv.stderr();
+      assert.match(seen, /"pong"/, 'the answers were collected');
+      assert.deepEqual(leaks(seen), []);
+    });
+
+    test('when it is not 32 hex digits, then it exits 2 naming cardMasterKey without echoing the value', async () => {
+      const bad = FLAG_KEY.slice(0, 31);
+      const result = await runWorker(
+        ['--api-key', KEY, '--data-dir', join(dir, 'm3'), '--card-master-key', bad],
+        NO_PCSCD,
+      );
+      assert.equal(result.code, 2, result.stderr);
+      assert.match(result.stderr, /cardMasterKey: must be 32 hex digits/);
+      assert.ok(!result.stderr.toLowerCase().includes(bad), result.stderr);
+      assert.equal(result.stdout, '');
+    });
+  });
+
   test('when the config file has an unknown setting, then it exits 2 naming it', async () => {
     const file = join(dir, 'bad.json');
     writeFileSync(file, JSON.stringify({ apiKey: KEY, dataDir: 'g', colour: 'red' }));

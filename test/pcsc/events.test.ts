@@ -100,6 +100,24 @@ describe('GET /events', () => {
     }
   });
 
+  test('when the operator replaces the API key, then the streams of the old key are closed', async () => {
+    const stream = await open();
+    try {
+      assert.equal(stream.status, 200);
+      await rig.service.applySettings({ apiKey: 'a-new-key-for-this-till-0123' });
+      const closed = await Promise.race([
+        stream.ended.then(() => 'closed'),
+        new Promise((resolve) => setTimeout(resolve, 10_000, 'still open after 10 s')),
+      ]);
+      assert.equal(closed, 'closed');
+      const old = await open();
+      assert.equal(old.status, 401, 'the old key opens no new stream');
+    } finally {
+      stream.close();
+      await rig.service.applySettings({ apiKey: TEST_API_KEY });
+    }
+  });
+
   test('when the key is missing or the origin not allowed, then no stream', async () => {
     const anonymous = await openEventStream(`${rig.service.url}/events`, {});
     assert.equal(anonymous.status, 401);

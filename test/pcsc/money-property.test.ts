@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { checkLedger } from '../../cloud/check.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import type { FaultMode } from '../support/fault-proxy.ts';
-import { httpRequest } from '../support/http-client.ts';
+import { httpRequest, shown } from '../support/http-client.ts';
 import { pendingMovements, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard, type FaultAction, type FaultTrigger } from '../support/virtual-card.ts';
 
@@ -12,7 +12,8 @@ import { VirtualCard, type FaultAction, type FaultTrigger } from '../support/vir
 // any APDU, before or after it took effect; the ledger refusing, failing or dropping its answer
 // at either call), against a model: credits only ever move between the card and the shop's
 // pool, so their sum never changes; a 200 tells the truth about the card; after every step
-// nothing stays pending at the ledger and the ledger's own check passes.
+// nothing stays pending at the ledger, the card holds exactly its account at the ledger, and
+// the ledger's own check passes.
 // Replay a failure with FC_SEED=<seed> (and FC_PATH=<path>) from the printed counterexample.
 
 let rig: CardRig;
@@ -59,6 +60,15 @@ const balanceOf = walletBalance;
 
 const pool = () => shopCredits(rig.ledger.url);
 const pendingAtLedger = () => pendingMovements(rig.ledger.url);
+/** What the ledger lets this card pay out (GET /v1/cards/{cardId}, docs/cloud-api.md). */
+async function cardAccount(cardId: string): Promise<number> {
+  const res = await httpRequest(`${rig.ledger.url}/v1/cards/${cardId}`, {
+    headers: { 'X-Api-Key': TEST_API_KEY },
+    contract: false,
+  });
+  assert.equal(res.status, 200, res.text);
+  return (res.json as { credits: number }).credits;
+}
 
 let uid = 0;
 
@@ -97,7 +107,7 @@ test('when random movements meet random faults, then credits are only ever moved
           card.clearFaults();
           if (res.status === 200) {
             const expected = step.op === 'recharge' ? before + step.credits : 0;
-            assert.equal(balanceOf(card), expected, 'a 200 tells the truth');
+            assert.equal(balanceOf(card), expected, `a 200 tells the truth: ${shown(res)}`);
           }
           if (rig.reader.card !== card) {
             await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
@@ -105,7 +115,16 @@ test('when random movements meet random faults, then credits are only ever moved
           }
           await waitUntil(() => rig.service.unconfirmedMovements === 0, 20_000, 'settled');
           assert.equal(await pendingAtLedger(), 0, 'nothing pending at the ledger');
-          assert.equal(balanceOf(card) + (await pool()), total, 'credits only moved');
+          assert.equal(
+            balanceOf(card) + (await pool()),
+            total,
+            `credits only moved (last answer ${shown(res)})`,
+          );
+          assert.equal(
+            balanceOf(card),
+            await cardAccount(card.id),
+            'the card holds exactly its account at the ledger',
+          );
         }
         const report = await checkLedger(rig.ledger.db);
         assert.ok(report.ok, report.problems.join('; '));

@@ -165,6 +165,11 @@ describe('bodies', () => {
     ],
     ['duplicate keys', recharge({}, '{"credits":1,"credits":5}'), 400, 'InvalidJson'],
     ['invalid JSON', recharge({}, '{"credits":'), 400, 'InvalidJson'],
+    // A key that is an unterminated string or holds a bad escape once reached the duplicate-key
+    // check's own parse, and its SyntaxError was a 500.
+    ['an unterminated key', recharge({}, '{"credits'), 400, 'InvalidJson'],
+    ['a key with a bad escape', recharge({}, '{"\\q":1}'), 400, 'InvalidJson'],
+    ['a key with a short unicode escape', recharge({}, '{"\\u12":1}'), 400, 'InvalidJson'],
   ];
   for (const [what, options, status, code] of cases) {
     test(`when the body is ${what}, then ${status} ${code} and nothing is touched`, async () => {
@@ -266,7 +271,7 @@ describe('fuzz', () => {
 
   test('when random requests arrive, then no 5xx, no leak, and no card write', async () => {
     const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : 20261122;
-    console.log(`fuzz seed: ${seed} (replay with FC_SEED=${seed})`);
+    console.log(`fuzz: seed ${seed}, 300 cases (replay with FC_SEED=${seed})`);
     // A blank card: a valid discharge writes nothing, and the fuzzer's bodies are never valid
     // recharges (filtered below), so any write would be a bug.
     const writes = rig.reader.counts.write;
@@ -291,6 +296,77 @@ describe('fuzz', () => {
     assert.equal(card.block(4).equals(Buffer.alloc(16)), true);
   });
 });
+
+/**
+ * Bodies built from pieces of JSON, put together at random: mostly broken, sometimes valid,
+ * always near the grammar, where a parser's edge cases are.
+ */
+const JSON_FRAGMENTS = [
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ',',
+  ' ',
+  '"',
+  '\\',
+  '"credits"',
+  '"amount"',
+  '"__proto__"',
+  '"\\q"',
+  '"\\u12"',
+  '"\\u0041"',
+  '1',
+  '-',
+  '0.5',
+  '1e400',
+  'null',
+  'true',
+  '"',
+  '\u0000',
+  '\ud800',
+  '"credits',
+  '{"credits":',
+  '{"a":{"b":',
+];
+const brokenJson = fc
+  .array(fc.constantFrom(...JSON_FRAGMENTS), { minLength: 1, maxLength: 12 })
+  .map((parts) => parts.join(''));
+
+describe('fuzz: broken JSON bodies', () => {
+  test('when bodies built from broken JSON fragments are posted, then each is a 4xx in the error shape or a valid recharge refused by nothing, and no card write', async () => {
+    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : 20261123;
+    const numRuns = 400;
+    console.log(`broken-JSON fuzz: seed ${seed}, ${numRuns} cases (replay with FC_SEED=${seed})`);
+    const writes = rig.reader.counts.write;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('/writecard', '/dischargecard'),
+        brokenJson,
+        async (path, text) => {
+          if (isValidRecharge(text) || (path === '/dischargecard' && isJson(text))) return;
+          const res = await httpRequest(`${rig.service.url}${path}`, recharge({}, text));
+          const shown = `${path} ${JSON.stringify(text)} -> ${res.status} ${res.text}`;
+          assert.ok(res.status >= 400 && res.status < 500, shown);
+          assert.equal(typeof (res.json as { error?: unknown })?.error, 'string', shown);
+          assertNothingLeaks(res);
+        },
+      ),
+      { numRuns, seed },
+    );
+    assert.equal(rig.reader.counts.write, writes, 'the card was never written');
+  });
+});
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 function isValidRecharge(text: string): boolean {
   try {

@@ -12,7 +12,7 @@ import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot, type StatusSnapshot } from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
-import { listen } from '../../service/http/server.ts';
+import { listen } from '../../common/listen.ts';
 import { startCardRig, type CardRig } from '../support/card-rig.ts';
 import { httpRequest } from '../support/http-client.ts';
 import { serveFolder, type StaticServer } from '../support/static-server.ts';
@@ -31,6 +31,7 @@ let pageServer: StaticServer;
 let browser: Browser;
 let page: Page;
 let settings: Settings;
+let recovery: string | null = null;
 let feed: ReturnType<typeof followService>;
 
 async function bridgeInvoke(channel: string, argument: unknown): Promise<unknown> {
@@ -38,7 +39,7 @@ async function bridgeInvoke(channel: string, argument: unknown): Promise<unknown
     case 'status:get':
       return feed.snapshot();
     case 'settings:get':
-      return { settings, plainTextKeyStorage: true } satisfies SettingsView;
+      return { settings, plainTextKeyStorage: true, recovery } satisfies SettingsView;
     case 'settings:save':
       // main/'s own save logic; restarting the service core is not part of these tests.
       return saveSettings(settings, argument as Settings, {
@@ -168,6 +169,33 @@ describe('the status window', () => {
     assert.equal(rig.service.settings.apiKey, TEST_API_KEY);
     await page.screenshot({ path: `${screenshots}/invalid-origin.png`, fullPage: true });
     await page.getByTestId('allowed-origins').fill('');
+  });
+
+  test('when a ledger URL with a space or an impossible port is saved, then the window says why and nothing changes', async () => {
+    for (const url of ['https://exa mple.com', 'https://host:99999']) {
+      await page.getByTestId('cloud-url').fill(url);
+      await page.getByTestId('save-settings').click();
+      const problems = page.getByTestId('settings-problems');
+      await problems.filter({ hasText: 'ledger URL' }).waitFor();
+      assert.equal(settings.cloudUrl, rig.ledgerProxy.url);
+    }
+    await page.screenshot({ path: `${screenshots}/bad-ledger-url.png`, fullPage: true });
+    await page.getByTestId('cloud-url').fill(rig.ledgerProxy.url);
+  });
+
+  test('when the saved settings could not be read at start, then the window says so and asks for the key', async () => {
+    recovery =
+      'The saved settings could not be read (keyring locked); they were backed up and defaults are in use. Enter the API key again.';
+    try {
+      await page.reload();
+      const warning = page.getByTestId('settings-recovery');
+      await warning.filter({ hasText: 'Enter the API key again' }).waitFor();
+      await page.screenshot({ path: `${screenshots}/settings-recovered.png`, fullPage: true });
+    } finally {
+      recovery = null;
+      await page.reload();
+      await page.getByTestId('reader-name').filter({ hasText: 'Virtual PCD 00 00' }).waitFor();
+    }
   });
 
   test('when a new API key is saved, then the old key gets 401 and the new one works', async () => {

@@ -10,7 +10,8 @@ import type { AddressInfo, Socket } from 'node:net';
  * - `drop-response`: forward (the ledger commits) but cut the connection instead of answering;
  * - `intercept`: call `before` (return false to cut the connection without forwarding), then
  *   forward, then call `after` (return false to cut it instead of answering): for crashing
- *   the caller at an exact point.
+ *   the caller at an exact point. Either may return a promise, to hold the request or its
+ *   answer until something else happened (for interleaving two requests in a chosen order).
  */
 export type FaultMode =
   | { kind: 'pass' }
@@ -18,7 +19,11 @@ export type FaultMode =
   | { kind: 'slow'; delayMs: number }
   | { kind: 'error500' }
   | { kind: 'drop-response' }
-  | { kind: 'intercept'; before?: () => boolean; after?: () => boolean };
+  | {
+      kind: 'intercept';
+      before?: (request: ProxiedRequest) => boolean | Promise<boolean>;
+      after?: (request: ProxiedRequest) => boolean | Promise<boolean>;
+    };
 
 export interface ProxiedRequest {
   method: string;
@@ -47,7 +52,8 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
     req: IncomingMessage,
     body: Buffer,
     res: ServerResponse,
-    drop: boolean | (() => boolean),
+    drop: boolean | ((request: ProxiedRequest) => boolean | Promise<boolean>),
+    seen: ProxiedRequest,
   ) => {
     const upstream = request(
       {
@@ -60,8 +66,8 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
       (answer) => {
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-        answer.on('end', () => {
-          if (typeof drop === 'function' ? !drop() : drop) {
+        answer.on('end', async () => {
+          if (typeof drop === 'function' ? !(await drop(seen)) : drop) {
             res.socket?.destroy();
             return;
           }
@@ -77,27 +83,28 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       const path = req.url ?? '/';
       const method = req.method ?? 'GET';
       const active: FaultMode = matches(method, path) ? mode : { kind: 'pass' };
-      requests.push({ method, path, mode: active.kind });
+      const seen: ProxiedRequest = { method, path, mode: active.kind };
+      requests.push(seen);
       const body = Buffer.concat(chunks);
       switch (active.kind) {
         case 'pass':
-          return forward(req, body, res, false);
+          return forward(req, body, res, false, seen);
         case 'drop-response':
-          return forward(req, body, res, true);
+          return forward(req, body, res, true, seen);
         case 'intercept':
-          if (active.before && !active.before()) return req.socket.destroy();
-          return forward(req, body, res, active.after ?? false);
+          if (active.before && !(await active.before(seen))) return req.socket.destroy();
+          return forward(req, body, res, active.after ?? false, seen);
         case 'refuse':
           return req.socket.resetAndDestroy();
         case 'error500':
           res.writeHead(500, { 'Content-Type': 'application/json' });
           return res.end('{"error":"InternalError"}');
         case 'slow': {
-          const timer = setTimeout(() => forward(req, body, res, false), active.delayMs);
+          const timer = setTimeout(() => forward(req, body, res, false, seen), active.delayMs);
           res.on('close', () => clearTimeout(timer));
           return;
         }

@@ -9,6 +9,11 @@ export interface HttpResponse {
   json: unknown;
 }
 
+/** Status and body of an answer, for assertion messages: a failing test says what came back. */
+export function shown(res: HttpResponse): string {
+  return `${res.status} ${res.text}`;
+}
+
 export interface HttpRequestOptions {
   method?: string;
   headers?: Record<string, string>;

@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { importCards } from '../../cloud/card-accounts.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
 import { freshPgliteFolder } from './ledger-process.ts';
 
@@ -38,14 +39,14 @@ export async function startTestLedger(): Promise<TestLedger> {
   };
 }
 
-async function ledgerGet(ledgerUrl: string, path: string): Promise<unknown> {
-  const res = await fetch(`${ledgerUrl}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
+async function ledgerGet(ledgerUrl: string, path: string, apiKey = TEST_API_KEY): Promise<unknown> {
+  const res = await fetch(`${ledgerUrl}${path}`, { headers: { 'X-Api-Key': apiKey } });
   return res.json();
 }
 
-/** The test shop's pool of credits, read from the ledger. */
-export async function shopCredits(ledgerUrl: string): Promise<number> {
-  return ((await ledgerGet(ledgerUrl, '/v1/customer')) as { credits: number }).credits;
+/** The test shop's pool of credits (or the shop of `apiKey`), read from the ledger. */
+export async function shopCredits(ledgerUrl: string, apiKey = TEST_API_KEY): Promise<number> {
+  return ((await ledgerGet(ledgerUrl, '/v1/customer', apiKey)) as { credits: number }).credits;
 }
 
 /** How many of the test shop's movements the ledger holds pending. */
@@ -54,4 +55,18 @@ export async function pendingMovements(ledgerUrl: string): Promise<number> {
     movements: unknown[];
   };
   return answer.movements.length;
+}
+
+/**
+ * Gives a card of the test shop the account of a card sold before the ledger (a card import),
+ * so a test can discharge a balance it wrote onto the virtual card itself: the ledger pays out
+ * no more than a card's account.
+ */
+export async function importCardBalance(
+  ledger: LedgerServer,
+  cardId: string,
+  credits: number,
+): Promise<void> {
+  const { customerId } = (await ledgerGet(ledger.url, '/v1/customer')) as { customerId: string };
+  await importCards(ledger.db, customerId, [{ cardId, credits }]);
 }

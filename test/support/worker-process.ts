@@ -20,7 +20,12 @@ export interface ProcessResult {
 function spawnWorker(args: string[], env: Record<string, string | undefined>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'service/cli.ts', ...args], {
     cwd: root,
-    env: { ...process.env, CARD_WALLET_API_KEY: undefined, ...env },
+    env: {
+      ...process.env,
+      CARD_WALLET_API_KEY: undefined,
+      CARD_WALLET_CARD_MASTER_KEY: undefined,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
@@ -42,7 +47,9 @@ export function runWorker(
 export function startWorkerProcess(
   args: string[],
   env: Record<string, string | undefined> = {},
-  timeoutMs = 15_000,
+  // A readiness bound, not a speed check: a standalone start (PGlite) on a busy 2-core machine
+  // has been seen to take over 15 s.
+  timeoutMs = 60_000,
 ): Promise<WorkerProcess> {
   const child = spawnWorker(args, env);
   let stdout = '';

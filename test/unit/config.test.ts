@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
+import { resolveCliRequest } from '../../service/cli-options.ts';
 import { ConfigError, DEFAULT_PORT, originProblem, parseConfig } from '../../service/config.ts';
 import { apiKeyMatches, keyFingerprint } from '../../service/http/api-key.ts';
 
@@ -18,6 +22,43 @@ describe('config', () => {
 
   test('when a card key is lowercase, then it is kept uppercase', () => {
     assert.equal(parseConfig({ ...base, cardKey: 'a0a1a2a3a4a5' }).cardKey, 'A0A1A2A3A4A5');
+  });
+
+  test('when no card master key is given, then there is none; when given, then it is kept uppercase', () => {
+    assert.equal(parseConfig(base).cardMasterKey, undefined);
+    assert.equal(
+      parseConfig({ ...base, cardMasterKey: '000102030405060708090a0b0c0d0e0f' }).cardMasterKey,
+      '000102030405060708090A0B0C0D0E0F',
+    );
+  });
+
+  test('when the card master key comes from the file, the environment and a flag, then the flag wins over the environment, which wins over the file', () => {
+    const [fromFile, fromEnv, fromFlag] = ['11'.repeat(16), '22'.repeat(16), '33'.repeat(16)];
+    const host = (env: Record<string, string>) => ({
+      env,
+      platform: 'linux' as const,
+      home: '/h',
+      cwd: '/',
+    });
+    const file = join(mkdtempSync(join(tmpdir(), 'cww-config-')), 'config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ apiKey: base.apiKey, dataDir: '/tmp/x', cardMasterKey: fromFile }),
+    );
+    const masterKey = (argv: string[], env: Record<string, string>) => {
+      const request = resolveCliRequest(['--config', file, ...argv], host(env));
+      return request.kind === 'run' ? request.config.cardMasterKey : undefined;
+    };
+    try {
+      assert.equal(masterKey([], {}), fromFile);
+      assert.equal(masterKey([], { CARD_WALLET_CARD_MASTER_KEY: fromEnv }), fromEnv);
+      assert.equal(
+        masterKey(['--card-master-key', fromFlag], { CARD_WALLET_CARD_MASTER_KEY: fromEnv }),
+        fromFlag,
+      );
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
   });
 
   test('when several settings are wrong, then the error names each one', () => {

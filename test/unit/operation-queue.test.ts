@@ -65,6 +65,21 @@ describe('OperationQueue', () => {
     assert.equal(ran, false);
   });
 
+  test('when 20 operations queue at once and each is quicker than the wait window, then none gives up, however long the line', async () => {
+    // The line takes 20 x 40 ms, far past the 300 ms window, but the queue moves every 40 ms.
+    const queue = new OperationQueue(32);
+    const answers = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) =>
+        queue.run(async () => {
+          await sleep(40);
+          return i;
+        }, later(300)),
+      ),
+    );
+    const failed = answers.filter((answer) => answer.status === 'rejected');
+    assert.deepEqual(failed, [], `gave up: ${JSON.stringify(failed)}`);
+  });
+
   test('when an operation fails, then the error reaches its caller and the queue goes on', async () => {
     const queue = new OperationQueue(5);
     await assert.rejects(

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
@@ -21,6 +20,7 @@ import {
   type WalletState,
   type WriteIntent,
 } from '../../service/card/wallet-format.ts';
+import { readDocVectors } from '../support/doc-vectors.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Test vectors, read from the document integrators read, so the two cannot drift apart.
@@ -46,16 +46,7 @@ interface Vectors {
   }[];
 }
 
-function readVectors(): Vectors {
-  const doc = readFileSync(new URL('../../docs/card-format.md', import.meta.url), 'utf8');
-  const heading = doc.search(/^## Test vectors[ \t]*$/m);
-  assert.ok(heading >= 0, 'docs/card-format.md has a "## Test vectors" heading');
-  const fence = /^```json\n([\s\S]*?)^```/m.exec(doc.slice(heading));
-  assert.ok(fence?.[1], 'a ```json fence follows the "Test vectors" heading');
-  return JSON.parse(fence[1]) as Vectors;
-}
-
-const vectors = readVectors();
+const vectors = readDocVectors<Vectors>('card-format.md', 'Test vectors');
 const block = (hex: string): Buffer => {
   assert.match(hex, /^[0-9A-F]{32}$/, `a block in the vectors is 32 uppercase hex characters`);
   return Buffer.from(hex, 'hex');

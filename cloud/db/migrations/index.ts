@@ -1,4 +1,6 @@
 import { migration001 } from './001-initial.ts';
+import { migration002 } from './002-void-tombstones.ts';
+import { migration003 } from './003-card-accounts.ts';
 
 export interface Migration {
   version: number;
@@ -7,4 +9,4 @@ export interface Migration {
 }
 
 /** Every migration, in order. Append only. */
-export const migrations: readonly Migration[] = [migration001];
+export const migrations: readonly Migration[] = [migration001, migration002, migration003];

@@ -1,19 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { IpcMainInvokeEvent, WebContents } from 'electron';
-import { createIpc, senderIsWindow } from '../../../main/ipc.ts';
+import { createIpc, isPageUrl, senderIsWindow } from '../../../main/ipc.ts';
 import { emptySnapshot } from '../../../main/status-model.ts';
-import { FakeFrame, FakeIpcMain, FakeWebContents } from '../../support/electron-mock.ts';
+import {
+  chromiumFileUrl,
+  FakeFrame,
+  FakeIpcMain,
+  FakeWebContents,
+} from '../../support/electron-mock.ts';
 
+const PAGE_FILE = '/app/renderer/index.html';
 const PAGE = 'file:///app/renderer/index.html';
 
-function setUp() {
+function setUp(pageFile = PAGE_FILE) {
   const ipcMain = new FakeIpcMain();
-  const ours = new FakeWebContents(new FakeFrame(PAGE));
+  const ours = new FakeWebContents(new FakeFrame(chromiumFileUrl(pageFile)));
   const logged: string[] = [];
   const ipc = createIpc(
     ipcMain,
-    senderIsWindow(() => ours as unknown as WebContents, PAGE),
+    senderIsWindow(() => ours as unknown as WebContents, pageFile),
     (line) => logged.push(line),
   );
   let calls = 0;
@@ -31,6 +37,30 @@ describe('IPC', () => {
     const { ipcMain, ours, from } = setUp();
     const answer = await ipcMain.invoke('status:get', from(ours, ours.mainFrame));
     assert.deepEqual(answer, emptySnapshot());
+  });
+
+  for (const installDir of ['/opt/Card Wallet [1]', '/home/zoë/Apps/#till']) {
+    test(`when the app is installed in ${installDir}, then our window's page (an encoded URL) is still ours`, async () => {
+      const { ipcMain, ours, from } = setUp(`${installDir}/resources/app/renderer/index.html`);
+      const answer = await ipcMain.invoke('status:get', from(ours, ours.mainFrame));
+      assert.deepEqual(answer, emptySnapshot());
+    });
+  }
+
+  test('when a URL is compared with our page, then it is by file path: other files, queries and other schemes are not ours', () => {
+    assert.equal(isPageUrl('file:///app/renderer/index.html#top', PAGE_FILE, 'linux'), true);
+    assert.equal(isPageUrl('file:///app/renderer/other.html', PAGE_FILE, 'linux'), false);
+    assert.equal(isPageUrl('file:///app/renderer/index.html?x=1', PAGE_FILE, 'linux'), false);
+    assert.equal(isPageUrl('https://app/renderer/index.html', PAGE_FILE, 'linux'), false);
+    assert.equal(isPageUrl('not a url', PAGE_FILE, 'linux'), false);
+    assert.equal(
+      isPageUrl(
+        'file:///C:/Program%20Files/Card%20Wallet%20%5B1%5D/resources/app/renderer/index.html',
+        'c:\\Program Files\\Card Wallet [1]\\resources\\app\\renderer\\index.html',
+        'win32',
+      ),
+      true,
+    );
   });
 
   for (const [what, make] of [

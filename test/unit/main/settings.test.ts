@@ -5,9 +5,11 @@ import {
   migrateSettings,
   needsRestart,
   settingsProblems,
+  serviceConfig,
   SETTINGS_VERSION,
   type Settings,
 } from '../../../main/settings.ts';
+import { parseConfig } from '../../../service/config.ts';
 import { SettingsStore, type KeyValueStore, type SecretBox } from '../../../main/settings-store.ts';
 
 const KEY = 'shop-key-0123456789abcdef';
@@ -15,7 +17,17 @@ const valid: Settings = { ...DEFAULT_SETTINGS, apiKey: KEY };
 
 function memoryStore(initial: Record<string, unknown> = {}): KeyValueStore {
   const store: Record<string, unknown> = { ...initial };
-  return { get: (key) => store[key], set: (key, value) => void (store[key] = value), store };
+  return {
+    get: (key) => store[key],
+    set: (key, value) => void (store[key] = value),
+    get store() {
+      return store;
+    },
+    set store(value) {
+      for (const key of Object.keys(store)) delete store[key];
+      Object.assign(store, value);
+    },
+  };
 }
 
 /** safeStorage stand-in: "encrypts" by reversing, so the test can see it was not stored plain. */
@@ -133,5 +145,76 @@ describe('settings store', () => {
       /not an exact origin/,
     );
     assert.equal(JSON.stringify(store.store), before);
+  });
+});
+
+describe('settings against the service schema', () => {
+  for (const cloudUrl of ['https://exa mple.com', 'https://host:99999']) {
+    test(`when the ledger URL is ${cloudUrl}, then the window refuses it (the service would not start)`, () => {
+      assert.deepEqual(
+        settingsProblems({ ...valid, cloudUrl }).map((problem) => problem.field),
+        ['cloudUrl'],
+      );
+    });
+  }
+
+  test('when the window accepts settings, then the service config parses them', () => {
+    assert.deepEqual(settingsProblems({ ...valid, cloudUrl: 'https://ledger.example:8443' }), []);
+    assert.doesNotThrow(() => parseConfig(serviceConfig(valid, '/tmp/data')));
+  });
+});
+
+describe('settings recovery', () => {
+  test('when the key cannot be decrypted (keychain denied, keyring locked), then the file is backed up, defaults load and the key is asked for again', () => {
+    const store = memoryStore();
+    new SettingsStore(store, secretBox(true)).save({ ...valid, port: 5000 });
+    const backups: Record<string, unknown>[] = [];
+    const denied: SecretBox = {
+      ...secretBox(true),
+      decryptString: () => {
+        throw new Error(
+          'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
+        );
+      },
+    };
+    const settings = new SettingsStore(store, denied, (raw) => backups.push(raw));
+    const loaded = settings.load(() => 'generated-key-0123456789');
+    assert.equal(loaded.apiKey, 'generated-key-0123456789');
+    assert.equal(loaded.port, DEFAULT_SETTINGS.port);
+    assert.equal(backups.length, 1);
+    assert.equal(backups[0]?.port, 5000);
+    assert.match(settings.recovery ?? '', /could not be read/);
+  });
+
+  test('when the stored settings are invalid, then they are backed up and defaults load', () => {
+    const backups: Record<string, unknown>[] = [];
+    const store = memoryStore({ version: 1, port: 'x', apiKey: { plain: KEY } });
+    const settings = new SettingsStore(store, secretBox(true), (raw) => backups.push(raw));
+    assert.equal(settings.load(() => 'generated-key-0123456789').port, DEFAULT_SETTINGS.port);
+    assert.equal(backups.length, 1);
+    assert.notEqual(settings.recovery, null);
+  });
+
+  test('when settings are saved, then they are written as one object (a crash cannot leave a mix)', () => {
+    const writes: unknown[] = [];
+    const store = memoryStore();
+    const counted: KeyValueStore = {
+      get: store.get,
+      set: (key, value) => {
+        writes.push(key);
+        store.set(key, value);
+      },
+      get store() {
+        return store.store;
+      },
+      set store(value) {
+        writes.push(value);
+        for (const key of Object.keys(store.store)) delete store.store[key];
+        Object.assign(store.store, value);
+      },
+    };
+    new SettingsStore(counted, secretBox(true)).save(valid);
+    assert.equal(writes.length, 1);
+    assert.equal(counted.store.port, DEFAULT_SETTINGS.port);
   });
 });

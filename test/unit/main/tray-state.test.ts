@@ -166,4 +166,56 @@ describe('updateTray', () => {
     }
     assert.deepEqual(acted, ['open', 'copy', 'login:true', 'quit']);
   });
+
+  const counting = () => {
+    const calls: string[] = [];
+    const parts = {
+      tray: {
+        setImage: () => void calls.push('image'),
+        setToolTip: () => void calls.push('tooltip'),
+        setContextMenu: () => void calls.push('menu'),
+        popUpContextMenu: () => void calls.push('popup'),
+      } as never,
+      icon: (state: string) => state as never,
+      buildMenu: (template: unknown) => template as never,
+    };
+    const actions = {
+      openWindow: () => undefined,
+      copyUrl: () => undefined,
+      setStartAtLogin: () => undefined,
+      quit: () => undefined,
+    };
+    return { calls, parts, actions };
+  };
+
+  test('when an HTTP request changes only the request list, then the tray and its open menu are left alone', async () => {
+    const { trayUpdater } = await import('../../../main/tray.ts');
+    const { calls, parts, actions } = counting();
+    const tray = trayUpdater(parts, actions, 'win32');
+    const first = running();
+    tray.update(first, false);
+    assert.deepEqual(calls, ['image', 'tooltip', 'menu']);
+    const afterRequest = statusModel.request(first, {
+      at: new Date(0),
+      method: 'GET',
+      path: '/v1/status',
+      status: 200,
+      origin: null,
+      keyFingerprint: null,
+    });
+    tray.update(afterRequest, false);
+    assert.deepEqual(calls, ['image', 'tooltip', 'menu']);
+    tray.update(afterRequest, true);
+    assert.deepEqual(calls, ['image', 'tooltip', 'menu', 'menu'], 'the login checkbox changed');
+  });
+
+  test('when on macOS, then the menu is not attached (a left click opens the window) and a right click pops it up', async () => {
+    const { trayUpdater } = await import('../../../main/tray.ts');
+    const { calls, parts, actions } = counting();
+    const tray = trayUpdater(parts, actions, 'darwin');
+    tray.update(running(), false);
+    assert.deepEqual(calls, ['image', 'tooltip']);
+    tray.popUpMenu();
+    assert.deepEqual(calls, ['image', 'tooltip', 'popup']);
+  });
 });

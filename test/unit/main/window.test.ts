@@ -5,10 +5,10 @@ import {
   statusWindowOptions,
   type WindowFactory,
 } from '../../../main/window.ts';
-import { FakeBrowserWindow } from '../../support/electron-mock.ts';
+import { chromiumFileUrl, FakeBrowserWindow } from '../../support/electron-mock.ts';
 
-const PAGE_FILE = '/app/renderer/index.html';
-const PAGE = `file://${PAGE_FILE}`;
+const PAGE_FILE = '/opt/Card Wallet [1]/resources/app/renderer/index.html';
+const PAGE = chromiumFileUrl(PAGE_FILE);
 
 describe('the status window', () => {
   test('when created, then its webPreferences isolate the page from Node', () => {
@@ -45,7 +45,6 @@ describe('the status window', () => {
       FakeBrowserWindow as unknown as WindowFactory,
       '/p.cjs',
       PAGE_FILE,
-      PAGE,
     ) as unknown as FakeBrowserWindow;
     const contents = window.webContents;
     assert.equal(contents.navigate('will-navigate', 'https://evil.example/'), true);
@@ -66,11 +65,27 @@ describe('the status window', () => {
       FakeBrowserWindow as unknown as WindowFactory,
       '/p.cjs',
       PAGE_FILE,
-      PAGE,
     ) as unknown as FakeBrowserWindow;
     assert.equal(window.loaded, PAGE_FILE);
+    assert.equal(window.webContents.mainFrame.url, PAGE);
     assert.equal(window.shown, false);
     window.emit('ready-to-show');
     assert.equal(window.shown, true);
+  });
+
+  test('when the app is installed (production), then DevTools and the default menu are off', () => {
+    const window = createStatusWindow(
+      FakeBrowserWindow as unknown as WindowFactory,
+      '/p.cjs',
+      PAGE_FILE,
+    ) as unknown as FakeBrowserWindow;
+    const prefs = window.options.webPreferences as { devTools?: boolean };
+    assert.equal(prefs.devTools, false);
+    assert.equal(window.menu, null);
+    assert.equal(window.options.autoHideMenuBar, true);
+  });
+
+  test('when run from a checkout (development), then DevTools can be asked for', () => {
+    assert.equal(statusWindowOptions('/p.cjs', true).webPreferences?.devTools, true);
   });
 });

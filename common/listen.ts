@@ -1,7 +1,7 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-/** Loopback only: the service is for programs on this PC (design.md section 7). */
+/** Loopback only: the service is for programs on this PC, never for the network. */
 export const LISTEN_HOST = '127.0.0.1';
 
 export interface RunningServer {

@@ -7,7 +7,7 @@ import {
   formatDecimal,
   parseDecimal,
   parseStoredDecimal,
-} from '../../cloud/decimal.ts';
+} from '../../common/decimal.ts';
 
 describe('decimal money arithmetic', () => {
   test('when decimals are printed, then they have at least 2 decimals and no trailing zeros beyond', () => {

@@ -1,0 +1,86 @@
+/**
+ * The cloud ledger's contract v1 as both sides see it: the JSON shapes of its answers and the
+ * error codes a client acts on. The ledger (cloud/) produces them, the worker's ledger client
+ * (service/cloud/) reads them; neither imports the other, both import this.
+ */
+export type MovementKind = 'recharge' | 'discharge';
+export type MovementState = 'pending' | 'posted' | 'voided';
+
+/** `GET /v1/customer`. */
+export interface Customer {
+  customerId: string;
+  name: string;
+  credits: number;
+  creditCost: string;
+}
+
+/** A movement as every `/v1/movements` call answers it. */
+export interface Movement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  state: MovementState;
+  credits: number;
+  amount: string;
+  creditCost: string;
+  customerCredits: number;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+/** Why a card is suspect: each refused overdraw (and legacy overdraws found by migration 3). */
+export type CardFlagKind = 'discharge-exceeds-account' | 'overdrawn-before-accounts';
+
+export interface CardFlag {
+  kind: CardFlagKind;
+  /** The refused discharge's id, when a discharge was refused. */
+  movementId: string | null;
+  /** The credits that discharge asked for. */
+  requestedCredits: number | null;
+  /** What the card's account held then (negative: the overdraw written off by migration 3). */
+  accountCredits: number | null;
+  createdAt: string;
+}
+
+/**
+ * `GET /v1/cards/{cardId}`: what the key's shop has put on one card. `credits` is what a
+ * discharge may still take: imported + posted recharges - posted discharges - pending
+ * discharges. A card the shop never moved has an account of 0.
+ */
+export interface CardAccount {
+  cardId: string;
+  credits: number;
+  /** The balance imported for this card (`card-wallet-cloud card import`), or null. */
+  importedCredits: number | null;
+  /** True once any flag was raised; the flags say why. */
+  suspect: boolean;
+  flags: CardFlag[];
+  /** This shop's movements of this card, newest first (at most 100). */
+  movements: Movement[];
+}
+
+/** The error codes of contract v1 (`{ "error": code }`) with their HTTP statuses. */
+export const ledgerErrorCodes = {
+  missingApiKey: { code: 'Unauthorized: missing api key', status: 401 },
+  invalidApiKey: { code: 'Unauthorized: invalid api key', status: 401 },
+  keyNotAssigned: { code: 'KeyNotAssigned', status: 403 },
+  invalidMovement: { code: 'InvalidMovement', status: 400 },
+  amountBelowOneCredit: { code: 'AmountBelowOneCredit', status: 422 },
+  noCredits: { code: 'NoCredits', status: 422 },
+  /** A discharge for more than the card's account at this shop; the card is flagged suspect. */
+  cardAccountExceeded: { code: 'CardAccountExceeded', status: 422 },
+  invalidCardId: { code: 'InvalidCardId', status: 400 },
+  movementIdConflict: { code: 'MovementIdConflict', status: 409 },
+  movementNotFound: { code: 'MovementNotFound', status: 404 },
+  movementAlreadyVoided: { code: 'MovementAlreadyVoided', status: 409 },
+  movementAlreadyPosted: { code: 'MovementAlreadyPosted', status: 409 },
+  notFound: { code: 'NotFound', status: 404 },
+  invalidRequest: { code: 'InvalidRequest', status: 400 },
+  invalidQuery: { code: 'InvalidQuery', status: 400 },
+  payloadTooLarge: { code: 'PayloadTooLarge', status: 413 },
+  unsupportedMediaType: { code: 'UnsupportedMediaType', status: 415 },
+  tooManyRequests: { code: 'TooManyRequests', status: 429 },
+  databaseUnavailable: { code: 'DatabaseUnavailable', status: 503 },
+} as const;
+
+export type LedgerErrorCode = (typeof ledgerErrorCodes)[keyof typeof ledgerErrorCodes]['code'];

@@ -1,0 +1,17 @@
+import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
+import { errors, type AppError } from '../errors.ts';
+import { LedgerRefusal } from './ledger-client.ts';
+
+/**
+ * What the worker answers when the ledger refuses a discharge's pending call on purpose:
+ * a discharge for more than the card's account at this shop (the card holds more than the shop
+ * put on it: forged, restored, or loaded at another shop) is `500 CardAccountExceeded`. The
+ * ledger stored nothing and flagged the card; the card must not be written. Anything else is
+ * undefined, for the caller's own mapping (ErrorTrackingDischargeMovement).
+ */
+export function dischargeRefusal(error: unknown): AppError | undefined {
+  if (error instanceof LedgerRefusal && error.code === ledgerErrorCodes.cardAccountExceeded.code) {
+    return errors.cardAccountExceeded();
+  }
+  return undefined;
+}

@@ -1,0 +1,78 @@
+import { Router, type RequestHandler } from 'express';
+import { z } from 'zod';
+import { SIMULATOR_FAULTS, type CardSimulator } from '../card/simulator/card-simulator.ts';
+import { MAX_CARD_BALANCE } from '../card/wallet-format.ts';
+import { errors } from '../errors.ts';
+import { jsonBody } from './json-body.ts';
+
+/** Every answer of a service running the simulator says so: its cards are not real. */
+export const SIMULATOR_HEADER = 'Card-Wallet-Simulator';
+
+export function simulatorHeader(): RequestHandler {
+  return (_req, res, next) => {
+    res.setHeader(SIMULATOR_HEADER, '1');
+    next();
+  };
+}
+
+const placeRequest = z
+  .object({
+    uid: z.string().optional(),
+    credits: z.number().int().min(0).max(MAX_CARD_BALANCE).optional(),
+  })
+  .strict();
+const putBackRequest = z.object({ cardId: z.string().regex(/^[0-9A-Fa-f]{8,14}$/) }).strict();
+const faultRequest = z
+  .object({
+    fault: z.enum(SIMULATOR_FAULTS),
+    delayMs: z.number().int().min(1).max(60_000).optional(),
+  })
+  .strict();
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw errors.invalidSimulatorRequest(
+    `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`,
+  );
+}
+
+/**
+ * The simulator's control API, mounted only when the simulator is on: the same Host, origin
+ * and key checks as every endpoint, no rate limit (a POS test suite calls it often).
+ */
+export function simulatorRoutes(simulator: CardSimulator, authenticate: RequestHandler): Router {
+  const router = Router({ strict: true, caseSensitive: true });
+  router.get('/simulator', authenticate, (_req, res) => {
+    res.json(simulator.status());
+  });
+  router.post('/simulator/place', authenticate, ...jsonBody(), async (req, res) => {
+    res.json(await simulator.place(parse(placeRequest, req.body)));
+  });
+  router.post('/simulator/take-away', authenticate, ...jsonBody(), async (_req, res) => {
+    await simulator.takeAway();
+    res.json(simulator.status());
+  });
+  router.post('/simulator/put-back', authenticate, ...jsonBody(), async (req, res) => {
+    res.json(await simulator.putBack(parse(putBackRequest, req.body).cardId));
+  });
+  router.post('/simulator/fault', authenticate, ...jsonBody(), async (req, res) => {
+    const { fault, delayMs } = parse(faultRequest, req.body);
+    res.json(await simulator.arm(fault, delayMs));
+  });
+  const methods: Record<string, string> = {
+    '/simulator': 'GET, HEAD',
+    '/simulator/place': 'POST',
+    '/simulator/take-away': 'POST',
+    '/simulator/put-back': 'POST',
+    '/simulator/fault': 'POST',
+  };
+  for (const [path, allowed] of Object.entries(methods)) {
+    router.all(path, (_req, res, next) => {
+      res.setHeader('Allow', allowed);
+      next(errors.methodNotAllowed());
+    });
+  }
+  return router;
+}

@@ -1,0 +1,103 @@
+// The example POS page's card simulator panel in Chromium, against a service started with the
+// simulator (no pcscd, no virtual reader rig): the cashier's flow and a torn write, driven
+// only through the page, with the ledger and the card agreeing at the end.
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
+import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
+import { serveFolder, type StaticServer } from '../support/static-server.ts';
+import {
+  shopCredits,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
+import { startTestService, type TestService } from '../support/test-service.ts';
+
+const pageFolder = fileURLToPath(new URL('../../docs/example', import.meta.url));
+
+let site: StaticServer;
+let ledger: TestLedger;
+let service: TestService;
+let browser: Browser;
+
+before(async () => {
+  site = await serveFolder(pageFolder, '127.0.0.2');
+  ledger = await startTestLedger();
+  service = await startTestService(
+    { cloudUrl: ledger.url, simulator: true, allowedOrigins: [site.origin] },
+    { limits: ROOMY_LIMITS },
+  );
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await service?.close();
+  await ledger?.close();
+  await site?.close();
+});
+
+async function click(page: Page, button: string): Promise<{ status: string; body: unknown }> {
+  const marker = `waiting for ${button} ${Date.now()}`;
+  await page
+    .getByTestId('result-call')
+    .evaluate((element, text) => (element.textContent = text), marker);
+  await page.getByTestId(button).click();
+  await page.waitForFunction(
+    `document.querySelector('[data-testid="result-call"]').textContent !== ${JSON.stringify(marker)}`,
+  );
+  const status = (await page.getByTestId('result-status').textContent()) ?? '';
+  const text = (await page.getByTestId('result-body').textContent()) ?? '';
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON
+  }
+  return { status, body };
+}
+
+test('when the cashier places a simulated card, recharges it and a write tears, then the page shows each answer, the banner, and money stays exact', async () => {
+  const page = await browser.newPage();
+  try {
+    await page.goto(`${site.origin}/`);
+    await page.getByTestId('base-url').fill(service.url);
+    await page.getByTestId('api-key').fill(TEST_API_KEY);
+    assert.equal(await page.getByTestId('simulator-banner').isHidden(), true);
+
+    await page.getByTestId('sim-credits').fill('30');
+    const placed = await click(page, 'sim-place');
+    assert.equal(placed.status, '200 OK', JSON.stringify(placed.body));
+    const cardId = (placed.body as { cardId: string }).cardId;
+    await page.getByTestId('simulator-banner').waitFor({ state: 'visible' });
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+
+    const pool = await shopCredits(ledger.url);
+    await page.getByTestId('credits').fill('10');
+    assert.deepEqual((await click(page, 'recharge-credits')).body, {
+      cardId,
+      credits: 40,
+      rechargeAmount: 5,
+    });
+
+    await page.getByTestId('sim-fault').selectOption('tear-after-commit');
+    assert.equal((await click(page, 'sim-fault-arm')).status, '200 OK');
+    const torn = await click(page, 'recharge-credits');
+    assert.equal(torn.status, '500 CardRemovedDuringWrite', JSON.stringify(torn.body));
+
+    await page.getByTestId('sim-card-id').fill(cardId);
+    assert.deepEqual((await click(page, 'sim-put-back')).body, { cardId, credits: 50 });
+    await waitUntil(() => service.unconfirmedMovements === 0, 20_000, 'movement settled');
+    assert.equal(await shopCredits(ledger.url), pool - 20);
+
+    assert.equal((await click(page, 'sim-take-away')).status, '200 OK');
+    await waitUntil(() => service.readers.status.card === null, 5_000, 'card gone');
+    assert.deepEqual((await click(page, 'readcard')).body, { error: 'NoCard' });
+    const status = await click(page, 'sim-status');
+    assert.deepEqual(status.body, { card: null, cards: [{ cardId, credits: 50 }] });
+  } finally {
+    await page.close();
+  }
+});

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { AppError, errors } from '../../service/errors.ts';
+import { LedgerClient, LedgerRefusal } from '../../service/cloud/ledger-client.ts';
+import { dischargeRefusal } from '../../service/cloud/ledger-refusals.ts';
+import {
+  importCardBalance,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
+
+describe('dischargeRefusal', () => {
+  test('when the ledger refuses a discharge with CardAccountExceeded, then the worker answers 500 CardAccountExceeded', () => {
+    const mapped = dischargeRefusal(new LedgerRefusal(422, 'CardAccountExceeded'));
+    assert.ok(mapped instanceof AppError);
+    assert.equal(mapped.code, 'CardAccountExceeded');
+    assert.equal(mapped.status, 500);
+  });
+
+  test('when the failure is anything else, then it is left to the caller', () => {
+    for (const error of [
+      new LedgerRefusal(422, 'NoCredits'),
+      new LedgerRefusal(409, 'MovementIdConflict'),
+      errors.ledgerUnavailable(),
+      new Error('CardAccountExceeded'),
+      { code: 'CardAccountExceeded' },
+      undefined,
+    ]) {
+      assert.equal(dischargeRefusal(error), undefined, String(error));
+    }
+  });
+});
+
+describe('dischargeRefusal against a real ledger', () => {
+  let ledger: TestLedger;
+  let client: LedgerClient;
+  before(async () => {
+    ledger = await startTestLedger();
+    client = new LedgerClient({ baseUrl: ledger.url, retries: 0 });
+  });
+  after(() => ledger.close());
+
+  const discharge = (cardId: string, credits: number) =>
+    client.createMovement(TEST_API_KEY, { id: randomUUID(), kind: 'discharge', cardId, credits });
+
+  test('when a discharge asks for more than the card account, then the client rejects with what dischargeRefusal maps to CardAccountExceeded', async () => {
+    await importCardBalance(ledger, '04CAFE01', 10);
+    const refused = await discharge('04CAFE01', 11).then(
+      () => assert.fail('the ledger took a discharge above the card account'),
+      (error: unknown) => error,
+    );
+    assert.equal(dischargeRefusal(refused)?.code, 'CardAccountExceeded', String(refused));
+    const taken = await discharge('04CAFE01', 10);
+    assert.equal(taken.state, 'pending');
+  });
+});

@@ -1,0 +1,342 @@
+// The built-in card simulator over real HTTP: the control API, each fault it offers with the
+// answer an integrator gets, and that money stays exact (the shop's pool plus the balances of
+// every simulated card). The simulator sits under nfc-pcsc, so everything above is production.
+import assert from 'node:assert/strict';
+import { EventEmitter } from 'node:events';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { NFC } from 'nfc-pcsc';
+import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
+import { httpRequest, type HttpResponse } from '../support/http-client.ts';
+import {
+  importCardBalance,
+  shopCredits,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
+import { startTestService, type TestService } from '../support/test-service.ts';
+
+let ledger: TestLedger;
+let service: TestService;
+
+before(async () => {
+  ledger = await startTestLedger();
+  service = await startTestService(
+    { cloudUrl: ledger.url, simulator: true, cardTimeoutMs: 1_000 },
+    { limits: ROOMY_LIMITS },
+  );
+});
+after(async () => {
+  await service?.close();
+  await ledger?.close();
+});
+
+function call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
+  return httpRequest(`${service.url}${path}`, {
+    method,
+    headers: {
+      'X-Api-Key': TEST_API_KEY,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+}
+
+interface SimCard {
+  cardId: string;
+  credits: number | null;
+}
+
+/** Every credit in play: the shop's pool plus what every simulated card holds. */
+async function creditsInPlay(): Promise<number> {
+  const status = await call('GET', '/simulator');
+  assert.equal(status.status, 200, status.text);
+  const cards = (status.json as { cards: SimCard[] }).cards;
+  return (
+    (await shopCredits(ledger.url)) + cards.reduce((sum, card) => sum + (card.credits ?? 0), 0)
+  );
+}
+
+async function settled(): Promise<void> {
+  await waitUntil(() => service.unconfirmedMovements === 0, 20_000, 'movements settled');
+}
+
+let nextUid = 0x10;
+/** Places a card with a fresh UID and waits until the reader manager sees it. */
+async function place(credits?: number): Promise<SimCard> {
+  nextUid += 1;
+  const uid = `04203${nextUid.toString(16).padStart(3, '0')}`;
+  const res = await call('POST', '/simulator/place', {
+    uid,
+    ...(credits === undefined ? {} : { credits }),
+  });
+  assert.equal(res.status, 200, res.text);
+  const card = res.json as SimCard;
+  await waitUntil(() => service.readers.status.card?.cardId === card.cardId, 5_000, 'card seen');
+  return card;
+}
+
+async function putBack(cardId: string): Promise<void> {
+  const res = await call('POST', '/simulator/put-back', { cardId });
+  assert.equal(res.status, 200, res.text);
+  await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen again');
+}
+
+async function cardCredits(cardId: string): Promise<number | null> {
+  const status = (await call('GET', '/simulator')).json as { cards: SimCard[] };
+  return status.cards.find((card) => card.cardId === cardId)?.credits ?? null;
+}
+
+describe('the card simulator', () => {
+  test('when a card is placed, then /readcard, /writecard and /dischargecard work and every answer says it is simulated', async () => {
+    const card = await place(20);
+    const read = await call('GET', '/readcard');
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.headers['card-wallet-simulator'], '1');
+    assert.deepEqual(read.json, { cardId: card.cardId, credits: 20, rechargeAmount: null });
+
+    // A card placed with credits is a card sold before the provider's ledger knew it: it pays
+    // out nothing until the provider imports it.
+    const refused = await call('POST', '/dischargecard');
+    assert.equal(refused.status, 500, refused.text);
+    assert.deepEqual(refused.json, { error: 'CardAccountExceeded' }, refused.text);
+    assert.equal(await cardCredits(card.cardId), 20, 'the card is not written');
+    await importCardBalance(ledger, card.cardId, 20);
+
+    const inPlay = await creditsInPlay();
+    const recharged = await call('POST', '/writecard', { credits: 10 });
+    assert.equal(recharged.status, 200, recharged.text);
+    assert.equal(recharged.headers['card-wallet-simulator'], '1');
+    assert.deepEqual(recharged.json, { cardId: card.cardId, credits: 30, rechargeAmount: 5 });
+    assert.equal(await cardCredits(card.cardId), 30);
+
+    const discharged = await call('POST', '/dischargecard');
+    assert.equal(discharged.status, 200, discharged.text);
+    assert.equal(await cardCredits(card.cardId), 0);
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay, 'no credit made or lost');
+    const ping = await call('GET', '/ping');
+    assert.equal(ping.headers['card-wallet-simulator'], '1');
+  });
+
+  test('when the card is taken away, then /readcard answers NoCard; put back, it holds what it held', async () => {
+    const card = await place(7);
+    const away = await call('POST', '/simulator/take-away');
+    assert.equal(away.status, 200, away.text);
+    assert.equal((away.json as { card: unknown }).card, null);
+    await waitUntil(() => service.readers.status.card === null, 5_000, 'card gone');
+    const none = await call('GET', '/readcard');
+    assert.equal(none.status, 400, none.text);
+    assert.deepEqual(none.json, { error: 'NoCard' });
+    await putBack(card.cardId);
+    const read = await call('GET', '/readcard');
+    assert.deepEqual(read.json, { cardId: card.cardId, credits: 7, rechargeAmount: null });
+  });
+
+  for (const [fault, commits] of [
+    ['tear-before-commit', false],
+    ['tear-after-commit', true],
+  ] as const) {
+    test(`when the next write tears ${fault === 'tear-before-commit' ? 'before' : 'after'} commit, then /writecard answers CardRemovedDuringWrite and putting the card back settles it exactly`, async () => {
+      const card = await place(10);
+      const inPlay = await creditsInPlay();
+      const armed = await call('POST', '/simulator/fault', { fault });
+      assert.equal(armed.status, 200, armed.text);
+      const res = await call('POST', '/writecard', { credits: 5 });
+      assert.equal(res.status, 500, res.text);
+      assert.deepEqual(res.json, { error: 'CardRemovedDuringWrite' });
+      await waitUntil(() => service.readers.status.card === null, 5_000, 'card gone');
+      await putBack(card.cardId);
+      await settled();
+      assert.equal(await cardCredits(card.cardId), commits ? 15 : 10);
+      assert.equal(await creditsInPlay(), inPlay, 'no credit made or lost');
+    });
+  }
+
+  test('when the card has another key, then card calls answer AuthenticationFail and nothing moves', async () => {
+    await place(10);
+    const inPlay = await creditsInPlay();
+    assert.equal((await call('POST', '/simulator/fault', { fault: 'wrong-key' })).status, 200);
+    const read = await call('GET', '/readcard');
+    assert.equal(read.status, 400, read.text);
+    assert.deepEqual(read.json, { error: 'AuthenticationFail' });
+    const write = await call('POST', '/writecard', { credits: 5 });
+    assert.deepEqual(write.json, { error: 'AuthenticationFail' });
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay);
+  });
+
+  test('when the card is corrupt, then card calls answer CorruptCard and nothing moves', async () => {
+    await place(10);
+    assert.equal((await call('POST', '/simulator/fault', { fault: 'corrupt' })).status, 200);
+    const inPlay = await creditsInPlay();
+    const write = await call('POST', '/writecard', { credits: 5 });
+    assert.equal(write.status, 500, write.text);
+    assert.deepEqual(write.json, { error: 'CorruptCard' });
+    const discharge = await call('POST', '/dischargecard');
+    assert.deepEqual(discharge.json, { error: 'CorruptCard' });
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay);
+  });
+
+  test('when the card is slower than the card timeout, then /writecard answers CardNotResponding and money stays exact', async () => {
+    const card = await place(10);
+    const inPlay = await creditsInPlay();
+    const armed = await call('POST', '/simulator/fault', { fault: 'slow', delayMs: 1_500 });
+    assert.equal(armed.status, 200, armed.text);
+    const res = await call('POST', '/writecard', { credits: 5 });
+    assert.equal(res.status, 500, res.text);
+    assert.deepEqual(res.json, { error: 'CardNotResponding' });
+    assert.equal((await call('POST', '/simulator/fault', { fault: 'none' })).status, 200);
+    await settled();
+    assert.equal(await cardCredits(card.cardId), 10);
+    assert.equal(await creditsInPlay(), inPlay);
+  });
+
+  test('when a control request is invalid, then it answers InvalidSimulatorRequest and changes nothing', async () => {
+    const before = (await call('GET', '/simulator')).json;
+    for (const body of [{ credits: -1 }, { uid: 'xyz' }, { credits: 1.5 }, { other: 1 }]) {
+      const res = await call('POST', '/simulator/place', body);
+      assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
+      assert.deepEqual(res.json, { error: 'InvalidSimulatorRequest' });
+    }
+    const fault = await call('POST', '/simulator/fault', { fault: 'melt' });
+    assert.deepEqual(fault.json, { error: 'InvalidSimulatorRequest' });
+    const unknown = await call('POST', '/simulator/put-back', { cardId: 'DEADBEEF' });
+    assert.equal(unknown.status, 404, unknown.text);
+    assert.deepEqual(unknown.json, { error: 'UnknownSimulatedCard' });
+    assert.deepEqual((await call('GET', '/simulator')).json, before);
+  });
+
+  test('when the control API is called without the key, then it answers 401', async () => {
+    const res = await httpRequest(`${service.url}/simulator`);
+    assert.equal(res.status, 401, res.text);
+  });
+});
+
+describe('the simulator with a shop key B', () => {
+  test('when the wallet key is a key B, then placed cards carry it where key B may be used, and a recharge works', async () => {
+    const keyB = await startTestService(
+      { cloudUrl: ledger.url, simulator: true, cardKey: '0123456789AB', cardKeyType: 'B' },
+      { limits: ROOMY_LIMITS },
+    );
+    try {
+      const post = (path: string, body: unknown) =>
+        httpRequest(`${keyB.url}${path}`, {
+          method: 'POST',
+          headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      const placed = await post('/simulator/place', { uid: 'B0B0B0B0', credits: 3 });
+      assert.equal(placed.status, 200, placed.text);
+      const recharged = await post('/writecard', { credits: 4 });
+      assert.equal(recharged.status, 200, recharged.text);
+      assert.deepEqual(recharged.json, { cardId: 'B0B0B0B0', credits: 7, rechargeAmount: 2 });
+    } finally {
+      await keyB.close();
+    }
+  });
+});
+
+describe('the simulator across a restart', () => {
+  test('when the service restarts on the same data folder, then the simulated cards and the one in the field are kept', async () => {
+    const { startWorkerService } = await import('../../service/worker-service.ts');
+    const { parseConfig } = await import('../../service/config.ts');
+    const { silentLogger } = await import('../../service/logger.ts');
+    const dataDir = join(service.dataDir, 'restart');
+    const start = () =>
+      startWorkerService({
+        config: parseConfig({
+          port: 0,
+          apiKey: TEST_API_KEY,
+          dataDir,
+          cloudUrl: ledger.url,
+          simulator: true,
+        }),
+        log: silentLogger,
+      });
+    const first = await start();
+    const placed = await httpRequest(`${first.url}/simulator/place`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ uid: 'CAFE0001', credits: 42 }),
+    });
+    assert.equal(placed.status, 200, placed.text);
+    await first.close();
+    const second = await start();
+    try {
+      await waitUntil(() => second.readers.status.card?.cardId === 'CAFE0001', 5_000, 'card seen');
+      const read = await httpRequest(`${second.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.deepEqual(read.json, { cardId: 'CAFE0001', credits: 42, rechargeAmount: null });
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('a damaged simulator file', () => {
+  test('when the kept cards file is not what the simulator wrote, then the service starts without cards', async () => {
+    const { startWorkerService } = await import('../../service/worker-service.ts');
+    const { parseConfig } = await import('../../service/config.ts');
+    const { silentLogger } = await import('../../service/logger.ts');
+    const dataDir = join(service.dataDir, 'damaged');
+    mkdirSync(join(dataDir, 'simulator'), { recursive: true });
+    writeFileSync(join(dataDir, 'simulator', 'cards.json'), '{"version":1,"cards":{"X":"zz"}}');
+    const damaged = await startWorkerService({
+      config: parseConfig({
+        port: 0,
+        apiKey: TEST_API_KEY,
+        dataDir,
+        cloudUrl: ledger.url,
+        simulator: true,
+      }),
+      log: silentLogger,
+    });
+    try {
+      const status = await httpRequest(`${damaged.url}/simulator`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.deepEqual(status.json, { card: null, cards: [] });
+    } finally {
+      await damaged.close();
+    }
+  });
+});
+
+describe('a real-reader configuration', () => {
+  test('when the simulator is not asked for, then PC/SC is used, /simulator does not exist and no answer says simulated', async () => {
+    let nfcCreated = 0;
+    const real = await startTestService(
+      { cloudUrl: ledger.url },
+      {
+        pcscdSocket: undefined,
+        createNfc: () => {
+          nfcCreated += 1;
+          return new EventEmitter() as unknown as NFC;
+        },
+      },
+    );
+    try {
+      await waitUntil(() => nfcCreated > 0, 5_000, 'the PC/SC context');
+      assert.equal(real.simulator, undefined);
+      for (const path of ['/simulator', '/simulator/place']) {
+        const res = await httpRequest(`${real.url}${path}`, {
+          method: path === '/simulator' ? 'GET' : 'POST',
+          headers: { 'X-Api-Key': TEST_API_KEY },
+        });
+        assert.equal(res.status, 404, res.text);
+        assert.deepEqual(res.json, { error: 'NotFound' });
+        assert.equal(res.headers['card-wallet-simulator'], undefined);
+      }
+      const ping = await httpRequest(`${real.url}/ping`);
+      assert.equal(ping.headers['card-wallet-simulator'], undefined);
+      assert.equal(existsSync(join(real.dataDir, 'simulator')), false, 'no simulator files');
+    } finally {
+      await real.close();
+    }
+  });
+});

@@ -1,0 +1,254 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { applySeed } from '../../cloud/seed.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
+import type { ProxiedRequest } from '../support/fault-proxy.ts';
+import { httpRequest, shown } from '../support/http-client.ts';
+import {
+  importCardBalance,
+  pendingMovements,
+  shopCredits,
+  TEST_API_KEY,
+} from '../support/test-ledger.ts';
+import { VirtualCard } from '../support/virtual-card.ts';
+
+// Two faults that overlap in time, over the real card path and a real ledger behind a proxy
+// that holds chosen requests or their answers until another step has happened. Each sequence
+// is one that minted or lost credits before the engine tracked the movements its running
+// requests own, and before the ledger kept a tombstone for a void of an unknown id.
+
+/** A key of a second shop, to change the till's key to another shop's. */
+const OTHER_SHOP_KEY = 'other-shop-key-0123456789';
+
+let rig: CardRig;
+before(async () => {
+  // Each ledger attempt waits 3 s: long enough for the holds below, short enough for the test
+  // that lets every attempt of a create time out.
+  rig = await startCardRig({ cardTimeoutMs: 10_000, ledgerTimeoutMs: 3_000 });
+  await applySeed(rig.ledger.db, {
+    customers: [{ name: 'Other shop', credits: 100, creditCost: '0.50', keys: [OTHER_SHOP_KEY] }],
+  });
+});
+after(() => rig.close());
+beforeEach(() => rig.ledgerProxy.setMode({ kind: 'pass' }));
+
+let nextUid = 0x10;
+/** A card sold before the ledger, with its balance imported as the card's account. */
+async function cardHolding(balance: number): Promise<VirtualCard> {
+  nextUid += 1;
+  const uid = Buffer.from([0x04, 0x61, 0x62, nextUid]);
+  await importCardBalance(rig.ledger, uid.toString('hex').toUpperCase(), balance);
+  return new VirtualCard({ uid, blocks: { 4: encodeValueBlock(balance, 1) } });
+}
+
+const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  httpRequest(`${rig.service.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'X-Api-Key': TEST_API_KEY,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+const pool = () => shopCredits(rig.ledger.url);
+
+/** Waits until the worker has nothing left unconfirmed, then checks the ledger agrees. */
+async function settled(): Promise<void> {
+  await waitUntil(() => rig.service.unconfirmedMovements === 0, 30_000, 'movements settled');
+  assert.equal(await pendingMovements(rig.ledger.url), 0, 'nothing left pending at the ledger');
+}
+
+const isCreate = (request: ProxiedRequest) =>
+  request.method === 'POST' && request.path === '/v1/movements';
+const isPost = (request: ProxiedRequest) => request.path.endsWith('/post');
+const isVoid = (request: ProxiedRequest) => request.path.endsWith('/void');
+
+/** Resolves once `condition` holds over the proxy's requests (polled). */
+async function seenAtProxy(condition: (requests: ProxiedRequest[]) => boolean): Promise<void> {
+  await waitUntil(() => condition(rig.ledgerProxy.requests), 30_000, 'a request at the proxy');
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+describe('the outbox never resolves a movement a running request owns', () => {
+  // Sequence: a recharge whose post answer is lost puts the outbox on its timer; a second
+  // movement on the card (no Idempotency-Key) is at the ledger's create while the outbox runs.
+  // The outbox used to void the second movement: before its create committed (it then stayed
+  // pending for good, or, with tombstones, the caller got a 500), or after (the card was
+  // written, the ledger said voided: credits minted, or on a discharge never returned).
+  for (const kind of ['recharge', 'discharge'] as const) {
+    for (const when of ['before', 'after'] as const) {
+      test(`when the outbox runs while a ${kind}'s create is at the ledger (answer held until ${when} it commits), then the running request alone resolves it and the money is exact`, async () => {
+        const card = await cardHolding(50);
+        await rig.present(card);
+        try {
+          const poolBefore = await pool();
+          const start = rig.ledgerProxy.requests.length;
+          let secondCreateHeld = false;
+          let heldAt = Infinity;
+          // The outbox's pass over the second movement: its post of the first one went through
+          // (and, with the old engine, its void of the second one right after).
+          const outboxPassed = async () => {
+            await seenAtProxy((requests) => requests.slice(heldAt).some(isPost));
+            await Promise.race([
+              seenAtProxy((requests) => requests.slice(start).some(isVoid)),
+              delay(1_000),
+            ]);
+            // Let a void that was sent reach the ledger first.
+            await delay(200);
+          };
+          let creates = 0;
+          rig.ledgerProxy.setMode({
+            kind: 'intercept',
+            before: async (request) => {
+              if (isCreate(request) && (creates += 1) > 1) {
+                secondCreateHeld = true;
+                heldAt = rig.ledgerProxy.requests.length;
+                if (when === 'before') await outboxPassed();
+              }
+              return true;
+            },
+            // Every post answer is lost until the second movement's create is at the ledger.
+            after: async (request) => {
+              if (isPost(request)) return secondCreateHeld;
+              if (isCreate(request) && creates > 1 && when === 'after') await outboxPassed();
+              return true;
+            },
+          });
+
+          const first = await post('/writecard', { credits: 10 });
+          assert.equal(first.status, 200, shown(first));
+          assert.equal(walletBalance(card), 60);
+          const second =
+            kind === 'recharge'
+              ? await post('/writecard', { credits: 100 })
+              : await post('/dischargecard');
+          assert.equal(second.status, 200, shown(second));
+          rig.ledgerProxy.setMode({ kind: 'pass' });
+          await settled();
+          const expected = kind === 'recharge' ? 160 : 0;
+          assert.equal(walletBalance(card), expected, `card; second answer ${shown(second)}`);
+          assert.equal(
+            await pool(),
+            poolBefore - 10 - (kind === 'recharge' ? 100 : -60),
+            'the pool moved by exactly what the card did',
+          );
+        } finally {
+          await rig.takeAway();
+        }
+      });
+    }
+  }
+});
+
+describe('a void answered 404 leaves nothing to be reserved later', () => {
+  test('when every try of a create times out at the worker but reaches the ledger after the void, then nothing stays reserved and the card is untouched', async () => {
+    const card = await cardHolding(20);
+    await rig.present(card);
+    try {
+      const poolBefore = await pool();
+      const start = rig.ledgerProxy.requests.length;
+      let releasedCreates = 0;
+      // Each create is held until the worker's void of it was answered, then forwarded: it
+      // reaches the ledger late, after the worker gave up on it.
+      const voidAnswered = () =>
+        seenAtProxy((requests) => requests.slice(start).some(isVoid)).then(() => delay(300));
+      rig.ledgerProxy.setMode({
+        kind: 'intercept',
+        before: async (request) => {
+          if (isCreate(request)) await voidAnswered();
+          return true;
+        },
+        after: (request) => {
+          if (isCreate(request)) releasedCreates += 1;
+          return true;
+        },
+      });
+      const res = await post('/writecard', { credits: 5 });
+      assert.equal(res.status, 500, shown(res));
+      assert.deepEqual(res.json, { error: 'LedgerUnavailable' }, shown(res));
+      await waitUntil(() => releasedCreates === 3, 30_000, 'the three late creates answered');
+      rig.ledgerProxy.setMode({ kind: 'pass' });
+      await settled();
+      assert.equal(walletBalance(card), 20);
+      assert.equal(await pool(), poolBefore, 'no credits stay reserved');
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test("when the operator changes the key to another shop's while a post waits in the outbox, then it is posted with the key of the shop that made it", async () => {
+    const card = await cardHolding(0);
+    await rig.present(card);
+    try {
+      const poolBefore = await pool();
+      const otherBefore = await shopCredits(rig.ledger.url, OTHER_SHOP_KEY);
+      rig.ledgerProxy.setMode(
+        { kind: 'drop-response' },
+        (method, path) => method === 'POST' && path.endsWith('/post'),
+      );
+      const res = await post('/writecard', { credits: 7 });
+      assert.equal(res.status, 200, shown(res));
+      await rig.service.applySettings({ apiKey: OTHER_SHOP_KEY });
+      rig.ledgerProxy.setMode({ kind: 'pass' });
+      await waitUntil(
+        () => rig.service.unconfirmedMovements === 0,
+        30_000,
+        'the post acknowledged',
+      );
+      assert.equal(await pendingMovements(rig.ledger.url), 0, 'nothing pending for the first shop');
+      assert.equal(walletBalance(card), 7);
+      assert.equal(await pool(), poolBefore - 7);
+      assert.equal(
+        await shopCredits(rig.ledger.url, OTHER_SHOP_KEY),
+        otherBefore,
+        'the other shop untouched',
+      );
+    } finally {
+      await rig.service.applySettings({ apiKey: TEST_API_KEY });
+      await rig.takeAway();
+    }
+  });
+});
+
+describe('an Idempotency-Key replay needs the same card', () => {
+  for (const kind of ['recharge', 'discharge'] as const) {
+    test(`when a ${kind} is repeated with the same Idempotency-Key while another card is on the reader, then 409 IdempotencyKeyOtherCard and that card is untouched; with the first card back, the first answer`, async () => {
+      const send = () =>
+        kind === 'recharge'
+          ? post('/writecard', { credits: 4 }, { 'Idempotency-Key': `k-other-card-${kind}` })
+          : post('/dischargecard', undefined, { 'Idempotency-Key': `k-other-card-${kind}` });
+      const first = await cardHolding(30);
+      const other = await cardHolding(30);
+      await rig.present(first);
+      const answer = await send();
+      assert.equal(answer.status, 200, shown(answer));
+      await rig.takeAway();
+      await rig.present(other);
+      try {
+        rig.reader.resetApduLog();
+        const refused = await send();
+        assert.equal(refused.status, 409, shown(refused));
+        assert.deepEqual(refused.json, { error: 'IdempotencyKeyOtherCard' }, shown(refused));
+        assert.equal(rig.reader.counts.write, 0, 'the other card is not written');
+        assert.equal(walletBalance(other), 30);
+      } finally {
+        await rig.takeAway();
+      }
+      await rig.present(first);
+      try {
+        const replayed = await send();
+        assert.equal(replayed.status, 200, shown(replayed));
+        assert.deepEqual(replayed.json, answer.json);
+        assert.equal(walletBalance(first), kind === 'recharge' ? 34 : 0);
+      } finally {
+        await rig.takeAway();
+      }
+    });
+  }
+});

@@ -1,0 +1,229 @@
+/**
+ * Contract v1 of the cloud ledger (docs/cloud-api.md) as an in-memory state machine, for the
+ * deterministic simulation. Only what the worker calls: customer, create, post, void, the
+ * pending list, and the card accounts that bound every discharge. sim-ledger-contract.test.ts runs the same call sequences against this and the
+ * real ledger and compares every answer, so the two cannot drift apart.
+ */
+import {
+  amountForCredits,
+  creditsForAmount,
+  formatDecimal,
+  parseDecimal,
+  parseStoredDecimal,
+} from '../../common/decimal.ts';
+import {
+  ledgerErrorCodes,
+  type Customer,
+  type Movement,
+  type MovementKind,
+} from '../../common/ledger-contract.ts';
+
+/** A refusal as the ledger answers it: HTTP status and `{ error: code }`. */
+export class SimLedgerError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(`${status} ${code}`);
+  }
+}
+
+const refuse = (name: keyof typeof ledgerErrorCodes): SimLedgerError =>
+  new SimLedgerError(ledgerErrorCodes[name].status, ledgerErrorCodes[name].code);
+
+export interface SimShop {
+  id: string;
+  name: string;
+  credits: number;
+  creditCost: string;
+}
+
+interface StoredMovement {
+  id: string;
+  shop: string;
+  kind: MovementKind;
+  cardId: string;
+  credits: number;
+  requestedAmount: bigint | null;
+  creditCost: string;
+  state: Movement['state'];
+  createdAt: string;
+  resolvedAt: string | null;
+  /** How many times its state changed after creation: the invariant says at most once. */
+  transitions: number;
+}
+
+export interface NewSimMovement {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  credits?: number;
+  amount?: string;
+}
+
+export class SimLedger {
+  readonly shops = new Map<string, SimShop>();
+  readonly #keys = new Map<string, string>();
+  readonly movements = new Map<string, StoredMovement>();
+  readonly #tombstones = new Map<string, string>();
+  /** Per shop and card: what a discharge may still take (see cloud/card-accounts.ts). */
+  readonly #cardAccounts = new Map<string, number>();
+  readonly #now: () => number;
+  /** Whether a void of an unknown id leaves a tombstone (contract v1 says it does). */
+  readonly tombstones: boolean;
+
+  constructor(now: () => number, { tombstones = true } = {}) {
+    this.#now = now;
+    this.tombstones = tombstones;
+  }
+
+  addShop(shop: SimShop, keys: string[]): void {
+    this.shops.set(shop.id, { ...shop });
+    for (const key of keys) this.#keys.set(key, shop.id);
+  }
+
+  /** Gives a card an account at a shop, as `card-wallet-cloud card import` does. */
+  importCard(shopId: string, cardId: string, credits: number): void {
+    this.#changeCardAccount(shopId, cardId, credits);
+  }
+
+  /** What a discharge of this card at this shop may still take. */
+  cardAccount(shopId: string, cardId: string): number {
+    return this.#cardAccounts.get(`${shopId} ${cardId}`) ?? 0;
+  }
+
+  #changeCardAccount(shopId: string, cardId: string, delta: number): void {
+    this.#cardAccounts.set(`${shopId} ${cardId}`, this.cardAccount(shopId, cardId) + delta);
+  }
+
+  #authenticate(apiKey: string): SimShop {
+    const id = this.#keys.get(apiKey);
+    const shop = id === undefined ? undefined : this.shops.get(id);
+    if (!shop) throw refuse('invalidApiKey');
+    return shop;
+  }
+
+  customer(apiKey: string): Customer {
+    const shop = this.#authenticate(apiKey);
+    return {
+      customerId: shop.id,
+      name: shop.name,
+      credits: shop.credits,
+      creditCost: canonical(shop.creditCost),
+    };
+  }
+
+  create(apiKey: string, request: NewSimMovement): { movement: Movement; replayed: boolean } {
+    const shop = this.#authenticate(apiKey);
+    const id = request.id.toLowerCase();
+    const requestedAmount =
+      request.amount === undefined ? null : (parseDecimal(request.amount) ?? null);
+    const existing = this.movements.get(id);
+    if (existing) {
+      const same =
+        existing.shop === shop.id &&
+        existing.kind === request.kind &&
+        existing.cardId === request.cardId &&
+        (requestedAmount === null
+          ? existing.requestedAmount === null && existing.credits === request.credits
+          : existing.requestedAmount === requestedAmount);
+      if (!same) throw refuse('movementIdConflict');
+      return { movement: this.#view(existing), replayed: true };
+    }
+    const tombstone = this.#tombstones.get(id);
+    if (tombstone !== undefined) {
+      throw tombstone === shop.id ? refuse('movementAlreadyVoided') : refuse('movementIdConflict');
+    }
+    const cost = parseStoredDecimal(shop.creditCost);
+    const credits =
+      requestedAmount === null
+        ? (request.credits ?? 0)
+        : Number(creditsForAmount(requestedAmount, cost));
+    if (credits < 1) throw refuse('amountBelowOneCredit');
+    if (request.kind === 'recharge' && shop.credits < credits) throw refuse('noCredits');
+    if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
+      throw refuse('cardAccountExceeded');
+    }
+    if (request.kind === 'recharge') shop.credits -= credits;
+    // A pending discharge already counts against the card's account; a void gives it back.
+    if (request.kind === 'discharge') this.#changeCardAccount(shop.id, request.cardId, -credits);
+    const stored: StoredMovement = {
+      id,
+      shop: shop.id,
+      kind: request.kind,
+      cardId: request.cardId,
+      credits,
+      requestedAmount,
+      creditCost: shop.creditCost,
+      state: 'pending',
+      createdAt: new Date(this.#now()).toISOString(),
+      resolvedAt: null,
+      transitions: 0,
+    };
+    this.movements.set(id, stored);
+    return { movement: this.#view(stored), replayed: false };
+  }
+
+  resolve(apiKey: string, rawId: string, target: 'posted' | 'voided'): Movement {
+    const shop = this.#authenticate(apiKey);
+    const id = rawId.toLowerCase();
+    const movement = this.movements.get(id);
+    if (!movement || movement.shop !== shop.id) {
+      // The first void's shop keeps the tombstone.
+      if (!movement && target === 'voided' && this.tombstones && !this.#tombstones.has(id)) {
+        this.#tombstones.set(id, shop.id);
+      }
+      throw refuse('movementNotFound');
+    }
+    if (movement.state === target) return this.#view(movement);
+    if (movement.state === 'voided') throw refuse('movementAlreadyVoided');
+    if (movement.state === 'posted') throw refuse('movementAlreadyPosted');
+    movement.state = target;
+    movement.resolvedAt = new Date(this.#now()).toISOString();
+    movement.transitions += 1;
+    if (movement.kind === 'recharge' && target === 'voided') shop.credits += movement.credits;
+    if (movement.kind === 'discharge' && target === 'posted') shop.credits += movement.credits;
+    // A card's account grows when a recharge is final, and gets back a voided discharge.
+    if ((movement.kind === 'recharge') === (target === 'posted')) {
+      this.#changeCardAccount(shop.id, movement.cardId, movement.credits);
+    }
+    return this.#view(movement);
+  }
+
+  get(apiKey: string, rawId: string): Movement {
+    const shop = this.#authenticate(apiKey);
+    const movement = this.movements.get(rawId.toLowerCase());
+    if (!movement || movement.shop !== shop.id) throw refuse('movementNotFound');
+    return this.#view(movement);
+  }
+
+  /** Newest first, like the real list. */
+  listPending(apiKey: string): Movement[] {
+    const shop = this.#authenticate(apiKey);
+    return [...this.movements.values()]
+      .filter((movement) => movement.shop === shop.id && movement.state === 'pending')
+      .reverse()
+      .map((movement) => this.#view(movement));
+  }
+
+  #view(movement: StoredMovement): Movement {
+    const shop = this.shops.get(movement.shop) as SimShop;
+    const cost = parseStoredDecimal(movement.creditCost);
+    return {
+      id: movement.id,
+      kind: movement.kind,
+      cardId: movement.cardId,
+      state: movement.state,
+      credits: movement.credits,
+      amount: formatDecimal(amountForCredits(movement.credits, cost)),
+      creditCost: canonical(movement.creditCost),
+      customerCredits: shop.credits,
+      createdAt: movement.createdAt,
+      resolvedAt: movement.resolvedAt,
+    };
+  }
+}
+
+function canonical(decimal: string): string {
+  return formatDecimal(parseStoredDecimal(decimal));
+}

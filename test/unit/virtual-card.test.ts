@@ -1,0 +1,199 @@
+// The virtual MIFARE Classic card's access rules, without any transport: keys A and B, the
+// access bits of each block as the datasheet gives them, and torn writes.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  ContactlessFrontEnd,
+  VirtualCard,
+  accessBits,
+  decodeAccessBits,
+  trailerBlockOf,
+  type CardContact,
+} from '../../service/card/simulator/virtual-card.ts';
+
+const KEY_A = Buffer.from('A0A1A2A3A4A5', 'hex');
+const KEY_B = Buffer.from('B0B1B2B3B4B5', 'hex');
+const OK = '9000';
+const REFUSED = '6982';
+const FAILED = '6300';
+
+function setup(groups?: [number, number, number, number]) {
+  const card = new VirtualCard({ uid: Buffer.from('01020304', 'hex') });
+  card.setKeys(1, { keyA: KEY_A, keyB: KEY_B });
+  if (groups) card.setAccessBits(1, groups);
+  const frontEnd = new ContactlessFrontEnd();
+  const contact: CardContact = { card, authenticated: null };
+  const send = (hex: string, torn = false) =>
+    frontEnd.execute(contact, Buffer.from(hex.replaceAll(' ', ''), 'hex'), torn).toString('hex');
+  send(`FF820000 06 ${KEY_A.toString('hex')}`);
+  send(`FF820001 06 ${KEY_B.toString('hex')}`);
+  const auth = (block: number, key: 'A' | 'B') =>
+    send(
+      `FF860000 05 0100${block.toString(16).padStart(2, '0')}${key === 'A' ? '60' : '61'}${key === 'A' ? '00' : '01'}`,
+    );
+  const read = (block: number) => send(`FFB000${block.toString(16).padStart(2, '0')}10`);
+  const write = (block: number, data: Buffer, torn = false) =>
+    send(`FFD600${block.toString(16).padStart(2, '0')}10${data.toString('hex')}`, torn);
+  return { card, contact, auth, read, write };
+}
+
+const status = (answer: string) => answer.slice(-4);
+const DATA = Buffer.alloc(16, 0x5a);
+
+describe('access bits', () => {
+  test('when encoded and decoded, then the transport value is FF 07 80 and every combination round-trips', () => {
+    assert.equal(accessBits([0, 0, 0, 1]).toString('hex'), 'ff0780');
+    for (let bits = 0; bits < 8; bits++) {
+      const groups: [number, number, number, number] = [
+        bits,
+        (bits + 1) & 7,
+        (bits + 3) & 7,
+        bits ^ 5,
+      ];
+      assert.deepEqual(decodeAccessBits(accessBits(groups)), groups);
+    }
+  });
+
+  test('when the inverted copy does not match, then the bits decode as blocked', () => {
+    assert.equal(decodeAccessBits(Buffer.from('ff0781', 'hex')), null);
+  });
+});
+
+describe('keys A and B', () => {
+  test('when key B is readable, as on a transport card, then key B authenticates but reads nothing', () => {
+    const { auth, read } = setup();
+    assert.equal(auth(4, 'B'), OK);
+    assert.equal(read(4), REFUSED);
+  });
+
+  test('when key B is not readable (trailer 011), then either key reads and writes the data blocks', () => {
+    for (const key of ['A', 'B'] as const) {
+      const { auth, read, write } = setup([0, 0, 0, 0b011]);
+      assert.equal(auth(4, key), OK);
+      assert.equal(status(write(4, DATA)), OK);
+      assert.equal(read(4), `${DATA.toString('hex')}${OK}`);
+    }
+  });
+
+  test('when a wrong key is used, then authentication fails', () => {
+    const { card, auth } = setup();
+    card.setKeys(1, { keyA: Buffer.alloc(6, 1) });
+    assert.equal(auth(4, 'A'), FAILED);
+  });
+
+  test('when the trailer is read with key A, then key A reads as zeros and key B as itself', () => {
+    const { auth, read } = setup();
+    assert.equal(auth(7, 'A'), OK);
+    assert.equal(read(7), `000000000000ff078069${KEY_B.toString('hex')}${OK}`);
+  });
+});
+
+describe('access conditions of data blocks', () => {
+  // Sector 1: block 4 read A|B write B (100), block 5 read-only (010), block 6 nothing (111),
+  // trailer 011 (key B writes keys and bits, key B not readable: it may authenticate).
+  const groups: [number, number, number, number] = [0b100, 0b010, 0b111, 0b011];
+
+  test('when key A writes a block that only key B may write, then it is refused and nothing changes', () => {
+    const { card, auth, write, read } = setup(groups);
+    const before = card.block(4);
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(read(4).slice(-4), OK);
+    assert.equal(write(4, DATA), REFUSED);
+    assert.deepEqual(card.block(4), before);
+  });
+
+  test('when key B writes it, then it is written; a read-only block stays read-only for both', () => {
+    const { card, auth, write } = setup(groups);
+    assert.equal(auth(4, 'B'), OK);
+    assert.equal(write(4, DATA), OK);
+    assert.deepEqual(card.block(4), DATA);
+    assert.equal(auth(5, 'B'), OK);
+    assert.equal(write(5, DATA), REFUSED);
+  });
+
+  test('when a block allows nothing, then neither key reads it', () => {
+    const { auth, read } = setup(groups);
+    for (const key of ['A', 'B'] as const) {
+      assert.equal(auth(6, key), OK);
+      assert.equal(read(6), REFUSED);
+    }
+  });
+
+  test('when key B is readable (trailer 000), then key B authenticates but may do nothing', () => {
+    const { auth, read, write } = setup([0, 0, 0, 0]);
+    assert.equal(auth(4, 'B'), OK);
+    assert.equal(read(4), REFUSED);
+    assert.equal(auth(4, 'B'), OK);
+    assert.equal(write(4, DATA), REFUSED);
+  });
+});
+
+describe('sector trailer writes', () => {
+  test('when key A writes the trailer under 011, then it is refused; key B changes the keys', () => {
+    const { card, auth, write } = setup([0, 0, 0, 0b011]);
+    const trailer = Buffer.concat([
+      Buffer.alloc(6, 0x11),
+      accessBits([0, 0, 0, 0b011]),
+      Buffer.from([0x69]),
+      Buffer.alloc(6, 0x22),
+    ]);
+    assert.equal(auth(7, 'A'), OK);
+    assert.equal(write(7, trailer), REFUSED);
+    assert.equal(auth(7, 'B'), OK);
+    assert.equal(write(7, trailer), OK);
+    assert.deepEqual(card.keyA(1), Buffer.alloc(6, 0x11));
+    assert.deepEqual(card.keyB(1), Buffer.alloc(6, 0x22));
+  });
+
+  test('when a trailer write tears, then the access bits no longer match their copy and the sector is blocked for good', () => {
+    const { card, auth, write } = setup();
+    const trailer = Buffer.concat([
+      KEY_A,
+      accessBits([0b100, 0b100, 0b100, 0b011]),
+      Buffer.from([0x69]),
+      KEY_B,
+    ]);
+    assert.equal(auth(7, 'A'), OK);
+    assert.equal(write(7, trailer, true), OK);
+    // Bytes 0-7 landed (key A, two of the three access bytes), 8-15 kept the old values.
+    assert.deepEqual(card.block(trailerBlockOf(1)).subarray(0, 8), trailer.subarray(0, 8));
+    assert.equal(card.accessConditionOf(4), null);
+    assert.equal(auth(4, 'A'), FAILED);
+    assert.equal(auth(4, 'B'), FAILED);
+  });
+
+  test('when a data write tears, then only the first half of the block is new', () => {
+    const { card, auth, write } = setup();
+    const before = card.block(4);
+    assert.equal(auth(4, 'A'), OK);
+    write(4, DATA, true);
+    assert.deepEqual(card.block(4), Buffer.concat([DATA.subarray(0, 8), before.subarray(8)]));
+  });
+});
+
+describe('faults', () => {
+  test('when faults are armed, then the earliest matching one fires once and handlers come after', () => {
+    const { card } = setup();
+    const event = (command: 'write' | 'read', index: number) => ({
+      apdu: Buffer.alloc(0),
+      index,
+      command,
+      block: 4,
+    });
+    const fault = card.failAt('write', 'pull-after');
+    card.onApdu(() => ({ delayMs: 5 }));
+    assert.deepEqual(card.decide(event('read', 0)), { delayMs: 5 });
+    assert.equal(card.decide(event('write', 1)), 'pull-after');
+    assert.equal(fault.fired, true);
+    assert.deepEqual(card.decide(event('write', 2)), { delayMs: 5 });
+    card.clearFaults();
+    assert.equal(card.decide(event('write', 3)), 'answer');
+  });
+
+  test('when a card is rebuilt from its memory, then it is the same card', () => {
+    const { card } = setup([0b100, 0, 0, 0b011]);
+    const copy = VirtualCard.fromMemory(card.uid, card.dump());
+    assert.deepEqual(copy.dump(), card.dump());
+    assert.equal(copy.id, '01020304');
+  });
+});
