@@ -1,6 +1,7 @@
 import { listen, type RunningServer } from '../common/listen.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
+import type { FailedAuthenticationLimits } from './authentication-guard.ts';
 import { createLedgerApp } from './http/create-app.ts';
 import type { Logger } from './http/error-handler.ts';
 import { Ledger } from './ledger.ts';
@@ -20,6 +21,8 @@ export interface LedgerServerOptions {
   /** PostgreSQL connections of this process (default 10). */
   poolSize?: number;
   log?: Logger;
+  /** Bounds on failed authentications (docs/cloud-api.md); defaults in authentication-guard.ts. */
+  failedAuthenticationLimits?: Partial<FailedAuthenticationLimits>;
 }
 
 export type { RunningServer };
@@ -45,7 +48,7 @@ export async function startLedgerServer(options: LedgerServerOptions): Promise<L
   try {
     if (options.seed) await applySeed(db, options.seed);
     const ledger = new Ledger(db);
-    const app = await createLedgerApp(ledger, log);
+    const app = await createLedgerApp(ledger, log, options.failedAuthenticationLimits);
     const server = await listen(app.routing, options.port ?? 0, options.host ?? DEFAULT_HOST);
     return {
       ...server,

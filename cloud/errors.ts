@@ -9,13 +9,16 @@ export class LedgerError extends Error {
   readonly code: string;
   readonly status: number;
   readonly detail: string | undefined;
+  /** Sent as `Retry-After` (seconds) with a 429. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(code: string, status: number, detail?: string) {
+  constructor(code: string, status: number, detail?: string, retryAfterSeconds?: number) {
     super(detail ? `${code}: ${detail}` : code);
     this.name = 'LedgerError';
     this.code = code;
     this.status = status;
     this.detail = detail;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -44,7 +47,13 @@ export const ledgerErrors = {
   invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),
   payloadTooLarge: () => fromContract('payloadTooLarge')(),
   unsupportedMediaType: () => fromContract('unsupportedMediaType')(),
-  tooManyRequests: () => fromContract('tooManyRequests')(),
+  tooManyRequests: (retryAfterSeconds: number) =>
+    new LedgerError(
+      ledgerErrorCodes.tooManyRequests.code,
+      ledgerErrorCodes.tooManyRequests.status,
+      undefined,
+      retryAfterSeconds,
+    ),
   databaseUnavailable: () => fromContract('databaseUnavailable')(),
   // Admin (CLI) errors: never reach HTTP.
   customerNotFound: (customerId: string) =>

@@ -64,6 +64,14 @@ export class Ledger {
     return key.customer_id;
   }
 
+  /** Hashes of every key that is not revoked: what the authentication guard checks first. */
+  async activeKeyHashes(): Promise<Set<string>> {
+    const { rows } = await this.db.query<{ key_hash: string }>(
+      'SELECT key_hash FROM api_keys WHERE revoked_at IS NULL',
+    );
+    return new Set(rows.map((row) => row.key_hash));
+  }
+
   async getCustomer(customerId: string): Promise<Customer> {
     const row = await findCustomer(this.db, customerId);
     if (!row) throw ledgerErrors.customerNotFound(customerId);

@@ -3,6 +3,7 @@ import Fastify, {
   type FastifyPluginAsync,
   type FastifyRequest,
 } from 'fastify';
+import { AuthenticationGuard, type FailedAuthenticationLimits } from '../authentication-guard.ts';
 import { ledgerErrors } from '../errors.ts';
 import type { Ledger } from '../ledger.ts';
 import { errorHandler, type Logger } from './error-handler.ts';
@@ -30,7 +31,11 @@ type WithId = FastifyRequest<{ Params: { id: string } }>;
  * The app is only a request handler: the server, its timeouts, malformed-HTTP answers and
  * graceful close are the shared `listen()`.
  */
-export async function createLedgerApp(ledger: Ledger, log: Logger): Promise<FastifyInstance> {
+export async function createLedgerApp(
+  ledger: Ledger,
+  log: Logger,
+  failedAuthenticationLimits: Partial<FailedAuthenticationLimits> = {},
+): Promise<FastifyInstance> {
   const handleError = errorHandler(log);
   const app = Fastify({
     logger: false,
@@ -58,19 +63,22 @@ export async function createLedgerApp(ledger: Ledger, log: Logger): Promise<Fast
     }
     return { status: 'ok' };
   });
-  await app.register(v1Routes(ledger), { prefix: '/v1' });
+  const guard = new AuthenticationGuard(ledger, failedAuthenticationLimits);
+  await app.register(v1Routes(ledger, guard), { prefix: '/v1' });
   await app.ready();
   return app;
 }
 
-function v1Routes(ledger: Ledger): FastifyPluginAsync {
+function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsync {
   return async (v1) => {
     v1.decorateRequest('customerId', '');
     // Authentication comes first (onRequest runs before the body is read): nothing about a
-    // request is looked at before the key is known, unknown /v1 paths included.
+    // request is looked at before the key is known, unknown /v1 paths included. The address is
+    // the socket's: behind a proxy every client shares it, which the guard's rule allows for.
     v1.addHook('onRequest', async (request) => {
-      request.customerId = await ledger.authenticate(
+      request.customerId = await guard.authenticate(
         request.headers['x-api-key'] as string | undefined,
+        request.ip,
       );
     });
     v1.setNotFoundHandler(() => {

@@ -37,6 +37,9 @@ export function errorHandler(
       log.error(`${request.method} ${request.url.split('?')[0]} failed: ${describe(error)}`);
     }
     if (!known) return reply.code(500).send({ error: 'InternalError' });
+    if (known.retryAfterSeconds !== undefined) {
+      void reply.header('Retry-After', String(known.retryAfterSeconds));
+    }
     return reply
       .code(known.status)
       .send(

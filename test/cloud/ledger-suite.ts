@@ -6,10 +6,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { addCustomer, issueKey, topUp } from '../../cloud/admin.ts';
+import { request } from 'node:http';
+import { addCustomer, issueKey, revokeKey, topUp } from '../../cloud/admin.ts';
 import { importCards } from '../../cloud/card-accounts.ts';
 import { checkLedger } from '../../cloud/check.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
+import type { Database } from '../../cloud/db/database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
 import { LedgerClient } from './ledger-client.ts';
@@ -135,6 +137,108 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const answer = await base.withKey(SUITE_KEYS.shopA).get('/v1/nothing-here');
         assert.equal(answer.status, 404);
         assert.deepEqual(answer.body, { error: 'NotFound' });
+      });
+    });
+
+    describe('failed authentications', () => {
+      // A second server on the same database, with small limits, whose key lookups are
+      // counted; clients at distinct loopback addresses (any 127.x address is local on Linux).
+      const LIMITS = { perAddress: 5, perKeyPrefix: 8, windowMs: 60_000, reloadIntervalMs: 20 };
+      let guarded: LedgerServer;
+      let keyLookups = 0;
+      before(async () => {
+        const db = server.db;
+        const counting: Database = {
+          kind: db.kind,
+          description: db.description,
+          query: (sql, params) => {
+            if (sql.includes('WHERE key_hash')) keyLookups += 1;
+            return db.query(sql, params);
+          },
+          exec: (sql) => db.exec(sql),
+          transaction: (work) => db.transaction(work),
+          close: () => Promise.resolve(),
+        };
+        guarded = await startLedgerServer({
+          database: counting,
+          log: { error: () => undefined },
+          failedAuthenticationLimits: LIMITS,
+        });
+      });
+      after(() => guarded?.close());
+
+      const customerFrom = (address: string, apiKey: string) =>
+        callFrom(address, `${guarded.url}/v1/customer`, apiKey);
+      const unknownKey = (prefix = 'unknown-') => `${prefix}${randomUUID()}`;
+
+      test('when one address has used up its failed authentications, then its unknown keys are 429 with Retry-After and cost no key lookup, and a valid key from it is still 200', async () => {
+        const attacker = '127.0.0.21';
+        for (let i = 0; i < LIMITS.perAddress; i += 1) {
+          const answer = await customerFrom(attacker, unknownKey());
+          assert.equal(answer.status, 401, `failure ${i}: ${JSON.stringify(answer)}`);
+        }
+        const lookupsBefore = keyLookups;
+        const refused = await Promise.all(
+          Array.from({ length: 20 }, () => customerFrom(attacker, unknownKey())),
+        );
+        for (const answer of refused) {
+          assert.equal(answer.status, 429, JSON.stringify(answer));
+          assert.deepEqual(answer.body, { error: 'TooManyRequests' });
+          const retryAfter = Number(answer.retryAfter);
+          assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${answer.retryAfter}`);
+        }
+        assert.equal(keyLookups, lookupsBefore, 'no key was looked up for a limited address');
+
+        const valid = await customerFrom(attacker, SUITE_KEYS.shopA);
+        assert.equal(valid.status, 200, JSON.stringify(valid));
+        const elsewhere = await customerFrom('127.0.0.22', unknownKey());
+        assert.equal(elsewhere.status, 401, `another address: ${JSON.stringify(elsewhere)}`);
+      });
+
+      test('when a key is issued while its address is limited, then its first request is 200', async () => {
+        const till = '127.0.0.23';
+        for (let i = 0; i < LIMITS.perAddress; i += 1) await customerFrom(till, unknownKey());
+        assert.equal((await customerFrom(till, unknownKey())).status, 429);
+        const customer = await addCustomer(server.db, {
+          name: `Shop ${randomUUID().slice(0, 8)}`,
+          credits: 7,
+          creditCost: 1n,
+        });
+        const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+        const answer = await customerFrom(till, apiKey);
+        assert.equal(answer.status, 200, JSON.stringify(answer));
+        assert.equal((answer.body as { credits: number }).credits, 7);
+      });
+
+      test('when unknown keys with one prefix fail from many addresses, then that prefix is 429 everywhere, a valid key with the same prefix is 200, and another prefix is 401', async () => {
+        // The suite's valid keys start with "test-key": the attacker guesses in their family.
+        for (let i = 0; i < LIMITS.perKeyPrefix; i += 1) {
+          const answer = await customerFrom(`127.0.0.${40 + i}`, unknownKey('test-key-'));
+          assert.equal(answer.status, 401, `failure ${i}: ${JSON.stringify(answer)}`);
+        }
+        const fresh = '127.0.0.60';
+        const limited = await customerFrom(fresh, unknownKey('test-key-'));
+        assert.equal(limited.status, 429, JSON.stringify(limited));
+        const valid = await customerFrom(fresh, SUITE_KEYS.shopA);
+        assert.equal(valid.status, 200, JSON.stringify(valid));
+        const other = await customerFrom(fresh, unknownKey('another-'));
+        assert.equal(other.status, 401, JSON.stringify(other));
+      });
+
+      test('when a known key is revoked while its address is limited, then it is 401 at once', async () => {
+        const till = '127.0.0.24';
+        const customer = await addCustomer(server.db, {
+          name: `Shop ${randomUUID().slice(0, 8)}`,
+          credits: 1,
+          creditCost: 1n,
+        });
+        const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+        assert.equal((await customerFrom(till, apiKey)).status, 200);
+        for (let i = 0; i < LIMITS.perAddress; i += 1) await customerFrom(till, unknownKey());
+        await revokeKey(server.db, apiKey);
+        const answer = await customerFrom(till, apiKey);
+        assert.equal(answer.status, 401, JSON.stringify(answer));
+        assert.deepEqual(answer.body, { error: 'Unauthorized: invalid api key' });
       });
     });
 
@@ -996,5 +1100,37 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.ok((await checkLedger(server.db)).ok);
       });
     });
+  });
+}
+
+/** A GET with an API key from a chosen local address: status, JSON body and Retry-After. */
+function callFrom(
+  localAddress: string,
+  url: string,
+  apiKey: string,
+): Promise<{ status: number; body: unknown; retryAfter: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { localAddress, headers: { 'x-api-key': apiKey }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: unknown = text;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text
+          }
+          const retryAfter = res.headers['retry-after'];
+          resolve({ status: res.statusCode ?? 0, body, retryAfter });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
   });
 }
