@@ -25,7 +25,11 @@ let rig: CardRig;
 before(async () => {
   // Each ledger attempt waits 3 s: long enough for the holds below, short enough for the test
   // that lets every attempt of a create time out.
-  rig = await startCardRig({ cardTimeoutMs: 10_000, ledgerTimeoutMs: 3_000 });
+  // The ledger runs as its own process on PostgreSQL, as a till's ledger does.
+  rig = await startCardRig(
+    { cardTimeoutMs: 10_000, ledgerTimeoutMs: 3_000 },
+    { ledgerProcess: true },
+  );
   await applySeed(rig.ledger.db, {
     customers: [{ name: 'Other shop', credits: 100, creditCost: '0.50', keys: [OTHER_SHOP_KEY] }],
   });
@@ -89,7 +93,6 @@ describe('the outbox never resolves a movement a running request owns', () => {
         try {
           const poolBefore = await pool();
           const start = rig.ledgerProxy.requests.length;
-          let secondCreateHeld = false;
           let heldAt = Infinity;
           // The outbox's pass over the second movement: its post of the first one went through
           // (and, with the old engine, its void of the second one right after).
@@ -107,15 +110,17 @@ describe('the outbox never resolves a movement a running request owns', () => {
             kind: 'intercept',
             before: async (request) => {
               if (isCreate(request) && (creates += 1) > 1) {
-                secondCreateHeld = true;
                 heldAt = rig.ledgerProxy.requests.length;
                 if (when === 'before') await outboxPassed();
               }
               return true;
             },
-            // Every post answer is lost until the second movement's create is at the ledger.
+            // The answer of every post sent before the second movement's create was held is
+            // lost (decided by arrival order, not by when the answer comes): the first
+            // movement's post is then the outbox's, on its timer, when the second create is at
+            // the ledger.
             after: async (request) => {
-              if (isPost(request)) return secondCreateHeld;
+              if (isPost(request)) return rig.ledgerProxy.requests.indexOf(request) >= heldAt;
               if (isCreate(request) && creates > 1 && when === 'after') await outboxPassed();
               return true;
             },

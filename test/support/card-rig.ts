@@ -4,7 +4,7 @@ import type { ConfigInput } from '../../service/config.ts';
 import type { RateLimits } from '../../service/http/rate-limits.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
-import { startTestLedger, type TestLedger } from './test-ledger.ts';
+import { startTestLedger, startTestLedgerProcess, type TestLedger } from './test-ledger.ts';
 import { startTestService, type TestService } from './test-service.ts';
 import { VirtualReader, type VirtualCard } from './virtual-card.ts';
 
@@ -67,7 +67,13 @@ export async function startCardRig(
   {
     limits = ROOMY_LIMITS,
     eventHeartbeatMs,
-  }: { limits?: RateLimits; eventHeartbeatMs?: number } = {},
+    ledgerProcess = false,
+  }: {
+    limits?: RateLimits;
+    eventHeartbeatMs?: number;
+    /** The ledger as a process of its own on PostgreSQL, instead of in this process on PGlite. */
+    ledgerProcess?: boolean;
+  } = {},
 ): Promise<CardRig> {
   if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
   rigStarted = true;
@@ -76,7 +82,7 @@ export async function startCardRig(
   process.env.PCSCLITE_CSOCK_NAME = pcscd.socketPath;
   const [first] = pcscd.readers;
   if (!first) throw new Error('the rig has no reader');
-  const ledger = await startTestLedger();
+  const ledger = ledgerProcess ? await startTestLedgerProcess() : await startTestLedger();
   const ledgerProxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },

@@ -1,7 +1,10 @@
 import { rmSync } from 'node:fs';
 import { importCards } from '../../cloud/card-accounts.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
-import { freshPgliteFolder } from './ledger-process.ts';
+import { openDatabase } from '../../cloud/db/open-database.ts';
+import { Ledger } from '../../cloud/ledger.ts';
+import { freshPgliteFolder, startLedgerProcess } from './ledger-process.ts';
+import { startPostgres } from './postgres.ts';
 
 /** The key of the test shop, also the key test services accept. */
 export const TEST_API_KEY = 'test-key-0123456789abcdef';
@@ -11,6 +14,11 @@ export const UNASSIGNED_KEY = 'unassigned-key-0123456789';
 export const UNKNOWN_KEY = 'unknown-key-0123456789abc';
 
 export const TEST_SHOP = { name: 'Test shop', credits: 1_000, creditCost: '0.50' } as const;
+
+const TEST_SEED = {
+  customers: [{ ...TEST_SHOP, keys: [TEST_API_KEY] }],
+  unassignedKeys: [UNASSIGNED_KEY],
+};
 
 export interface TestLedger extends LedgerServer {
   close(): Promise<void>;
@@ -24,10 +32,7 @@ export async function startTestLedger(): Promise<TestLedger> {
   const folder = await freshPgliteFolder();
   const server = await startLedgerServer({
     database: folder,
-    seed: {
-      customers: [{ ...TEST_SHOP, keys: [TEST_API_KEY] }],
-      unassignedKeys: [UNASSIGNED_KEY],
-    },
+    seed: TEST_SEED,
     log: { error: () => undefined },
   });
   return {
@@ -37,6 +42,34 @@ export async function startTestLedger(): Promise<TestLedger> {
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The reference ledger as a process of its own (cloud/cli.ts serve) on a real PostgreSQL
+ * server, seeded with the test shop: what a till talks to in production. `db` and `ledger` are
+ * this process's own connection to the same database, for seeds and imports.
+ */
+export async function startTestLedgerProcess(): Promise<TestLedger> {
+  const postgres = await startPostgres();
+  try {
+    const child = await startLedgerProcess({ database: postgres.url, seed: TEST_SEED });
+    const db = await openDatabase(postgres.url, { poolSize: 2 });
+    return {
+      host: '127.0.0.1',
+      port: child.port,
+      url: child.url,
+      db,
+      ledger: new Ledger(db),
+      async close() {
+        await child.stop();
+        await db.close();
+        await postgres.stop();
+      },
+    };
+  } catch (error) {
+    await postgres.stop();
+    throw error;
+  }
 }
 
 async function ledgerGet(ledgerUrl: string, path: string, apiKey = TEST_API_KEY): Promise<unknown> {
