@@ -1,3 +1,4 @@
+import type { SimulatorFault, SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { Settings, SettingsProblem } from './settings.ts';
 import type { StatusSnapshot } from './status-model.ts';
 
@@ -13,6 +14,25 @@ export interface SettingsView {
 export type SaveResult =
   { ok: true; restarted: boolean } | { ok: false; problems: SettingsProblem[] };
 
+/** What the simulator panel sends: the bodies of the HTTP control API (docs/integrators.md). */
+export interface SimulatorPlaceRequest {
+  /** 8 or 14 hex digits; absent: a random 4-byte UID. */
+  uid?: string;
+  /** Absent: a blank card. */
+  credits?: number;
+}
+export interface SimulatorPutBackRequest {
+  cardId: string;
+}
+export interface SimulatorFaultRequest {
+  fault: SimulatorFault;
+  /** For `slow`: how late each exchange answers. */
+  delayMs?: number;
+}
+
+/** A simulator action's outcome: the simulator after it, or why nothing changed. */
+export type SimulatorResult = { ok: true; status: SimulatorStatus } | { ok: false; error: string };
+
 /**
  * The one IPC contract between main and the window's preload: channel -> signature. main/ipc.ts
  * handles exactly these; main/preload.cts exposes exactly these as verbs on window.cardWallet.
@@ -22,6 +42,10 @@ export interface InvokeContract {
   'settings:get': () => SettingsView;
   'settings:save': (settings: Settings) => SaveResult;
   'service:copy-url': () => void;
+  'simulator:place': (request: SimulatorPlaceRequest) => SimulatorResult;
+  'simulator:take-away': () => SimulatorResult;
+  'simulator:put-back': (request: SimulatorPutBackRequest) => SimulatorResult;
+  'simulator:fault': (request: SimulatorFaultRequest) => SimulatorResult;
 }
 
 /** Channels main pushes to the window. */
@@ -38,6 +62,10 @@ export interface CardWalletBridge {
   getSettings(): Promise<SettingsView>;
   saveSettings(settings: Settings): Promise<SaveResult>;
   copyServiceUrl(): Promise<void>;
+  placeSimulatedCard(request: SimulatorPlaceRequest): Promise<SimulatorResult>;
+  takeAwaySimulatedCard(): Promise<SimulatorResult>;
+  putBackSimulatedCard(request: SimulatorPutBackRequest): Promise<SimulatorResult>;
+  armSimulatorFault(request: SimulatorFaultRequest): Promise<SimulatorResult>;
   /** Calls `listener` with every new snapshot; returns the unsubscribe function. */
   onStatus(listener: (snapshot: StatusSnapshot) => void): () => void;
 }

@@ -24,6 +24,7 @@ import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { saveSettings } from './save-settings.ts';
 import { serviceConfig, type Settings } from './settings.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
+import { setupSimulatorIpc } from './simulator-ipc.ts';
 import { followService } from './status-feed.ts';
 import { emptySnapshot, statusModel, type StatusSnapshot } from './status-model.ts';
 import { trayUpdater } from './tray.ts';
@@ -211,6 +212,7 @@ async function start(): Promise<void> {
   }));
   ipc.handle('settings:save', (next) => saveFromWindow(next));
   ipc.handle('service:copy-url', () => void trayActions.copyUrl());
+  setupSimulatorIpc(ipc, () => service?.simulator);
   const trayIcon = new Tray(icon('no-reader'));
   tray = trayUpdater(
     { tray: trayIcon, icon, buildMenu: (template) => Menu.buildFromTemplate(template) },

@@ -12,6 +12,10 @@ contextBridge.exposeInMainWorld('cardWallet', {
   getSettings: () => ipcRenderer.invoke('settings:get'),
   saveSettings: (settings: unknown) => ipcRenderer.invoke('settings:save', settings),
   copyServiceUrl: () => ipcRenderer.invoke('service:copy-url'),
+  placeSimulatedCard: (request: unknown) => ipcRenderer.invoke('simulator:place', request),
+  takeAwaySimulatedCard: () => ipcRenderer.invoke('simulator:take-away'),
+  putBackSimulatedCard: (request: unknown) => ipcRenderer.invoke('simulator:put-back', request),
+  armSimulatorFault: (request: unknown) => ipcRenderer.invoke('simulator:fault', request),
   onStatus: (listener: (snapshot: Snapshot) => void) => {
     const forward = (_event: unknown, snapshot: Snapshot) => listener(snapshot);
     ipcRenderer.on('status:changed', forward);

@@ -17,6 +17,8 @@ export interface Settings {
   cardKeyType: 'A' | 'B';
   walletSector: number;
   startAtLogin: boolean;
+  /** The built-in card simulator instead of PC/SC: virtual cards, no real reader. Off by default. */
+  simulator: boolean;
 }
 
 export const SETTINGS_VERSION = 1;
@@ -30,6 +32,8 @@ export const DEFAULT_SETTINGS: Omit<Settings, 'apiKey'> = {
   cardKeyType: 'A',
   walletSector: 1,
   startAtLogin: false,
+  // Never on by accident: settings stored before it existed load with it off.
+  simulator: false,
 };
 
 /** A problem with one field, said so the operator can fix it. */
@@ -47,6 +51,7 @@ const MESSAGES: Partial<Record<keyof Settings, string>> = {
   cardKeyType: 'The key type must be A or B.',
   walletSector: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
   reader: 'The reader name must not be empty (leave it unset for the first contactless reader).',
+  simulator: 'The card simulator setting must be on or off.',
 };
 
 /**
@@ -64,7 +69,15 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
     const problem = typeof origin === 'string' ? originProblem(origin) : 'not text';
     if (problem) problems.push({ field: 'allowedOrigins', message: `${origin}: ${problem}.` });
   }
-  const fields = ['port', 'cloudUrl', 'reader', 'cardKey', 'cardKeyType', 'walletSector'] as const;
+  const fields = [
+    'port',
+    'cloudUrl',
+    'reader',
+    'cardKey',
+    'cardKeyType',
+    'walletSector',
+    'simulator',
+  ] as const;
   for (const field of fields) {
     const value = settings[field] === null ? undefined : settings[field];
     if (!shape[field].safeParse(value).success)
@@ -84,6 +97,7 @@ export function serviceConfig(settings: Settings, dataDir: string): ConfigInput 
     cardKeyType: settings.cardKeyType,
     walletSector: settings.walletSector,
     cloudUrl: settings.cloudUrl ?? undefined,
+    simulator: settings.simulator,
     dataDir,
   };
 }

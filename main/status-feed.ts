@@ -1,25 +1,30 @@
 import type { ReaderEvent } from '../service/card/reader-manager.ts';
+import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { CardAnswer } from '../service/http/activity.ts';
 import type { WorkerService } from '../service/worker-service.ts';
 import { statusModel, type StatusSnapshot } from './status-model.ts';
 
 /**
  * Follows a running service core and keeps the window's snapshot current from its events (no
- * polling): reader and card changes, requests, rate-limit hits, ledger reachability, and the
- * movements waiting for the ledger. Calls `publish` with each new snapshot; returns `stop`.
+ * polling): reader and card changes, requests, rate-limit hits, ledger reachability, the
+ * movements waiting for the ledger, and the simulated cards when the simulator is on. Calls
+ * `publish` with each new snapshot; returns `stop`.
  */
 export function followService(
   service: WorkerService,
   initial: StatusSnapshot,
   publish: (snapshot: StatusSnapshot) => void,
 ): { snapshot: () => StatusSnapshot; stop: () => void } {
-  let snapshot = statusModel.ledger(
-    statusModel.reader(
-      statusModel.service(initial, { url: service.url, state: 'running', error: null }),
-      service.readers.status,
+  let snapshot = statusModel.simulator(
+    statusModel.ledger(
+      statusModel.reader(
+        statusModel.service(initial, { url: service.url, state: 'running', error: null }),
+        service.readers.status,
+      ),
+      service.ledger,
+      service.unconfirmedMovements,
     ),
-    service.ledger,
-    service.unconfirmedMovements,
+    service.simulator?.status() ?? null,
   );
   const update = (next: StatusSnapshot) => {
     snapshot = next;
@@ -47,6 +52,7 @@ export function followService(
     update(statusModel.service(snapshot, { url, state: 'running', error: null }));
   const onCardAnswer = (answer: CardAnswer) =>
     update(statusModel.cardCredits(snapshot, answer.cardId, answer.credits, answer.at));
+  const onSimulator = (status: SimulatorStatus) => update(statusModel.simulator(snapshot, status));
   service.readers.on('status', onReader);
   service.readers.on('event', onReaderEvent);
   service.activity.on('request', onRequest);
@@ -55,6 +61,7 @@ export function followService(
   service.on('ledger', onLedger);
   service.on('movements', onLedger);
   service.on('listening', onListening);
+  service.simulator?.on('changed', onSimulator);
   return {
     snapshot: () => snapshot,
     stop() {
@@ -66,6 +73,7 @@ export function followService(
       service.off('ledger', onLedger);
       service.off('movements', onLedger);
       service.off('listening', onListening);
+      service.simulator?.off('changed', onSimulator);
     },
   };
 }

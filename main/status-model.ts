@@ -1,4 +1,5 @@
 import type { ReaderStatus } from '../service/card/reader-manager.ts';
+import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { LedgerReachability } from '../service/cloud/ledger-client.ts';
 import type { RateLimitHit, RequestRecord } from '../service/http/activity.ts';
 
@@ -26,6 +27,8 @@ export interface StatusSnapshot {
   }[];
   requests: { at: string; method: string; path: string; status: number; origin: string | null }[];
   ledger: { reachable: boolean | null; at: string | null; unconfirmedMovements: number };
+  /** The card simulator's cards when the service runs with it; null: a real reader is used. */
+  simulator: SimulatorStatus | null;
 }
 
 export const RECENT_REQUESTS = 100;
@@ -39,6 +42,7 @@ export function emptySnapshot(): StatusSnapshot {
     rateLimits: [],
     requests: [],
     ledger: { reachable: null, at: null, unconfirmedMovements: 0 },
+    simulator: null,
   };
 }
 
@@ -102,6 +106,10 @@ export const statusModel = {
       ...snapshot,
       rateLimits: [row, ...others].sort((a, b) => a.endpoint.localeCompare(b.endpoint)),
     };
+  },
+
+  simulator(snapshot: StatusSnapshot, simulator: SimulatorStatus | null): StatusSnapshot {
+    return { ...snapshot, simulator };
   },
 
   ledger(

@@ -29,7 +29,12 @@ function badge(element, text, good) {
 }
 
 function render(snapshot) {
-  const { service, reader, card, lastCard, rateLimits, requests, ledger } = snapshot;
+  const { service, reader, card, lastCard, rateLimits, requests, ledger, simulator } = snapshot;
+  // Said at the top whenever the running service uses the simulator: its cards are not real.
+  const simulated = simulator !== null && service.state === 'running';
+  $('simulator-banner').hidden = !simulated;
+  $('simulator-panel').hidden = !simulated;
+  if (simulated) renderSimulator(simulator);
   badge(
     $('service-state'),
     service.state === 'error' ? `error: ${service.error}` : service.state,
@@ -48,7 +53,11 @@ function render(snapshot) {
         : reader.pcsc;
 
   $('card-id').textContent = card ? card.cardId : 'none';
-  $('card-detail').textContent = card ? `since ${time(card.since)}` : 'put a card on the reader';
+  $('card-detail').textContent = card
+    ? `since ${time(card.since)}`
+    : simulated
+      ? 'place one in the card simulator'
+      : 'put a card on the reader';
   $('last-card-id').textContent = lastCard ? lastCard.cardId : 'none yet';
   $('last-card-detail').textContent = lastCard
     ? `${lastCard.credits === null ? 'credits not read' : `${lastCard.credits} credits`} at ${time(lastCard.at)}`
@@ -86,6 +95,89 @@ function render(snapshot) {
   );
 }
 
+// The card simulator (only when the service runs with it): the actions of its control API.
+
+const credits = (value) => (value === null ? 'unreadable' : `${value} credits`);
+let shownCards = '';
+
+function renderSimulator({ card, cards }) {
+  // Redrawn only when the cards change, so a button is not replaced under the pointer.
+  const shown = JSON.stringify({ card, cards });
+  if (shown === shownCards) return;
+  shownCards = shown;
+  fillTable(
+    'sim-cards',
+    cards.map((known) => {
+      const where = document.createElement('td');
+      if (known.cardId === card?.cardId) where.textContent = 'on the reader';
+      else {
+        const button = document.createElement('button');
+        button.type = 'button';
+        button.textContent = 'Put back';
+        button.dataset.cardId = known.cardId;
+        button.dataset.testid = 'sim-put-back';
+        where.append(button);
+      }
+      return [cell(known.cardId), cell(credits(known.credits)), where];
+    }),
+  );
+  $('sim-cards-empty').hidden = cards.length > 0;
+}
+
+/** Runs one simulator action and says what came of it. */
+async function simulate(action, describe) {
+  const result = await action();
+  const line = $('sim-result');
+  line.textContent = result.ok ? describe(result.status) : result.error;
+  line.className = result.ok ? 'saved' : 'problems';
+  line.setAttribute('role', result.ok ? 'status' : 'alert');
+  line.hidden = false;
+}
+
+const inField = (status) =>
+  status.card ? `card ${status.card.cardId}, ${credits(status.card.credits)}` : 'no card';
+const optionalNumber = (input) => (input.value.trim() === '' ? undefined : Number(input.value));
+const placeForm = $('sim-place-form');
+const faultForm = $('sim-fault-form');
+
+placeForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const request = {
+    credits: optionalNumber(placeForm.credits),
+    uid: placeForm.uid.value.trim() || undefined,
+  };
+  void simulate(
+    () => bridge.placeSimulatedCard(request),
+    (status) => `Placed: ${inField(status)}.`,
+  );
+});
+$('sim-take-away').addEventListener('click', () => {
+  void simulate(
+    () => bridge.takeAwaySimulatedCard(),
+    () => 'The card was taken away.',
+  );
+});
+$('sim-cards').addEventListener('click', (event) => {
+  const cardId = event.target.closest('button[data-card-id]')?.dataset.cardId;
+  if (!cardId) return;
+  void simulate(
+    () => bridge.putBackSimulatedCard({ cardId }),
+    (status) => `Put back: ${inField(status)}.`,
+  );
+});
+faultForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const fault = faultForm.fault.value;
+  const delayMs = fault === 'slow' ? optionalNumber(faultForm.delayMs) : undefined;
+  void simulate(
+    () => bridge.armSimulatorFault({ fault, delayMs }),
+    (status) =>
+      fault === 'none'
+        ? `Faults disarmed on ${inField(status)}.`
+        : `Armed ${fault} on ${inField(status)}.`,
+  );
+});
+
 // Settings
 
 const form = $('settings');
@@ -100,6 +192,7 @@ function showSettings({ settings, plainTextKeyStorage, recovery }) {
   form.cardKeyType.value = settings.cardKeyType;
   form.walletSector.value = String(settings.walletSector);
   form.startAtLogin.checked = settings.startAtLogin;
+  form.simulator.checked = settings.simulator;
   $('plain-text-warning').hidden = !plainTextKeyStorage;
   // Settings set aside at start: say why, and put the operator on the key to enter again.
   $('settings-recovery').textContent = recovery ?? '';
@@ -121,6 +214,7 @@ function readSettings() {
     cardKeyType: form.cardKeyType.value,
     walletSector: Number(form.walletSector.value),
     startAtLogin: form.startAtLogin.checked,
+    simulator: form.simulator.checked,
   };
 }
 

@@ -15,19 +15,28 @@ export function simulatorHeader(): RequestHandler {
   };
 }
 
-const placeRequest = z
-  .object({
-    uid: z.string().optional(),
-    credits: z.number().int().min(0).max(MAX_CARD_BALANCE).optional(),
-  })
-  .strict();
-const putBackRequest = z.object({ cardId: z.string().regex(/^[0-9A-Fa-f]{8,14}$/) }).strict();
-const faultRequest = z
-  .object({
-    fault: z.enum(SIMULATOR_FAULTS),
-    delayMs: z.number().int().min(1).max(60_000).optional(),
-  })
-  .strict();
+/** A UID as the simulator takes it: 4 or 7 bytes, hex. */
+const uid = z.string().regex(/^([0-9A-Fa-f]{8}|[0-9A-Fa-f]{14})$/, 'must be 8 or 14 hex digits');
+
+/**
+ * The control requests, one schema each: the bodies of this API and the arguments of the tray
+ * window's simulator channels (main/simulator-ipc.ts), so both accept exactly the same.
+ */
+export const simulatorRequests = {
+  place: z
+    .object({
+      uid: uid.optional(),
+      credits: z.number().int().min(0).max(MAX_CARD_BALANCE).optional(),
+    })
+    .strict(),
+  putBack: z.object({ cardId: uid }).strict(),
+  fault: z
+    .object({
+      fault: z.enum(SIMULATOR_FAULTS),
+      delayMs: z.number().int().min(1).max(60_000).optional(),
+    })
+    .strict(),
+};
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});
@@ -48,17 +57,17 @@ export function simulatorRoutes(simulator: CardSimulator, authenticate: RequestH
     res.json(simulator.status());
   });
   router.post('/simulator/place', authenticate, ...jsonBody(), async (req, res) => {
-    res.json(await simulator.place(parse(placeRequest, req.body)));
+    res.json(await simulator.place(parse(simulatorRequests.place, req.body)));
   });
   router.post('/simulator/take-away', authenticate, ...jsonBody(), async (_req, res) => {
     await simulator.takeAway();
     res.json(simulator.status());
   });
   router.post('/simulator/put-back', authenticate, ...jsonBody(), async (req, res) => {
-    res.json(await simulator.putBack(parse(putBackRequest, req.body).cardId));
+    res.json(await simulator.putBack(parse(simulatorRequests.putBack, req.body).cardId));
   });
   router.post('/simulator/fault', authenticate, ...jsonBody(), async (req, res) => {
-    const { fault, delayMs } = parse(faultRequest, req.body);
+    const { fault, delayMs } = parse(simulatorRequests.fault, req.body);
     res.json(await simulator.arm(fault, delayMs));
   });
   const methods: Record<string, string> = {

@@ -57,4 +57,27 @@ describe('the tray app', () => {
       'https://pos.example.com',
     );
   });
+
+  test('when the card simulator is turned on, then the service restarts with it, the window says so and a card placed from the panel shows; turned off, it is gone', async () => {
+    assert.equal(await window.getByTestId('simulator-banner').isVisible(), false, 'off at first');
+    await window.getByTestId('simulator-setting').check();
+    await window.getByTestId('save-settings').click();
+    await window.getByTestId('settings-saved').filter({ hasText: 'restarted' }).waitFor();
+    await window.getByTestId('simulator-banner').waitFor();
+    await window.getByTestId('sim-credits').fill('25');
+    await window.getByTestId('sim-place').click();
+    await window.getByTestId('sim-result').filter({ hasText: 'Placed' }).waitFor();
+    await window.getByTestId('last-card-detail').filter({ hasText: '25 credits' }).waitFor();
+    const url = (await window.getByTestId('service-url').textContent()) ?? '';
+    const ping = await fetch(`${url}/ping`);
+    assert.equal(ping.headers.get('card-wallet-simulator'), '1');
+
+    await window.getByTestId('simulator-setting').uncheck();
+    await window.getByTestId('save-settings').click();
+    await window.getByTestId('settings-saved').filter({ hasText: 'restarted' }).waitFor();
+    await window.getByTestId('simulator-banner').waitFor({ state: 'hidden' });
+    await window.getByTestId('reader-name').filter({ hasText: 'no reader' }).waitFor();
+    const real = await fetch(`${url}/ping`);
+    assert.equal(real.headers.get('card-wallet-simulator'), null);
+  });
 });

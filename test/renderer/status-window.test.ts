@@ -2,39 +2,36 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
+import type { Page } from 'playwright-core';
 import { applySeed } from '../../cloud/seed.ts';
 import type { SettingsView } from '../../main/ipc-contract.ts';
 import { saveSettings } from '../../main/save-settings.ts';
 import type { Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
-import { emptySnapshot, type StatusSnapshot } from '../../main/status-model.ts';
+import { emptySnapshot } from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
 import { listen } from '../../common/listen.ts';
 import { startCardRig, type CardRig } from '../support/card-rig.ts';
 import { httpRequest } from '../support/http-client.ts';
-import { serveFolder, type StaticServer } from '../support/static-server.ts';
+import { openStatusWindow, type StatusWindowPage } from '../support/status-window-page.ts';
 import { TEST_API_KEY, TEST_SHOP } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
 // The status window (renderer/) in Debian's Chromium. The test plays main/'s part: it
 // implements the window.cardWallet bridge over a real service core on the virtual card rig,
 // with the same status feed and settings checks main/ uses, and the spec's rate limits.
-const rendererFolder = fileURLToPath(new URL('../../renderer', import.meta.url));
 const screenshots = fileURLToPath(new URL('../../test-results/renderer', import.meta.url));
 const NEW_KEY = 'a-new-key-for-the-till-0123';
 
 let rig: CardRig;
-let pageServer: StaticServer;
-let browser: Browser;
+let statusWindow: StatusWindowPage;
 let page: Page;
 let settings: Settings;
 let recovery: string | null = null;
 let feed: ReturnType<typeof followService>;
 
-async function bridgeInvoke(channel: string, argument: unknown): Promise<unknown> {
+async function bridgeInvoke(channel: string, [argument]: unknown[]): Promise<unknown> {
   switch (channel) {
     case 'status:get':
       return feed.snapshot();
@@ -54,19 +51,6 @@ async function bridgeInvoke(channel: string, argument: unknown): Promise<unknown
   }
 }
 
-// In the page: window.cardWallet over the exposed binding, as main/preload.cts builds it.
-const BRIDGE = `
-  const listeners = new Set();
-  window.cardWallet = Object.freeze({
-    getStatus: () => window.__cardWalletInvoke('status:get'),
-    getSettings: () => window.__cardWalletInvoke('settings:get'),
-    saveSettings: (settings) => window.__cardWalletInvoke('settings:save', settings),
-    copyServiceUrl: () => window.__cardWalletInvoke('service:copy-url'),
-    onStatus: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
-  });
-  window.__cardWalletPush = (snapshot) => { for (const listener of listeners) listener(snapshot); };
-`;
-
 before(async () => {
   mkdirSync(screenshots, { recursive: true });
   rig = await startCardRig({}, { limits: RATE_LIMITS });
@@ -80,28 +64,18 @@ before(async () => {
     cardKeyType: 'A',
     walletSector: 1,
     startAtLogin: false,
+    simulator: false,
   };
-  pageServer = await serveFolder(rendererFolder, '127.0.0.1');
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
-  await page.exposeFunction('__cardWalletInvoke', bridgeInvoke);
-  await page.addInitScript(BRIDGE);
-  feed = followService(rig.service, emptySnapshot(), (snapshot: StatusSnapshot) => {
-    void page
-      .evaluate(
-        (next) =>
-          (globalThis as unknown as { __cardWalletPush(s: unknown): void }).__cardWalletPush(next),
-        snapshot,
-      )
-      .catch(() => undefined);
-  });
-  await page.goto(`${pageServer.origin}/index.html`);
+  const opened = await openStatusWindow(bridgeInvoke);
+  statusWindow = opened;
+  page = opened.page;
+  feed = followService(rig.service, emptySnapshot(), opened.push);
+  await page.goto(opened.url);
   await page.getByTestId('reader-name').filter({ hasText: 'Virtual PCD 00 00' }).waitFor();
 });
 after(async () => {
   feed?.stop();
-  await browser?.close();
-  await pageServer?.close();
+  await statusWindow?.close();
   await rig?.close();
 });
 
@@ -115,6 +89,10 @@ describe('the status window', () => {
       true,
       'the plain-text storage warning shows',
     );
+    // A real reader: no simulator banner, no simulator panel, the setting off.
+    assert.equal(await page.getByTestId('simulator-banner').isVisible(), false);
+    assert.equal(await page.getByTestId('simulator-panel').isVisible(), false);
+    assert.equal(await page.getByTestId('simulator-setting').isChecked(), false);
     await page.screenshot({ path: `${screenshots}/ready.png`, fullPage: true });
   });
 

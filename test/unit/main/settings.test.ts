@@ -78,6 +78,25 @@ describe('settings schema', () => {
     assert.equal(needsRestart(valid, { ...valid, walletSector: 2 }), true);
     assert.equal(needsRestart(valid, { ...valid, cloudUrl: 'https://ledger.example' }), true);
   });
+
+  test('when the card simulator is turned on or off, then the service core restarts with it', () => {
+    assert.equal(valid.simulator, false, 'off by default');
+    assert.equal(needsRestart(valid, { ...valid, simulator: true }), true);
+    assert.equal(needsRestart({ ...valid, simulator: true }, valid), true);
+    assert.equal(
+      parseConfig(serviceConfig({ ...valid, simulator: true }, '/tmp/data')).simulator,
+      true,
+    );
+    assert.equal(parseConfig(serviceConfig(valid, '/tmp/data')).simulator, false);
+  });
+
+  for (const simulator of [undefined, 'true', 1, null]) {
+    test(`when the simulator setting is ${JSON.stringify(simulator) ?? 'missing'}, then it is refused, never read as on or off`, () => {
+      assert.deepEqual(settingsProblems({ ...valid, simulator } as unknown as Settings), [
+        { field: 'simulator', message: 'The card simulator setting must be on or off.' },
+      ]);
+    });
+  }
 });
 
 describe('settings migration', () => {
@@ -88,6 +107,21 @@ describe('settings migration', () => {
     assert.equal(migrated.port, 5000);
     assert.equal(migrated.walletSector, 1);
     assert.equal('ledgerUrl' in migrated, false);
+  });
+
+  test('when stored settings predate the simulator setting, then they load with it off', () => {
+    assert.equal(migrateSettings({ ledgerUrl: 'https://ledger.example' }).simulator, false);
+    const store = memoryStore({ version: 1, port: 5000, apiKey: { plain: KEY } });
+    const loaded = new SettingsStore(store, secretBox(false)).load(() => 'unused-key-0123456789');
+    assert.equal(loaded.simulator, false);
+    assert.equal(loaded.port, 5000);
+  });
+
+  test('when the stored simulator setting is not a boolean (a hand-edited file), then defaults load with it off', () => {
+    const store = memoryStore({ version: 1, simulator: 'yes', apiKey: { plain: KEY } });
+    const settings = new SettingsStore(store, secretBox(false));
+    assert.equal(settings.load(() => 'generated-key-0123456789').simulator, false);
+    assert.match(settings.recovery ?? '', /card simulator setting must be on or off/);
   });
 
   test('when settings come from a newer version, then they are refused, not guessed at', () => {
