@@ -100,10 +100,16 @@ async function startService(): Promise<void> {
     // Inside the try: settings the window accepted always parse (one schema), but settings
     // from an older version or a hand-edited file must show an error, not stop the start.
     const config = parseConfig(serviceConfig(settings, join(app.getPath('userData'), 'service')));
+    const keys = store;
     service = await startWorkerService({
       config,
       log,
       serviceProbe: smartCardServiceProbe(process.platform),
+      // Replaced keys live where the current key does (safeStorage), until released.
+      earlierKeys: keys && {
+        keys: keys.earlierApiKeys,
+        release: (apiKey) => keys.releaseEarlierKey(apiKey),
+      },
     });
     if (quitting) return; // before-quit waits on `starting` and then stops it
     feed = followService(service, snapshot, publish);

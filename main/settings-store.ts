@@ -22,10 +22,18 @@ export type SecretBox = Pick<
 > &
   Partial<Pick<SafeStorage, 'getSelectedStorageBackend'>>;
 
+/** A key encrypted by safeStorage (base64), or plain when the OS offers no encryption. */
+type StoredKey = { encrypted: string } | { plain: string };
+
 interface StoredSettings extends Omit<Settings, 'apiKey'> {
   version: number;
-  /** The API key, encrypted by safeStorage (base64), or plain when the OS offers no encryption. */
-  apiKey: { encrypted: string } | { plain: string } | null;
+  apiKey: StoredKey | null;
+  /**
+   * Keys the operator replaced while movements made with them may be unresolved (their shop's
+   * movements are resolved with them), stored like the current key until the service releases
+   * them. Absent in files written before it existed.
+   */
+  earlierApiKeys?: StoredKey[];
 }
 
 /**
@@ -39,6 +47,14 @@ export class SettingsStore {
   readonly #safeStorage: SecretBox;
   readonly #backup: (raw: Record<string, unknown>) => void;
   #recovery: string | null = null;
+  #earlierKeys: string[] = [];
+  /**
+   * Keys the service released before they were saved as earlier keys: a live key change
+   * applies (and may release the old key at once) before the new settings are saved.
+   */
+  readonly #releasedEarly = new Set<string>();
+  /** The key of the last load or save (undefined before, and after a recovery). */
+  #currentKey: string | undefined;
 
   /** `backup` keeps settings that could not be read (e.g. as a file next to them). */
   constructor(
@@ -59,6 +75,21 @@ export class SettingsStore {
     return this.#recovery;
   }
 
+  /** Replaced keys the service still needs (see StoredSettings.earlierApiKeys). */
+  get earlierApiKeys(): readonly string[] {
+    return this.#earlierKeys;
+  }
+
+  /** The service no longer needs this replaced key: it is forgotten (one atomic write). */
+  releaseEarlierKey(apiKey: string): void {
+    if (!this.#earlierKeys.includes(apiKey)) {
+      if (apiKey === this.#currentKey) this.#releasedEarly.add(apiKey);
+      return;
+    }
+    this.#earlierKeys = this.#earlierKeys.filter((key) => key !== apiKey);
+    this.#store.store = { ...this.#store.store, earlierApiKeys: this.#writeKeys() };
+  }
+
   /** True when the key cannot be encrypted on this computer. */
   get plainTextKeyStorage(): boolean {
     if (!this.#safeStorage.isEncryptionAvailable()) return true;
@@ -68,6 +99,8 @@ export class SettingsStore {
   /** The settings, migrated to the current version; `generateKey` supplies a first key. */
   load(generateKey: () => string): Settings {
     this.#recovery = null;
+    this.#earlierKeys = [];
+    this.#currentKey = undefined;
     try {
       return this.#load(generateKey);
     } catch (error) {
@@ -77,6 +110,9 @@ export class SettingsStore {
       this.#backup(raw);
       this.#recovery = `The saved settings could not be read (${(error as Error).message}); they were backed up and defaults are in use. Enter the API key again.`;
       const settings: Settings = { ...DEFAULT_SETTINGS, apiKey: generateKey() };
+      // The backup keeps the keys the recovered file held; none is carried over.
+      this.#earlierKeys = [];
+      this.#currentKey = undefined;
       this.save(settings);
       return settings;
     }
@@ -85,7 +121,15 @@ export class SettingsStore {
   #load(generateKey: () => string): Settings {
     const migrated = migrateSettings(this.#store.store) as unknown as StoredSettings;
     const apiKey = this.#readKey(migrated.apiKey) ?? generateKey();
+    const earlier = migrated.earlierApiKeys ?? [];
+    if (!Array.isArray(earlier)) throw new Error('earlierApiKeys is not a list of keys');
+    this.#earlierKeys = earlier.map((stored) => {
+      const key = this.#readKey(stored);
+      if (key === undefined) throw new Error('earlierApiKeys holds something that is not a key');
+      return key;
+    });
     const settings: Settings = { ...DEFAULT_SETTINGS, ...withoutVersion(migrated), apiKey };
+    this.#currentKey = apiKey;
     const problems = settingsProblems(settings);
     if (problems.length > 0) throw new Error(problems.map((problem) => problem.message).join(' '));
     if (migrated.version !== this.#store.get('version') || migrated.apiKey === null)
@@ -93,20 +137,39 @@ export class SettingsStore {
     return settings;
   }
 
-  /** Saves all or nothing: invalid settings throw and leave the store as it was. */
+  /**
+   * Saves all or nothing: invalid settings throw and leave the store as it was. A new API key
+   * keeps the one it replaces as an earlier key in the same write, so no crash can lose a key
+   * that unresolved movements need.
+   */
   save(settings: Settings): void {
     const problems = settingsProblems(settings);
     if (problems.length > 0) throw new Error(problems.map((problem) => problem.message).join(' '));
     const { apiKey, ...rest } = settings;
+    const previous = this.#currentKey;
+    const earlier = new Set(this.#earlierKeys);
+    if (previous !== undefined && previous !== apiKey && !this.#releasedEarly.has(previous)) {
+      earlier.add(previous);
+    }
+    this.#releasedEarly.clear();
+    // Back to a replaced key: it is the current key again.
+    earlier.delete(apiKey);
     const stored: StoredSettings = {
       ...rest,
       version: SETTINGS_VERSION,
       apiKey: this.#writeKey(apiKey),
+      earlierApiKeys: this.#writeKeys([...earlier]),
     };
     this.#store.store = { ...stored };
+    this.#earlierKeys = [...earlier];
+    this.#currentKey = apiKey;
   }
 
-  #writeKey(apiKey: string): StoredSettings['apiKey'] {
+  #writeKeys(keys: readonly string[] = this.#earlierKeys): StoredKey[] {
+    return keys.map((key) => this.#writeKey(key));
+  }
+
+  #writeKey(apiKey: string): StoredKey {
     if (this.plainTextKeyStorage) return { plain: apiKey };
     return { encrypted: this.#safeStorage.encryptString(apiKey).toString('base64') };
   }
@@ -122,6 +185,6 @@ export class SettingsStore {
 }
 
 function withoutVersion(stored: StoredSettings): Omit<Settings, 'apiKey'> {
-  const { version: _version, apiKey: _apiKey, ...rest } = stored;
+  const { version: _version, apiKey: _apiKey, earlierApiKeys: _earlier, ...rest } = stored;
   return rest;
 }

@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { resolveCliRequest, USAGE } from './cli-options.ts';
 import { ConfigError } from './config.ts';
+import { openEarlierKeysFile } from './earlier-keys-file.ts';
 import { stderrLogger } from './logger.ts';
 import type { WorkerService } from './worker-service.ts';
 
@@ -47,6 +48,7 @@ async function main(): Promise<void> {
     service = await startWorkerService({
       config: request.config,
       log,
+      earlierKeys: openEarlierKeysFile(request.config.dataDir, request.config.apiKey),
       pcscdSocket:
         process.platform === 'win32' || process.platform === 'darwin'
           ? undefined

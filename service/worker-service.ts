@@ -34,10 +34,18 @@ export interface WorkerServiceOptions {
   eventHeartbeatMs?: number;
   /**
    * Keys the operator replaced while movements made with them were unresolved, as the host
-   * kept them (where it keeps the current key) across a restart: those movements are still
-   * resolved with them. The host forgets each on `earlierKeyReleased`.
+   * keeps them (where it keeps the current key) across a restart: those movements are still
+   * resolved with them. `release` is called once no unresolved movement needs a key (standalone
+   * mode has then revoked it in the embedded ledger), also for the key a live change replaces:
+   * the host forgets it. The core never logs or writes a key.
    */
-  earlierApiKeys?: string[];
+  earlierKeys?: EarlierKeys;
+}
+
+/** The host's side of replaced API keys (see WorkerServiceOptions.earlierKeys). */
+export interface EarlierKeys {
+  readonly keys: readonly string[];
+  release(apiKey: string): void;
 }
 
 /** Settings that apply to a running service at once, without a restart. */
@@ -54,11 +62,6 @@ interface WorkerServiceEvents {
   ledger: [LedgerReachability];
   /** The number of movements the ledger has not confirmed yet changed. */
   movements: [number];
-  /**
-   * A replaced key no unresolved movement needs any more: the host may forget it (standalone
-   * mode has already revoked it in the embedded ledger). Never logged or written by the core.
-   */
-  earlierKeyReleased: [apiKey: string];
 }
 
 export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
@@ -110,7 +113,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     reconcileEveryMs: config.reconcileEveryMs,
     unknownPendingGraceMs: config.unknownPendingGraceMs,
   });
-  watchMoneyPaths({ ledger, keys, movements, embedded, log });
+  watchMoneyPaths({ ledger, keys, movements, embedded, log, host: options.earlierKeys });
   const walletKey = {
     key: Buffer.from(config.cardKey, 'hex'),
     type: config.cardKeyType === 'A' ? (0x60 as const) : (0x61 as const),
@@ -194,9 +197,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   });
   ledger.on('reachability', (state) => service.emit('ledger', state));
   movements.on('unconfirmed', (count) => service.emit('movements', count));
-  keys.on('released', (apiKey) => service.emit('earlierKeyReleased', apiKey));
-  // After the listeners: a key no movement needs is released (and revoked) at once.
-  for (const earlier of options.earlierApiKeys ?? []) movements.retireKey(earlier);
+  // A key no movement needs is released (and revoked) at once.
+  for (const earlier of options.earlierKeys?.keys ?? []) movements.retireKey(earlier);
   current.service = service;
   return service;
 }
@@ -302,8 +304,9 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
 }
 
 /**
- * Reconciles when the ledger answers again after an outage; in standalone mode, revokes an
- * earlier key in the embedded ledger once no movement needs it any more.
+ * Reconciles when the ledger answers again after an outage. Once no movement needs an earlier
+ * key: in standalone mode, revokes it in the embedded ledger; then tells the host to forget it
+ * (after the revocation, so a crash in between leaves the key kept, to be revoked next start).
  */
 function watchMoneyPaths(parts: {
   ledger: LedgerClient;
@@ -311,18 +314,20 @@ function watchMoneyPaths(parts: {
   movements: MovementEngine;
   embedded: EmbeddedLedger | undefined;
   log: Logger;
+  host: EarlierKeys | undefined;
 }): void {
-  const { ledger, keys, movements, embedded, log } = parts;
+  const { ledger, keys, movements, embedded, log, host } = parts;
   ledger.on('reachability', (state) => {
     if (state.reachable) movements.reconcileSoon();
   });
   keys.on('released', (apiKey) => {
     log.info(`the earlier API key ${keyFingerprint(apiKey)} has no movements left`);
-    embedded
-      ?.revokeKey(apiKey)
-      .catch((error: unknown) =>
+    const revoked = embedded ? embedded.revokeKey(apiKey) : Promise.resolve();
+    revoked.then(
+      () => host?.release(apiKey),
+      (error: unknown) =>
         log.error(`embedded ledger: revoking the earlier key: ${(error as Error).message}`),
-      );
+    );
   });
 }
 

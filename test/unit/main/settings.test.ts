@@ -251,4 +251,76 @@ describe('settings recovery', () => {
     assert.equal(writes.length, 1);
     assert.equal(counted.store.port, DEFAULT_SETTINGS.port);
   });
+
+  describe('replaced API keys (movements made with them are resolved with them)', () => {
+    const NEW_KEY = 'new-shop-key-0123456789abc';
+    const open = (store: KeyValueStore) => {
+      const settings = new SettingsStore(store, secretBox(true, 'gnome_libsecret'));
+      settings.load(() => 'unused-generated-key-0000');
+      return settings;
+    };
+    /** Settings holding KEY, as a first save writes them. */
+    const seed = (store: KeyValueStore) =>
+      new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save(valid);
+
+    test('when the key is changed, then the old one is kept encrypted in the same write, and after a restart', () => {
+      const store = memoryStore();
+      seed(store);
+      const settings = open(store);
+      settings.save({ ...valid, apiKey: NEW_KEY });
+      assert.deepEqual(settings.earlierApiKeys, [KEY]);
+      assert.equal(JSON.stringify(store.store).includes(KEY), false, 'never in clear');
+      assert.deepEqual(open(store).earlierApiKeys, [KEY], 'a restart still has it');
+    });
+
+    test('when the service releases a replaced key, then it is forgotten, also after a restart', () => {
+      const store = memoryStore();
+      seed(store);
+      const settings = open(store);
+      settings.save({ ...valid, apiKey: NEW_KEY });
+      settings.releaseEarlierKey(KEY);
+      assert.deepEqual(settings.earlierApiKeys, []);
+      assert.deepEqual(open(store).earlierApiKeys, []);
+      assert.equal(open(store).load(() => 'unused').apiKey, NEW_KEY);
+    });
+
+    test('when a live change releases the old key before the new settings are saved, then it is not kept', () => {
+      const store = memoryStore();
+      seed(store);
+      const settings = open(store);
+      settings.releaseEarlierKey(KEY); // the service applied the change and needs KEY no more
+      settings.save({ ...valid, apiKey: NEW_KEY });
+      assert.deepEqual(settings.earlierApiKeys, []);
+    });
+
+    test('when the operator goes back to a replaced key, then it is the current key, not an earlier one', () => {
+      const store = memoryStore();
+      seed(store);
+      const settings = open(store);
+      settings.save({ ...valid, apiKey: NEW_KEY });
+      settings.save(valid);
+      assert.deepEqual(settings.earlierApiKeys, [NEW_KEY]);
+    });
+
+    test('when a stored earlier key cannot be decrypted, then the settings are recovered like an unreadable key', () => {
+      const store = memoryStore();
+      seed(store);
+      open(store).save({ ...valid, apiKey: NEW_KEY });
+      const backups: unknown[] = [];
+      let calls = 0;
+      const failsOnEarlier: SecretBox = {
+        ...secretBox(true, 'gnome_libsecret'),
+        decryptString: (buffer) => {
+          calls += 1;
+          if (calls > 1) throw new Error('keyring locked');
+          return [...buffer.toString()].reverse().join('');
+        },
+      };
+      const settings = new SettingsStore(store, failsOnEarlier, (raw) => backups.push(raw));
+      settings.load(() => 'generated-key-0123456789');
+      assert.equal(backups.length, 1, 'the unreadable settings are kept');
+      assert.match(settings.recovery ?? '', /keyring locked/);
+      assert.deepEqual(settings.earlierApiKeys, []);
+    });
+  });
 });
