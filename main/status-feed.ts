@@ -23,6 +23,7 @@ export function followService(
       ),
       service.ledger,
       service.unconfirmedMovements,
+      service.movementsWaitingForCard,
     ),
     service.simulator?.status() ?? null,
   );
@@ -47,7 +48,14 @@ export function followService(
   const onRateLimited = (hit: Parameters<typeof statusModel.rateLimited>[1]) =>
     update(statusModel.rateLimited(snapshot, hit));
   const onLedger = () =>
-    update(statusModel.ledger(snapshot, service.ledger, service.unconfirmedMovements));
+    update(
+      statusModel.ledger(
+        snapshot,
+        service.ledger,
+        service.unconfirmedMovements,
+        service.movementsWaitingForCard,
+      ),
+    );
   const onListening = ({ url }: { url: string }) =>
     update(statusModel.service(snapshot, { url, state: 'running', error: null }));
   const onCardAnswer = (answer: CardAnswer) =>
@@ -60,6 +68,7 @@ export function followService(
   service.activity.on('card-answer', onCardAnswer);
   service.on('ledger', onLedger);
   service.on('movements', onLedger);
+  service.on('waitingForCard', onLedger);
   service.on('listening', onListening);
   service.simulator?.on('changed', onSimulator);
   return {
@@ -72,6 +81,7 @@ export function followService(
       service.activity.off('card-answer', onCardAnswer);
       service.off('ledger', onLedger);
       service.off('movements', onLedger);
+      service.off('waitingForCard', onLedger);
       service.off('listening', onListening);
       service.simulator?.off('changed', onSimulator);
     },

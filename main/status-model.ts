@@ -2,6 +2,7 @@ import type { ReaderStatus } from '../service/card/reader-manager.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { LedgerReachability } from '../service/cloud/ledger-client.ts';
 import type { RateLimitHit, RequestRecord } from '../service/http/activity.ts';
+import type { WaitingMovement } from '../service/wallet/movement-engine.ts';
 
 /** What the status window shows; plain data, so it crosses IPC as is. */
 export interface StatusSnapshot {
@@ -26,7 +27,13 @@ export interface StatusSnapshot {
     origin: string | null;
   }[];
   requests: { at: string; method: string; path: string; status: number; origin: string | null }[];
-  ledger: { reachable: boolean | null; at: string | null; unconfirmedMovements: number };
+  ledger: {
+    reachable: boolean | null;
+    at: string | null;
+    unconfirmedMovements: number;
+    /** Pending at the ledger until their card is presented again (shown as a warning). */
+    waitingForCard: { kind: string; cardId: string; credits: number; since: string }[];
+  };
   /** The card simulator's cards when the service runs with it; null: a real reader is used. */
   simulator: SimulatorStatus | null;
 }
@@ -41,7 +48,7 @@ export function emptySnapshot(): StatusSnapshot {
     lastCard: null,
     rateLimits: [],
     requests: [],
-    ledger: { reachable: null, at: null, unconfirmedMovements: 0 },
+    ledger: { reachable: null, at: null, unconfirmedMovements: 0, waitingForCard: [] },
     simulator: null,
   };
 }
@@ -116,6 +123,7 @@ export const statusModel = {
     snapshot: StatusSnapshot,
     reachability: LedgerReachability,
     unconfirmedMovements: number,
+    waitingForCard: readonly WaitingMovement[],
   ): StatusSnapshot {
     return {
       ...snapshot,
@@ -123,6 +131,12 @@ export const statusModel = {
         reachable: reachability.reachable,
         at: reachability.at?.toISOString() ?? null,
         unconfirmedMovements,
+        waitingForCard: waitingForCard.map(({ kind, cardId, credits, since }) => ({
+          kind,
+          cardId,
+          credits,
+          since,
+        })),
       },
     };
   },

@@ -38,9 +38,12 @@ export function trayTooltip(snapshot: StatusSnapshot): string {
         : 'service stopped');
     return `Card Wallet Worker: ${STATE_TEXT[state]} (${why})`;
   }
+  // Not an error (the card decides them when it is presented again), but worth a look.
+  const waiting = snapshot.ledger.waitingForCard.length;
+  const note = waiting > 0 ? ` (${waiting} movement(s) wait for their card)` : '';
   if (state === 'card-present' && snapshot.card)
-    return `Card Wallet Worker: card ${snapshot.card.cardId}`;
-  return `Card Wallet Worker: ${STATE_TEXT[state]}`;
+    return `Card Wallet Worker: card ${snapshot.card.cardId}${note}`;
+  return `Card Wallet Worker: ${STATE_TEXT[state]}${note}`;
 }
 
 /** The menu: status lines (disabled), then the actions. */

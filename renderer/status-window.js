@@ -69,6 +69,18 @@ function render(snapshot) {
     ledger.unconfirmedMovements === 0
       ? 'no movement waiting'
       : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
+  // Reserved at the ledger, decided by what the card holds when it is presented again.
+  const forCard = $('ledger-waiting-for-card');
+  forCard.hidden = ledger.waitingForCard.length === 0;
+  forCard.textContent =
+    ledger.waitingForCard.length === 0
+      ? ''
+      : `Put back card(s) to finish: ${ledger.waitingForCard
+          .map(
+            (entry) =>
+              `${entry.kind} of ${entry.credits} on card ${entry.cardId} (since ${time(entry.since)})`,
+          )
+          .join('; ')}`;
 
   fillTable(
     'rate-limits',

@@ -62,6 +62,8 @@ interface WorkerServiceEvents {
   ledger: [LedgerReachability];
   /** The number of movements the ledger has not confirmed yet changed. */
   movements: [number];
+  /** The movements pending at the ledger until their card is presented again changed. */
+  waitingForCard: [readonly WaitingMovement[]];
 }
 
 export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
@@ -197,6 +199,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   });
   ledger.on('reachability', (state) => service.emit('ledger', state));
   movements.on('unconfirmed', (count) => service.emit('movements', count));
+  movements.on('waitingForCard', (waiting) => service.emit('waitingForCard', waiting));
   // A key no movement needs is released (and revoked) at once.
   for (const earlier of options.earlierKeys?.keys ?? []) movements.retireKey(earlier);
   current.service = service;

@@ -59,6 +59,8 @@ export interface MovementEngineOptions {
 export interface MovementEngineEvents {
   /** The number of movements the ledger has not yet confirmed changed. */
   unconfirmed: [number];
+  /** Reconciliation found other movements pending at the ledger until their card is seen. */
+  waitingForCard: [readonly WaitingMovement[]];
 }
 
 /** The spec's 200 bodies of the two card-writing endpoints. */
@@ -434,7 +436,10 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     if (complete) {
       for (const id of this.#unknownSeen.keys()) if (!seen.has(id)) this.#unknownSeen.delete(id);
     }
+    const changed =
+      waiting.map((entry) => entry.id).join() !== this.#waiting.map((entry) => entry.id).join();
     this.#waiting = waiting;
+    if (changed) this.emit('waitingForCard', waiting);
     if (waiting.length > 0) {
       this.#log.warn(
         `reconciliation: ${waiting.length} movement(s) wait for their card: ${waiting

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { emptySnapshot, type StatusSnapshot } from '../../main/status-model.ts';
+import { followService } from '../../main/status-feed.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import { httpRequest, shown } from '../support/http-client.ts';
@@ -43,6 +45,9 @@ describe('reconciliation', () => {
       blocks: { 4: encodeValueBlock(20, 1) },
     });
     await rig.present(card);
+    // The tray's status feed, as main/ runs it: the waiting movement must show there too.
+    let status: StatusSnapshot = emptySnapshot();
+    const feed = followService(rig.service, status, (next) => (status = next));
     const before = await pool();
     card.failAt('write', 'pull-after');
     const torn = await httpRequest(`${rig.service.url}/writecard`, {
@@ -62,6 +67,11 @@ describe('reconciliation', () => {
       { kind: 'recharge', cardId: card.id, credits: 6 },
     );
     assert.equal(await pendingMovements(rig.ledger.url), 1, 'it waits, pending, for the card');
+    assert.deepEqual(
+      status.ledger.waitingForCard.map(({ kind, cardId, credits }) => ({ kind, cardId, credits })),
+      [{ kind: 'recharge', cardId: card.id, credits: 6 }],
+      'the tray status lists it',
+    );
 
     await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
     await rig.present(card);
@@ -72,10 +82,12 @@ describe('reconciliation', () => {
         30_000,
         'no longer listed',
       );
+      assert.deepEqual(status.ledger.waitingForCard, [], 'nor in the tray status');
       assert.equal(await pendingMovements(rig.ledger.url), 0);
       assert.equal(walletBalance(card), 26, 'pull-after: the write had landed');
       assert.equal(await pool(), before - 6);
     } finally {
+      feed.stop();
       await rig.takeAway();
     }
   });

@@ -218,6 +218,24 @@ describe('the status window', () => {
     }
   });
 
+  test('when movements wait for their card, then the ledger panel says which cards to put back', async () => {
+    const waiting = feed.snapshot();
+    statusWindow.push({
+      ...waiting,
+      ledger: {
+        ...waiting.ledger,
+        waitingForCard: [
+          { kind: 'recharge', cardId: '04A1B2C3', credits: 6, since: new Date().toISOString() },
+        ],
+      },
+    });
+    const warning = page.getByTestId('ledger-waiting-for-card');
+    await warning.filter({ hasText: 'recharge of 6 on card 04A1B2C3' }).waitFor();
+    await page.screenshot({ path: `${screenshots}/waiting-for-card.png`, fullPage: true });
+    statusWindow.push(feed.snapshot());
+    await warning.waitFor({ state: 'hidden' });
+  });
+
   test('when the window is 360 px wide, then nothing overflows sideways and every control is reachable', async () => {
     await page.setViewportSize({ width: 360, height: 1400 });
     const overflow = await page.evaluate(

@@ -50,13 +50,33 @@ describe('tray state transitions', () => {
       statusModel.reader(running(), reader()),
       { reachable: false, at: new Date(0) },
       2,
+      [],
     );
     assert.equal(trayState(waiting), 'error');
     assert.match(trayTooltip(waiting), /2 movement\(s\) waiting/);
     assert.equal(
-      trayState(statusModel.ledger(waiting, { reachable: true, at: new Date(1) }, 0)),
+      trayState(statusModel.ledger(waiting, { reachable: true, at: new Date(1) }, 0, [])),
       'ready',
     );
+  });
+
+  test('when a movement waits for its card, then the tooltip says so while the tray stays usable', () => {
+    const waiting = statusModel.ledger(
+      statusModel.reader(running(), reader()),
+      { reachable: true, at: new Date(0) },
+      0,
+      [
+        {
+          id: 'm1',
+          kind: 'recharge',
+          cardId: '04A1B2C3',
+          credits: 6,
+          since: '2026-11-23T10:00:00Z',
+        },
+      ],
+    );
+    assert.equal(trayState(waiting), 'ready');
+    assert.match(trayTooltip(waiting), /Ready \(1 movement\(s\) wait for their card\)/);
   });
 
   test('when the menu is built, then it has status lines, the actions, and start at login as a checkbox', () => {
