@@ -4,7 +4,8 @@ import { connect } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { parseRechargeRequest } from '../../service/wallet/recharge-request.ts';
-import { startCardRig, type CardRig } from '../support/card-rig.ts';
+import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
+import { ROOMY_LIMITS, startCardRig, type CardRig } from '../support/card-rig.ts';
 import { httpRequest, type HttpRequestOptions, type HttpResponse } from '../support/http-client.ts';
 import { TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
@@ -16,7 +17,11 @@ const ALLOWED = 'https://pos.example.com';
 let rig: CardRig;
 let card: VirtualCard;
 before(async () => {
-  rig = await startCardRig({ allowedOrigins: [ALLOWED] });
+  // Failed authentications at the spec's bound (10 a minute), so the lock-out case is real.
+  rig = await startCardRig(
+    { allowedOrigins: [ALLOWED] },
+    { limits: { ...ROOMY_LIMITS, failedAuth: RATE_LIMITS.failedAuth } },
+  );
   card = new VirtualCard({ uid: Buffer.from('04AABBCC', 'hex') });
   await rig.present(card);
 });
@@ -376,3 +381,32 @@ function isValidRecharge(text: string): boolean {
     return false;
   }
 }
+
+// The other hostile cases of the same family have their own rigs: an event stream of a replaced
+// key is closed (events.test.ts), an Idempotency-Key replay with another card on the reader is
+// 409 (money-interleavings.test.ts), a replaced key is revoked in standalone mode
+// (standalone-key-change.test.ts), the ledger's own failed-authentication bound
+// (test/cloud/ledger-suite.ts, "failed authentications").
+describe('a hostile page cannot lock the till out', () => {
+  test("when a page's <img> requests (no Origin, no key) and wrong keys flood the service, then the POS's valid key still reads and recharges the card", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 15; i += 1) {
+      statuses.push((await untouched('/info', { headers: { Accept: 'image/*' } })).status);
+      const wrong = { 'X-Api-Key': `wrong-key-${i}-0123456789` };
+      statuses.push((await untouched('/readcard', { headers: wrong })).status);
+    }
+    assert.ok(
+      statuses.every((status) => status === 401 || status === 429),
+      `every failure is 401, then 429: ${statuses.join(' ')}`,
+    );
+    assert.equal(statuses.at(-1), 429, 'failures alone are limited');
+    const before = (await httpRequest(`${rig.service.url}/readcard`, {
+      headers: { 'X-Api-Key': TEST_API_KEY },
+    })) as HttpResponse;
+    assert.equal(before.status, 200, `${before.status} ${before.text}`);
+    const credits = (before.json as { credits: number }).credits;
+    const recharged = await httpRequest(`${rig.service.url}/writecard`, recharge({}));
+    assert.equal(recharged.status, 200, `${recharged.status} ${recharged.text}`);
+    assert.equal((recharged.json as { credits: number }).credits, credits + 5);
+  });
+});
