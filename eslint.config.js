@@ -89,7 +89,7 @@ function partMap() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'test-results/'] },
+  { ignores: ['node_modules/', 'dist/', 'test-results/', 'release/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

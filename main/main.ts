@@ -1,13 +1,14 @@
 // The Electron main process: a composition root. Each step is a small call that receives its
 // configuration and dependencies; no business rules live here (they are in service/).
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
   app,
   BrowserWindow,
   clipboard,
+  dialog,
   ipcMain,
   Menu,
   nativeImage,
@@ -19,16 +20,19 @@ import { smartCardServiceProbe } from '../service/card/pcscd-probe.ts';
 import { parseConfig } from '../service/config.ts';
 import { stderrLogger } from '../service/logger.ts';
 import { startWorkerService, type WorkerService } from '../service/worker-service.ts';
+import { appLifecycle } from './app-lifecycle.ts';
+import { installedAppMenu } from './app-menu.ts';
 import { createIpc, senderIsWindow } from './ipc.ts';
 import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { saveSettings } from './save-settings.ts';
 import { serviceConfig, type Settings } from './settings.ts';
+import { openSettingsFile } from './settings-file.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
 import { setupSimulatorIpc } from './simulator-ipc.ts';
 import { followService } from './status-feed.ts';
 import { emptySnapshot, statusModel, type StatusSnapshot } from './status-model.ts';
 import { trayUpdater } from './tray.ts';
-import { createStatusWindow, type WindowFactory } from './window.ts';
+import { createStatusWindow, revealStatusWindow, type WindowFactory } from './window.ts';
 
 const log = stderrLogger((line) => process.stderr.write(line));
 const root = app.getAppPath();
@@ -42,38 +46,26 @@ let window: BrowserWindow | undefined;
 let service: WorkerService | undefined;
 let feed: ReturnType<typeof followService> | undefined;
 let snapshot: StatusSnapshot = emptySnapshot();
+let trayIcon: Tray | undefined;
 let tray: ReturnType<typeof trayUpdater> | undefined;
 let store: SettingsStore | undefined;
 let settings: Settings | undefined;
-/** The start-up (or a restart) in progress; quitting waits for it, then stops what it started. */
-let starting: Promise<void> = Promise.resolve();
-let quitting = false;
 
-// A second launch focuses the first and exits 0.
-if (!app.requestSingleInstanceLock()) {
-  app.exit(0);
-} else {
-  app.on('second-instance', () => showWindow());
-  app.on('window-all-closed', () => undefined); // a tray app lives on without windows
-  // Registered before anything starts: a quit during start-up (from the OS, an installer, a
-  // log-off) still closes the listener and the PC/SC context before the process exits.
-  app.on('before-quit', (event) => {
-    if (quitting) return;
-    quitting = true;
-    event.preventDefault();
-    void starting
-      .catch(() => undefined)
-      .then(stopService)
-      .catch((error: unknown) => log.error(`stopping: ${(error as Error).message}`))
-      .finally(() => {
-        ipc.dispose();
-        app.exit(0);
-      });
-  });
-  // A tray app has no Dock icon on macOS (it lives in the menu bar).
-  app.dock?.hide();
-  starting = app.whenReady().then(start);
-}
+// A tray app has no Dock icon on macOS: the installed app says so in its Info.plist
+// (LSUIElement, electron-builder.yml); this covers `npm run app`.
+app.dock?.hide();
+// Single instance, start-up, restarts and quit (main/app-lifecycle.ts); the quit handler is
+// registered before anything starts.
+const lifecycle = appLifecycle(app, {
+  start,
+  stop: shutDown,
+  showWindow,
+  fatal: (error) => {
+    log.error(`start-up failed: ${error.stack ?? error.message}`);
+    dialog.showErrorBox('Card Wallet Worker could not start', error.message);
+  },
+  log: (line) => log.error(line),
+});
 
 const ipc = createIpc(
   ipcMain,
@@ -95,7 +87,7 @@ function startupError(reason: string): void {
 }
 
 async function startService(): Promise<void> {
-  if (!settings || quitting) return;
+  if (!settings || lifecycle.quitting) return;
   try {
     // Inside the try: settings the window accepted always parse (one schema), but settings
     // from an older version or a hand-edited file must show an error, not stop the start.
@@ -111,7 +103,7 @@ async function startService(): Promise<void> {
         release: (apiKey) => keys.releaseEarlierKey(apiKey),
       },
     });
-    if (quitting) return; // before-quit waits on `starting` and then stops it
+    if (lifecycle.quitting) return; // the lifecycle's stop closes it
     feed = followService(service, snapshot, publish);
     publish(feed.snapshot());
   } catch (error) {
@@ -129,6 +121,13 @@ async function stopService(): Promise<void> {
   const running = service;
   service = undefined;
   await running?.close(); // the running card operation finishes, the listener closes
+}
+
+/** On quit: the service, the IPC handlers, and the tray icon (Windows leaves a dead one). */
+async function shutDown(): Promise<void> {
+  await stopService();
+  ipc.dispose();
+  trayIcon?.destroy();
 }
 
 function applyStartAtLogin(enabled: boolean): void {
@@ -154,11 +153,7 @@ function saveFromWindow(next: Settings) {
       settings = saved;
       if (saved.startAtLogin !== current.startAtLogin) applyStartAtLogin(saved.startAtLogin);
     },
-    restart: async () => {
-      const restart = starting.then(stopService).then(startService);
-      starting = restart.catch(() => undefined);
-      await restart;
-    },
+    restart: () => lifecycle.queue(() => stopService().then(startService)),
   });
 }
 
@@ -171,55 +166,60 @@ function showWindow(): void {
       !app.isPackaged,
     );
     window.on('closed', () => (window = undefined));
-    return; // it shows itself on ready-to-show: no blank flash
+  } else {
+    revealStatusWindow(window); // a window still loading shows itself on ready-to-show
   }
-  window.show();
-  window.focus();
+  // A menu-bar app does not become the active app when its icon is clicked, so on macOS its
+  // window could open behind the active app's windows.
+  if (process.platform === 'darwin') app.focus({ steal: true });
 }
 
 const trayActions = {
   openWindow: showWindow,
   copyUrl: () => snapshot.service.url && clipboard.writeText(snapshot.service.url),
-  setStartAtLogin: (enabled: boolean) =>
-    void (settings && saveFromWindow({ ...settings, startAtLogin: enabled })),
+  setStartAtLogin: (enabled: boolean) => {
+    if (!settings) return;
+    // Then the tray shows what was saved (main/tray.ts: Electron ticks the box itself).
+    void saveFromWindow({ ...settings, startAtLogin: enabled })
+      .catch((error: unknown) => log.error(`start at login: ${(error as Error).message}`))
+      .finally(() => publish(snapshot));
+  },
   quit: () => app.quit(),
 };
 
-/**
- * Opens the settings file. A file that is not JSON makes electron-store throw in its
- * constructor; it is moved aside (kept for support) and a fresh one is used.
- */
-function openSettingsFile(): KeyValueStore {
-  try {
-    return new Store({ name: 'settings' }) as unknown as KeyValueStore;
-  } catch (error) {
-    const file = join(app.getPath('userData'), 'settings.json');
-    const backup = join(app.getPath('userData'), `settings.unreadable-${Date.now()}.json`);
-    if (existsSync(file)) renameSync(file, backup);
-    log.error(`settings: ${(error as Error).message}; moved to ${backup}`);
-    return new Store({ name: 'settings' }) as unknown as KeyValueStore;
-  }
-}
-
 async function start(): Promise<void> {
-  const firstRun = !existsSync(join(app.getPath('userData'), 'settings.json'));
-  const file = openSettingsFile();
-  const opened = new SettingsStore(file, safeStorage, (raw) => {
-    const backup = join(app.getPath('userData'), `settings.unreadable-${Date.now()}.json`);
-    writeFileSync(backup, JSON.stringify(raw, null, 2));
-  });
+  // The installed app: no DevTools entry, no menu bar (main/app-menu.ts). Set after `ready`,
+  // where it replaces the default menu Electron builds then.
+  if (app.isPackaged) {
+    const template = installedAppMenu(process.platform);
+    Menu.setApplicationMenu(template && Menu.buildFromTemplate(template));
+  }
+  const settingsPath = join(app.getPath('userData'), 'settings.json');
+  const backupPath = () => join(app.getPath('userData'), `settings.unreadable-${Date.now()}.json`);
+  const firstRun = !existsSync(settingsPath);
+  const file = openSettingsFile(
+    () => new Store({ name: 'settings' }) as unknown as KeyValueStore,
+    settingsPath,
+    backupPath(),
+  );
+  const opened = new SettingsStore(file.store, safeStorage, (raw) =>
+    writeFileSync(backupPath(), JSON.stringify(raw, null, 2)),
+  );
   store = opened;
   settings = opened.load(() => `cww_${randomBytes(24).toString('base64url')}`);
+  // Why the saved settings were set aside: a file that is not JSON, or settings that do not
+  // decrypt or validate. The window says so and asks for the API key again.
+  const recovery = file.recovery ?? opened.recovery;
   ipc.handle('status:get', () => snapshot);
   ipc.handle('settings:get', () => ({
     settings: settings as Settings,
     plainTextKeyStorage: opened.plainTextKeyStorage,
-    recovery: opened.recovery,
+    recovery,
   }));
   ipc.handle('settings:save', (next) => saveFromWindow(next));
   ipc.handle('service:copy-url', () => void trayActions.copyUrl());
   setupSimulatorIpc(ipc, () => service?.simulator);
-  const trayIcon = new Tray(icon('no-reader'));
+  trayIcon = new Tray(icon('no-reader'));
   tray = trayUpdater(
     { tray: trayIcon, icon, buildMenu: (template) => Menu.buildFromTemplate(template) },
     trayActions,
@@ -230,8 +230,10 @@ async function start(): Promise<void> {
   // The window opens on a first run (the key to copy into the POS), when settings had to be
   // recovered, and on Linux whenever the app is started by hand: GNOME without the
   // AppIndicator extension shows no tray icon, so the window is the only way in there.
-  if (firstRun || opened.recovery !== null || (process.platform === 'linux' && !startedHidden))
+  if (firstRun || recovery !== null || (process.platform === 'linux' && !startedHidden))
     showWindow();
-  if (opened.recovery) log.warn(`settings: ${opened.recovery}`);
-  await startService();
+  if (recovery) log.warn(`settings: ${recovery}`);
+  // The tray and the window are up: the service starts as the next step, so a second launch
+  // or a quit is answered while it starts (the embedded ledger takes seconds).
+  void lifecycle.queue(startService);
 }

@@ -35,7 +35,12 @@ export function trayUpdater(
   const click: Record<string, (checked: boolean) => void> = {
     'open-window': () => actions.openWindow(),
     'copy-url': () => actions.copyUrl(),
-    'start-at-login': (checked) => actions.setStartAtLogin(checked),
+    'start-at-login': (checked) => {
+      // Electron has already ticked the native checkbox: the menu no longer shows our state,
+      // so the next update rebuilds it with what was actually saved (the save may fail).
+      lastMenu = undefined;
+      actions.setStartAtLogin(checked);
+    },
     quit: () => actions.quit(),
   };
   return {

@@ -61,6 +61,9 @@ export interface WindowFactory {
   new (options: BrowserWindowConstructorOptions): BrowserWindow;
 }
 
+/** Status windows whose page has painted (`ready-to-show` was emitted). */
+const painted = new WeakSet<object>();
+
 /** Creates the status window on our page, locked down; it shows when ready. */
 export function createStatusWindow(
   Window: WindowFactory,
@@ -71,7 +74,23 @@ export function createStatusWindow(
   const window = new Window(statusWindowOptions(preloadPath, devTools));
   window.setMenu?.(null);
   lockDown(window.webContents, pageFile);
-  window.once('ready-to-show', () => window.show());
+  window.once('ready-to-show', () => {
+    painted.add(window);
+    window.show();
+  });
   void window.loadFile(pageFile);
   return window;
+}
+
+/**
+ * Brings an open status window to the front. One whose page has not painted yet is left alone:
+ * it shows itself on `ready-to-show`, and show() now would flash an empty window.
+ */
+export function revealStatusWindow(
+  window: Pick<BrowserWindow, 'isMinimized' | 'restore' | 'show' | 'focus'>,
+): void {
+  if (!painted.has(window)) return;
+  if (window.isMinimized()) window.restore(); // show() alone leaves a minimized window down
+  window.show();
+  window.focus();
 }

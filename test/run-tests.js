@@ -1,14 +1,23 @@
 #!/usr/bin/env node
 // Runs the test files of the given areas (default: all) with node's test runner, TypeScript
 // through tsx. Node 20's --test takes no globs, so the files are listed here.
-// Usage: node test/run-tests.js [unit|http|pcsc|cloud|renderer|browser|simulation ...] [--only PATTERN]
+// Usage: node test/run-tests.js [unit|http|pcsc|cloud|renderer|browser|simulation|packaging ...] [--only PATTERN]
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const allAreas = ['unit', 'http', 'pcsc', 'cloud', 'renderer', 'browser', 'simulation'];
+const allAreas = [
+  'unit',
+  'http',
+  'pcsc',
+  'cloud',
+  'renderer',
+  'browser',
+  'simulation',
+  'packaging',
+];
 const args = process.argv.slice(2);
 const onlyIndex = args.indexOf('--only');
 const only = onlyIndex >= 0 ? args.splice(onlyIndex, 2)[1] : undefined;

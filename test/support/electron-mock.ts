@@ -95,8 +95,28 @@ export class FakeBrowserWindow extends EventEmitter {
     this.loaded = file;
     this.webContents.mainFrame.url = chromiumFileUrl(file);
   }
+  /** Set once `ready-to-show` was emitted: the page has painted. */
+  painted = false;
+  /** show() before the page painted: Electron shows an empty (white) window until it does. */
+  shownBlank = false;
+  minimized = false;
+  focused = false;
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'ready-to-show') this.painted = true;
+    return super.emit(event, ...args);
+  }
   show(): void {
+    if (!this.painted) this.shownBlank = true;
     this.shown = true;
+  }
+  focus(): void {
+    this.focused = true;
+  }
+  isMinimized(): boolean {
+    return this.minimized;
+  }
+  restore(): void {
+    this.minimized = false;
   }
 }
 
@@ -137,15 +157,105 @@ export class FakeSafeStorage {
   }
 }
 
-/** The login-item part of Electron's app: setLoginItemSettings is a no-op on Linux. */
-export class FakeApp {
+/**
+ * Electron's app, for the login item and the lifecycle. As in Electron: setLoginItemSettings is
+ * a no-op on Linux; `quit()` emits `before-quit` and, unless a listener prevents it, the process
+ * ends there and then (recorded as `exited` with `viaQuit`); `exit(code)` ends it at once and
+ * emits nothing; `whenReady()` resolves once `becomeReady()` is called.
+ */
+export class FakeApp extends EventEmitter {
   #openAtLogin = false;
-  constructor(readonly platform: NodeJS.Platform) {}
+  #ready: () => void = () => undefined;
+  readonly #whenReady = new Promise<void>((resolve) => (this.#ready = resolve));
+  /** How the process ended, if it did. */
+  exited?: { code: number; viaQuit: boolean };
+  /** Set when another instance holds the single-instance lock. */
+  otherInstanceRunning = false;
+  constructor(readonly platform: NodeJS.Platform = 'linux') {
+    super();
+  }
   setLoginItemSettings(settings: { openAtLogin?: boolean }): void {
     if (this.platform === 'linux') return;
     this.#openAtLogin = settings.openAtLogin ?? false;
   }
   getLoginItemSettings(): { openAtLogin: boolean } {
     return { openAtLogin: this.#openAtLogin };
+  }
+  requestSingleInstanceLock(): boolean {
+    return !this.otherInstanceRunning;
+  }
+  whenReady(): Promise<void> {
+    return this.#whenReady;
+  }
+  becomeReady(): void {
+    this.#ready();
+    this.emit('ready');
+  }
+  quit(): void {
+    let prevented = false;
+    this.emit('before-quit', { preventDefault: () => (prevented = true) });
+    if (!prevented) this.exited ??= { code: 0, viaQuit: true };
+  }
+  exit(code = 0): void {
+    this.exited ??= { code, viaQuit: false };
+  }
+}
+
+type MenuTemplateItem = {
+  label?: string;
+  type?: string;
+  enabled?: boolean;
+  checked?: boolean;
+  click?: (item: FakeMenuItem) => void;
+};
+
+/**
+ * A MenuItem as Electron builds it: clicking a checkbox item toggles its own `checked` first,
+ * then calls the template's click with the item. So after a click the native menu shows the
+ * new state whether or not the app took it.
+ */
+export class FakeMenuItem {
+  readonly label: string;
+  readonly type: string;
+  checked: boolean;
+  readonly #click?: (item: FakeMenuItem) => void;
+  constructor(template: MenuTemplateItem) {
+    this.label = template.label ?? '';
+    this.type = template.type ?? 'normal';
+    this.checked = template.checked ?? false;
+    this.#click = template.click;
+  }
+  click(): void {
+    if (this.type === 'checkbox') this.checked = !this.checked;
+    this.#click?.(this);
+  }
+}
+
+/** Menu.buildFromTemplate. */
+export function buildFakeMenu(template: MenuTemplateItem[]): { items: FakeMenuItem[] } {
+  return { items: template.map((item) => new FakeMenuItem(item)) };
+}
+
+/** A Tray that records what was applied; `menu` is the context menu currently attached. */
+export class FakeTray {
+  readonly calls: string[] = [];
+  menu?: { items: FakeMenuItem[] };
+  setImage(): void {
+    this.calls.push('image');
+  }
+  setToolTip(): void {
+    this.calls.push('tooltip');
+  }
+  setContextMenu(menu: { items: FakeMenuItem[] }): void {
+    this.calls.push('menu');
+    this.menu = menu;
+  }
+  popUpContextMenu(): void {
+    this.calls.push('popup');
+  }
+  item(label: string): FakeMenuItem {
+    const found = this.menu?.items.find((item) => item.label === label);
+    if (!found) throw new Error(`no menu item ${label}`);
+    return found;
   }
 }

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { ReaderStatus } from '../../../service/card/reader-manager.ts';
 import { emptySnapshot, statusModel, type StatusSnapshot } from '../../../main/status-model.ts';
 import { trayMenu, trayState, trayTooltip } from '../../../main/tray-state.ts';
+import { buildFakeMenu, FakeTray } from '../../support/electron-mock.ts';
 
 const running = (snapshot = emptySnapshot()): StatusSnapshot =>
   statusModel.service(snapshot, { url: 'http://127.0.0.1:4178', state: 'running', error: null });
@@ -187,25 +188,20 @@ describe('updateTray', () => {
     assert.deepEqual(acted, ['open', 'copy', 'login:true', 'quit']);
   });
 
+  const noActions = {
+    openWindow: () => undefined,
+    copyUrl: () => undefined,
+    setStartAtLogin: () => undefined,
+    quit: () => undefined,
+  };
   const counting = () => {
-    const calls: string[] = [];
+    const tray = new FakeTray();
     const parts = {
-      tray: {
-        setImage: () => void calls.push('image'),
-        setToolTip: () => void calls.push('tooltip'),
-        setContextMenu: () => void calls.push('menu'),
-        popUpContextMenu: () => void calls.push('popup'),
-      } as never,
+      tray: tray as never,
       icon: (state: string) => state as never,
-      buildMenu: (template: unknown) => template as never,
+      buildMenu: buildFakeMenu as never,
     };
-    const actions = {
-      openWindow: () => undefined,
-      copyUrl: () => undefined,
-      setStartAtLogin: () => undefined,
-      quit: () => undefined,
-    };
-    return { calls, parts, actions };
+    return { tray, calls: tray.calls, parts, actions: noActions };
   };
 
   test('when an HTTP request changes only the request list, then the tray and its open menu are left alone', async () => {
@@ -227,6 +223,23 @@ describe('updateTray', () => {
     assert.deepEqual(calls, ['image', 'tooltip', 'menu']);
     tray.update(afterRequest, true);
     assert.deepEqual(calls, ['image', 'tooltip', 'menu', 'menu'], 'the login checkbox changed');
+  });
+
+  test('when "Start at login" is clicked but not saved, then the next update puts the checkbox back', async () => {
+    const { trayUpdater } = await import('../../../main/tray.ts');
+    const { tray, calls, parts } = counting();
+    const asked: boolean[] = [];
+    const updater = trayUpdater(
+      parts,
+      { ...noActions, setStartAtLogin: (enabled) => void asked.push(enabled) }, // the save fails
+      'linux',
+    );
+    updater.update(running(), false);
+    tray.item('Start at login').click(); // Electron ticks the native checkbox itself
+    assert.deepEqual(asked, [true]);
+    updater.update(running(), false);
+    assert.deepEqual(calls, ['image', 'tooltip', 'menu', 'menu'], 'the menu was rebuilt');
+    assert.equal(tray.item('Start at login').checked, false, 'it shows the saved setting');
   });
 
   test('when on macOS, then the menu is not attached (a left click opens the window) and a right click pops it up', async () => {

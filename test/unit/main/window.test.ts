@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   createStatusWindow,
+  revealStatusWindow,
   statusWindowOptions,
   type WindowFactory,
 } from '../../../main/window.ts';
@@ -71,6 +72,27 @@ describe('the status window', () => {
     assert.equal(window.shown, false);
     window.emit('ready-to-show');
     assert.equal(window.shown, true);
+  });
+
+  test('when the window is asked for again before its page painted, then it still waits for ready-to-show (no blank window)', () => {
+    const window = createStatusWindow(
+      FakeBrowserWindow as unknown as WindowFactory,
+      '/p.cjs',
+      PAGE_FILE,
+    ) as unknown as FakeBrowserWindow;
+    revealStatusWindow(window as never); // a second launch, or a start-up error, while loading
+    assert.equal(window.shown, false);
+    window.emit('ready-to-show');
+    assert.deepEqual(
+      { shown: window.shown, blank: window.shownBlank },
+      { shown: true, blank: false },
+    );
+    window.minimized = true;
+    revealStatusWindow(window as never);
+    assert.deepEqual(
+      { minimized: window.minimized, focused: window.focused },
+      { minimized: false, focused: true },
+    );
   });
 
   test('when the app is installed (production), then DevTools and the default menu are off', () => {
