@@ -14,7 +14,7 @@ import {
 
 export type { WalletKey } from './wallet-keys.ts';
 
-/** Which key opened the wallet sector: the card's own (or the one shared key), or the transport key. */
+/** Which key opened the wallet sector: the card's own (or the shared key), or the transport key. */
 export type OpenedWith = 'card' | 'transport';
 
 export interface WalletRead {
@@ -36,9 +36,9 @@ const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
 
 /**
  * One card operation on the card that is on the reader: authenticates the wallet sector once
- * (with the card's key: see WalletKeys), then reads or writes its slots. Every APDU has a deadline; one that passes it fails with
- * CardNotResponding while the reader lock stays held until the APDU really ends. Every
- * nfc-pcsc failure leaves here as an AppError.
+ * (with the card's key: see WalletKeys), then reads or writes its slots. Every APDU has a
+ * deadline; one that passes it fails with CardNotResponding while the reader lock stays held
+ * until the APDU really ends. Every nfc-pcsc failure leaves here as an AppError.
  */
 export class CardSession {
   readonly cardId: string;
@@ -135,24 +135,21 @@ export class CardSession {
     return written ?? { outcome: 'committed' };
   }
 
-  /** Checks the UID and writes one block; undefined when the card took it. */
+  /** Checks the UID (and that the sector is open), writes one block; undefined when it landed. */
   async #writeBlock(block: number, data: Buffer): Promise<WriteResult | undefined> {
     try {
       await this.#checkUid();
+      await this.#authenticate();
     } catch (error) {
       return { outcome: 'not-written', error: toCardError(error) };
     }
     try {
-      await this.#authenticate();
       await this.#call(() => this.#reader.write(block, data, BLOCK));
       return undefined;
     } catch (error) {
       const cardError = toCardError(error);
       // A refusal status (not authenticated, wrong block) means the card did not take it.
-      if (
-        cardError.code === 'AuthenticationFail' ||
-        (cardError.code === 'CardOperationFailed' && /Status code/.test(messageOf(error)))
-      ) {
+      if (cardError.code === 'CardOperationFailed' && /Status code/.test(messageOf(error))) {
         return { outcome: 'not-written', error: cardError };
       }
       return { outcome: 'uncertain', error: cardError };

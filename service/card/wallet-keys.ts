@@ -1,6 +1,6 @@
 import { deriveSectorKeys, walletSectorTrailer } from './card-keys.ts';
 
-/** A key of the wallet sector, kept as one Buffer so nfc-pcsc finds it loaded and skips LOAD KEY. */
+/** A key of the wallet sector, one Buffer per key so nfc-pcsc finds it loaded (no LOAD KEY). */
 export interface WalletKey {
   key: Buffer;
   /** 0x60 key A, 0x61 key B. */

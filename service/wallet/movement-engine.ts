@@ -326,7 +326,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return { cardId: card.cardId, state: { kind: 'blank' }, balance: 0, slots };
   }
 
-  /** Whether the journal proves that `slots` are a blank card under this worker's torn first write. */
+  /** Whether the journal proves `slots` are a blank card under this worker's torn first write. */
   provesBlank(cardId: string, [slot0, slot1]: [Buffer, Buffer]): boolean {
     let latest: Movement | undefined;
     for (const movement of this.#journal.movements.values()) {
