@@ -25,6 +25,10 @@ Options (each also settable in the JSON file given with --config, by its camelCa
   --simulator                 a simulated reader with virtual cards instead of PC/SC (off by default)
   -h, --help                  this text
   -v, --version               the version
+
+Commands calling a running service:
+  card-wallet-worker personalize     give the card on the reader its own keys
+  card-wallet-worker simulator ...   drive the card simulator of a --simulator service
 `;
 
 const FLAGS = {

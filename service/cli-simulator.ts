@@ -1,10 +1,8 @@
 // `card-wallet-worker simulator ...`: the card simulator's control API from a terminal. It calls
-// the running service over HTTP like any integrator, with the key from --api-key, the
-// environment or the data folder.
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+// the running service over HTTP like any integrator (cli-call.ts).
 import { parseArgs } from 'node:util';
-import { defaultDataDir, type CliEnvironment } from './cli-options.ts';
+import { SERVICE_FLAGS, serviceTarget, type ServiceCall } from './cli-call.ts';
+import type { CliEnvironment } from './cli-options.ts';
 import { ConfigError, DEFAULT_PORT } from './config.ts';
 
 export const SIMULATOR_USAGE = `Usage: card-wallet-worker simulator COMMAND [options]
@@ -27,20 +25,13 @@ Options:
 `;
 
 const FLAGS = {
-  port: { type: 'string' },
-  'api-key': { type: 'string' },
-  'data-dir': { type: 'string' },
+  ...SERVICE_FLAGS,
   credits: { type: 'string' },
   uid: { type: 'string' },
   'delay-ms': { type: 'string' },
 } as const;
 
-export interface SimulatorCall {
-  method: 'GET' | 'POST';
-  url: string;
-  apiKey: string;
-  body?: Record<string, unknown>;
-}
+export type SimulatorCall = ServiceCall;
 
 /** Turns `simulator ...` arguments into the HTTP call to make. */
 export function resolveSimulatorCall(argv: string[], host: CliEnvironment): SimulatorCall {
@@ -52,13 +43,8 @@ export function resolveSimulatorCall(argv: string[], host: CliEnvironment): Simu
   }
   const { values, positionals } = parsed;
   const [command, argument] = positionals;
-  const port = values.port ?? String(DEFAULT_PORT);
-  if (!/^\d+$/.test(port)) throw new ConfigError('port: must be a whole number');
-  const base = `http://127.0.0.1:${port}/simulator`;
-  const apiKey =
-    values['api-key'] ??
-    host.env.CARD_WALLET_API_KEY ??
-    readKey(values['data-dir'] ? resolve(host.cwd, values['data-dir']) : defaultDataDir(host));
+  const { baseUrl, apiKey } = serviceTarget(values, host);
+  const base = `${baseUrl}/simulator`;
   const number = (name: string, value: string | undefined) => {
     if (value === undefined) return undefined;
     if (!/^\d+$/.test(value)) throw new ConfigError(`${name}: must be a whole number`);
@@ -90,30 +76,4 @@ export function resolveSimulatorCall(argv: string[], host: CliEnvironment): Simu
         `unknown simulator command ${command ?? '(none)'}\n\n${SIMULATOR_USAGE}`,
       );
   }
-}
-
-function readKey(dataDir: string): string {
-  const file = join(dataDir, 'api-key');
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    throw new ConfigError(
-      `no API key: give --api-key, set CARD_WALLET_API_KEY, or start the service once (it keeps its key in ${file})`,
-    );
-  }
-}
-
-/** Makes the call; resolves with the HTTP status and the body as text. */
-export async function callSimulator(
-  call: SimulatorCall,
-): Promise<{ status: number; text: string }> {
-  const res = await fetch(call.url, {
-    method: call.method,
-    headers: {
-      'X-Api-Key': call.apiKey,
-      ...(call.body ? { 'Content-Type': 'application/json' } : {}),
-    },
-    body: call.body ? JSON.stringify(call.body) : undefined,
-  });
-  return { status: res.status, text: await res.text() };
 }

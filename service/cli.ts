@@ -3,6 +3,7 @@
 // writes to the terminal and exits.
 import { homedir } from 'node:os';
 import { readFileSync } from 'node:fs';
+import type { ServiceCall } from './cli-call.ts';
 import { resolveCliRequest, USAGE } from './cli-options.ts';
 import { ConfigError } from './config.ts';
 import { openEarlierKeysFile } from './earlier-keys-file.ts';
@@ -13,6 +14,7 @@ const EXIT_CONFIG = 2;
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'simulator') return simulatorCommand(process.argv.slice(3));
+  if (process.argv[2] === 'personalize') return personalizeCommand(process.argv.slice(3));
   let request;
   try {
     request = resolveCliRequest(process.argv.slice(2), {
@@ -114,36 +116,52 @@ function simulatorBanner(url: string, key: string): string {
 
 /** `card-wallet-worker simulator ...`: one call to the running service's control API. */
 async function simulatorCommand(argv: string[]): Promise<void> {
-  const { resolveSimulatorCall, callSimulator } = await import('./cli-simulator.ts');
-  let call;
-  try {
-    call = resolveSimulatorCall(argv, {
-      env: process.env,
-      platform: process.platform,
-      home: homedir(),
-      cwd: process.cwd(),
-    });
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`card-wallet-worker simulator: ${error.message}\n`);
-      process.exit(EXIT_CONFIG);
-    }
-    throw error;
-  }
-  let answer;
-  try {
-    answer = await callSimulator(call);
-  } catch (error) {
-    const reason =
-      ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
-    process.stderr.write(`card-wallet-worker simulator: cannot reach ${call.url}: ${reason}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`${answer.text}\n`);
+  const { resolveSimulatorCall } = await import('./cli-simulator.ts');
+  const answer = await serviceCommand('simulator', () => resolveSimulatorCall(argv, cliHost()));
   if (answer.status === 404 && answer.text.includes('"NotFound"')) {
     process.stderr.write('card-wallet-worker simulator: the service runs without --simulator\n');
   }
   if (answer.status >= 400) process.exit(1);
+}
+
+/** `card-wallet-worker personalize`: POST /cards/personalize on the running service. */
+async function personalizeCommand(argv: string[]): Promise<void> {
+  const { resolvePersonalizeCall } = await import('./cli-personalize.ts');
+  const answer = await serviceCommand('personalize', () => resolvePersonalizeCall(argv, cliHost()));
+  if (answer.status >= 400) process.exit(1);
+}
+
+function cliHost() {
+  return { env: process.env, platform: process.platform, home: homedir(), cwd: process.cwd() };
+}
+
+/** Resolves a subcommand's call (exit 2 on bad options), makes it and prints the answer. */
+async function serviceCommand(
+  name: string,
+  resolveCall: () => ServiceCall,
+): Promise<{ status: number; text: string }> {
+  let call: ServiceCall;
+  try {
+    call = resolveCall();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`card-wallet-worker ${name}: ${error.message}\n`);
+      process.exit(EXIT_CONFIG);
+    }
+    throw error;
+  }
+  const { callService } = await import('./cli-call.ts');
+  let answer;
+  try {
+    answer = await callService(call);
+  } catch (error) {
+    const reason =
+      ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+    process.stderr.write(`card-wallet-worker ${name}: cannot reach ${call.url}: ${reason}\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`${answer.text}\n`);
+  return answer;
 }
 
 function packageVersion(): string {

@@ -68,6 +68,11 @@ export const configSchema = z
       .regex(/^[0-9A-Fa-f]{32}$/, 'must be 32 hex digits (16 bytes)')
       .transform((key) => key.toUpperCase())
       .optional(),
+    /**
+     * Whether a card still on the transport key (the configured key) is personalized on its
+     * first recharge, before anything is reserved. Default: on when a master key is set.
+     */
+    autoPersonalize: z.boolean().optional(),
     /** Sector holding the wallet; 16-39 exist only on 4K cards. Sector 0 is the maker's. */
     walletSector: z.number().int().min(1).max(39).default(1),
     /** Base URL of the cloud ledger; absent: the embedded ledger (standalone mode). */

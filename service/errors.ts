@@ -48,6 +48,25 @@ export const errors = {
       'The card left while it was being written; present it again to settle the movement',
       { cause },
     ),
+  cardRemovedDuringPersonalization: (cause?: unknown) =>
+    new AppError(
+      'CardRemovedDuringPersonalization',
+      500,
+      'The card left while it was being personalized; present it again and personalize it again',
+      { cause },
+    ),
+  personalizationTorn: () =>
+    new AppError(
+      'PersonalizationTorn',
+      500,
+      'The card left while its keys were being written and no key opens it now; keep it aside for the operator',
+    ),
+  cardMasterKeyNotSet: () =>
+    new AppError(
+      'CardMasterKeyNotSet',
+      409,
+      'Cards are personalized only with a card master key configured',
+    ),
   cardAccountExceeded: () =>
     new AppError(
       'CardAccountExceeded',

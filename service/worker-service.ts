@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { NFC } from 'nfc-pcsc';
 import type { WalletKey } from './card/card-session.ts';
+import { parseMasterKey } from './card/card-keys.ts';
+import { WalletKeys } from './card/wallet-keys.ts';
 import { loadNfc, ReaderManager, type ReaderManagerOptions } from './card/reader-manager.ts';
 import type { CardSimulator, CardSimulatorOptions } from './card/simulator/card-simulator.ts';
 import { CustomerDirectory } from './cloud/customer-directory.ts';
@@ -18,6 +20,7 @@ import type { Logger } from './logger.ts';
 import { KeyRing } from './wallet/key-ring.ts';
 import { MovementEngine, type WaitingMovement } from './wallet/movement-engine.ts';
 import { MovementJournal } from './wallet/movement-journal.ts';
+import { CardPersonalizer } from './wallet/personalize-card.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -116,14 +119,17 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     unknownPendingGraceMs: config.unknownPendingGraceMs,
   });
   watchMoneyPaths({ ledger, keys, movements, embedded, log, host: options.earlierKeys });
-  const walletKey = {
-    key: Buffer.from(config.cardKey, 'hex'),
-    type: config.cardKeyType === 'A' ? (0x60 as const) : (0x61 as const),
+  const walletKeys = new WalletKeys({
     sector: config.walletSector,
-  };
+    key: Buffer.from(config.cardKey, 'hex'),
+    type: config.cardKeyType === 'A' ? 0x60 : 0x61,
+    masterKey:
+      config.cardMasterKey === undefined ? undefined : parseMasterKey(config.cardMasterKey),
+  });
+  // New simulated cards carry the configured key: the transport key when cards have their own.
   const simulator = await openSimulator(
     config,
-    walletKey,
+    walletKeys.configured,
     log,
     embedded && {
       onDemoCredits: (cardId, credits) => embedded.importCard(settings.apiKey, cardId, credits),
@@ -132,7 +138,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const readers = new ReaderManager({
     // The simulated reader has its own name: a configured real reader's name would hide it.
     readerName: simulator ? undefined : config.reader,
-    key: walletKey,
+    keys: walletKeys,
     // The simulator replaces PC/SC entirely: no smart-card service probe, no native context.
     pcscdSocket: simulator ? undefined : options.pcscdSocket,
     serviceProbe: simulator ? undefined : options.serviceProbe,
@@ -152,6 +158,13 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     ledger,
     customers,
     movements,
+    personalizer: new CardPersonalizer({
+      journal,
+      movements,
+      perCardKeys: walletKeys.perCard,
+      autoPersonalize: config.autoPersonalize ?? walletKeys.perCard,
+      log,
+    }),
     events,
     activity,
     log,

@@ -3,6 +3,7 @@ import type { AppError } from '../errors.ts';
 import { errors } from '../errors.ts';
 import { toCardError } from './card-errors.ts';
 import type { Hold } from './operation-queue.ts';
+import type { WalletKey, WalletKeys } from './wallet-keys.ts';
 import {
   decodeWallet,
   formatCardId,
@@ -11,13 +12,10 @@ import {
   type WalletState,
 } from './wallet-format.ts';
 
-/** The wallet sector's key, kept as one Buffer so nfc-pcsc finds it loaded and skips LOAD KEY. */
-export interface WalletKey {
-  key: Buffer;
-  /** 0x60 key A, 0x61 key B. */
-  type: 0x60 | 0x61;
-  sector: number;
-}
+export type { WalletKey } from './wallet-keys.ts';
+
+/** Which key opened the wallet sector: the card's own (or the shared key), or the transport key. */
+export type OpenedWith = 'card' | 'transport';
 
 export interface WalletRead {
   cardId: string;
@@ -37,23 +35,24 @@ const BLOCK = 16;
 const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
 
 /**
- * One card operation on the card that is on the reader: authenticates the wallet sector once,
- * then reads or writes its slots. Every APDU has a deadline; one that passes it fails with
- * CardNotResponding while the reader lock stays held until the APDU really ends. Every
- * nfc-pcsc failure leaves here as an AppError.
+ * One card operation on the card that is on the reader: authenticates the wallet sector once
+ * (with the card's key: see WalletKeys), then reads or writes its slots. Every APDU has a
+ * deadline; one that passes it fails with CardNotResponding while the reader lock stays held
+ * until the APDU really ends. Every nfc-pcsc failure leaves here as an AppError.
  */
 export class CardSession {
   readonly cardId: string;
   readonly #reader: Reader;
-  readonly #key: WalletKey;
+  readonly #keys: WalletKeys;
   readonly #apduTimeoutMs: number;
   readonly #hold: Hold;
-  #authenticated = false;
+  /** The key the sector is authenticated with, or null before (and after the trailer changed). */
+  #opened: WalletKey | null = null;
 
-  constructor(reader: Reader, cardId: string, key: WalletKey, apduTimeoutMs: number, hold: Hold) {
+  constructor(reader: Reader, cardId: string, keys: WalletKeys, apduTimeoutMs: number, hold: Hold) {
     this.#reader = reader;
     this.cardId = cardId;
-    this.#key = key;
+    this.#keys = keys;
     this.#apduTimeoutMs = apduTimeoutMs;
     this.#hold = hold;
   }
@@ -82,20 +81,71 @@ export class CardSession {
   }
 
   /**
+   * Authenticates the wallet sector with the card's key; with per-card keys, when that fails,
+   * with the transport key (a card not personalized yet). Later reads and writes of this
+   * session use the key that opened it. Fails with AuthenticationFail when neither opens it.
+   */
+  async openWallet(): Promise<OpenedWith> {
+    try {
+      await this.#authenticate(this.#keys.forCard(this.cardId));
+      return 'card';
+    } catch (error) {
+      if (!this.#keys.perCard || (error as AppError).code !== 'AuthenticationFail') throw error;
+    }
+    await this.#authenticate(this.#keys.configured);
+    return 'transport';
+  }
+
+  /**
    * Writes a planned slot: checks the UID first (a swapped card is never written), writes the
    * one 16-byte block that is the commit point, and reads it back. The result says whether the
    * write certainly landed, certainly did not, or cannot be known now (the card left or
    * stopped answering while the block was being written).
    */
   async writeSlot(plan: PlannedWrite): Promise<WriteResult> {
-    const block = sectorBlocks(this.#key.sector).slots[plan.slot];
+    return this.writeSlotBlock(plan.slot, plan.block);
+  }
+
+  /** Writes 16 bytes into slot 0 or 1 as writeSlot does (personalization writes blank slots). */
+  async writeSlotBlock(slot: 0 | 1, data: Buffer): Promise<WriteResult> {
+    const block = sectorBlocks(this.#keys.sector).slots[slot];
+    const written = await this.#writeBlock(block, data);
+    if (written) return written;
+    try {
+      const readBack = await this.#call(() => this.#reader.read(block, BLOCK, BLOCK));
+      if (Buffer.compare(readBack, data) === 0) return { outcome: 'committed' };
+      return { outcome: 'uncertain', error: errors.cardWriteUnverified() };
+    } catch (error) {
+      return { outcome: 'uncertain', error: toCardError(error) };
+    }
+  }
+
+  /**
+   * Writes the wallet sector's trailer of a personalized card (its derived keys and access
+   * bits, docs/card-format.md section 8.2). Keys never read back, so 'committed' means the card
+   * took the write; authenticating with the new key B afterwards (openWallet) proves it.
+   */
+  async writeTrailer(): Promise<WriteResult> {
+    const written = await this.#writeBlock(
+      sectorBlocks(this.#keys.sector).trailer,
+      this.#keys.trailerFor(this.cardId),
+    );
+    // The card dropped the old key's authentication with the trailer it replaced.
+    this.#opened = null;
+    return written ?? { outcome: 'committed' };
+  }
+
+  /** Checks the UID (and that the sector is open), writes one block; undefined when it landed. */
+  async #writeBlock(block: number, data: Buffer): Promise<WriteResult | undefined> {
     try {
       await this.#checkUid();
+      await this.#authenticate();
     } catch (error) {
       return { outcome: 'not-written', error: toCardError(error) };
     }
     try {
-      await this.#call(() => this.#reader.write(block, plan.block, BLOCK));
+      await this.#call(() => this.#reader.write(block, data, BLOCK));
+      return undefined;
     } catch (error) {
       const cardError = toCardError(error);
       // A refusal status (not authenticated, wrong block) means the card did not take it.
@@ -104,27 +154,30 @@ export class CardSession {
       }
       return { outcome: 'uncertain', error: cardError };
     }
-    try {
-      const readBack = await this.#call(() => this.#reader.read(block, BLOCK, BLOCK));
-      if (Buffer.compare(readBack, plan.block) === 0) return { outcome: 'committed' };
-      return { outcome: 'uncertain', error: errors.cardWriteUnverified() };
-    } catch (error) {
-      return { outcome: 'uncertain', error: toCardError(error) };
-    }
   }
 
   async #readSlots(): Promise<[Buffer, Buffer]> {
-    const { slots } = sectorBlocks(this.#key.sector);
+    const { slots } = sectorBlocks(this.#keys.sector);
     await this.#authenticate();
     const data = await this.#call(() => this.#reader.read(slots[0], 2 * BLOCK, BLOCK));
     return [Buffer.from(data.subarray(0, BLOCK)), Buffer.from(data.subarray(BLOCK, 2 * BLOCK))];
   }
 
-  async #authenticate(): Promise<void> {
-    if (this.#authenticated) return;
-    const { first } = sectorBlocks(this.#key.sector);
-    await this.#call(() => this.#reader.authenticate(first, this.#key.type, this.#key.key));
-    this.#authenticated = true;
+  /** Authenticates with `key` (default: the card's), unless the sector is already open. */
+  async #authenticate(key?: WalletKey): Promise<void> {
+    if (this.#opened && (key === undefined || key === this.#opened)) return;
+    const use = key ?? this.#keys.forCard(this.cardId);
+    const { first } = sectorBlocks(this.#keys.sector);
+    this.#opened = null;
+    try {
+      await this.#call(() => this.#reader.authenticate(first, use.type, use.key));
+    } catch (error) {
+      if (((error as AppError).cause as { code?: string } | undefined)?.code === LOAD_KEY_FAILED) {
+        forgetLoadedKeys(this.#reader);
+      }
+      throw error;
+    }
+    this.#opened = use;
   }
 
   /** The card on the reader must still be the one this session started with. */
@@ -151,6 +204,24 @@ export class CardSession {
       clearTimeout(timer);
     }
   }
+}
+
+/** nfc-pcsc's AuthenticationError code when its LOAD KEY got no 90 00. */
+const LOAD_KEY_FAILED = 'unable_to_load_key';
+
+/**
+ * nfc-pcsc (0.8.1, src/Reader.js loadAuthenticationKey) records which key a reader slot holds
+ * only after LOAD KEY answered 90 00. When the reader loaded the key but its answer was lost
+ * (the card left at that moment), the record still names the slot's previous key, and the next
+ * authentication with that key silently uses the new one: with two keys in turn (a card's own
+ * key and the transport key) it authenticates with the wrong key. Forgetting the record makes
+ * nfc-pcsc load keys again. Not reported upstream yet; pokusew/nfc-pcsc#28 fixed the same
+ * function's other failure path (https://github.com/pokusew/nfc-pcsc/pull/28).
+ */
+function forgetLoadedKeys(reader: Reader): void {
+  const cache = reader as unknown as { keyStorage?: Record<string, Buffer | null> };
+  if (cache.keyStorage)
+    for (const slot of Object.keys(cache.keyStorage)) cache.keyStorage[slot] = null;
 }
 
 function messageOf(error: unknown): string {

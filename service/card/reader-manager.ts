@@ -2,10 +2,11 @@ import { EventEmitter } from 'node:events';
 import type { NFC, Reader } from 'nfc-pcsc';
 import { errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { CardSession, type WalletKey } from './card-session.ts';
+import { CardSession } from './card-session.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { isPcscdReachable } from './pcscd-probe.ts';
 import { formatCardId } from './wallet-format.ts';
+import type { WalletKeys } from './wallet-keys.ts';
 
 export type PcscState = 'stopped' | 'unavailable' | 'ready';
 
@@ -37,7 +38,8 @@ export type ReaderEvent =
 export interface ReaderManagerOptions {
   /** Substring of the reader name to use; default: the first contactless reader. */
   readerName?: string;
-  key: WalletKey;
+  /** Which key opens each card's wallet sector. */
+  keys: WalletKeys;
   /**
    * pcscd's unix socket, probed before a PC/SC context is created. Undefined where there is no
    * pcscd (Windows and macOS have their own PC/SC service, which does not busy-wait).
@@ -162,7 +164,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       const card = this.#card;
       if (!card || card.reader !== reader.name || !reader.card) throw errors.noCard();
       return operation(
-        new CardSession(reader, card.cardId, this.#options.key, operationTimeoutMs, hold),
+        new CardSession(reader, card.cardId, this.#options.keys, operationTimeoutMs, hold),
       );
     }, Date.now() + operationTimeoutMs);
   }

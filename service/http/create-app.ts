@@ -4,6 +4,7 @@ import type { LedgerClient } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
+import type { CardPersonalizer } from '../wallet/personalize-card.ts';
 import type { HttpActivity } from './activity.ts';
 import { keyFingerprint } from './api-key.ts';
 import { authenticate } from './authenticate.ts';
@@ -30,6 +31,7 @@ export interface AppDependencies {
   ledger: LedgerClient;
   customers: CustomerDirectory;
   movements: MovementEngine;
+  personalizer: CardPersonalizer;
   events: CardEventStream;
   activity: HttpActivity;
   log: Logger;
@@ -77,6 +79,7 @@ export function createApp(deps: AppDependencies): Express {
       ledger: deps.ledger,
       customers: deps.customers,
       movements: deps.movements,
+      personalizer: deps.personalizer,
       events: deps.events,
       authenticate: auth,
       activity: deps.activity,

@@ -9,7 +9,7 @@ export interface WindowLimit {
   windowMs: number;
 }
 
-export type Endpoint = 'readcard' | 'info' | 'writecard' | 'dischargecard';
+export type Endpoint = 'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize';
 /** Per-key windows of each endpoint, and the per-address window of failed authentications. */
 export type RateLimits = Record<Endpoint | 'failedAuth', WindowLimit>;
 
@@ -22,6 +22,7 @@ export const RATE_LIMITS: Readonly<RateLimits> = {
   info: { limit: 5, windowMs: 10_000 },
   writecard: { limit: 10, windowMs: 60_000 },
   dischargecard: { limit: 10, windowMs: 60_000 },
+  personalize: { limit: 10, windowMs: 60_000 },
   failedAuth: { limit: 10, windowMs: 60_000 },
 };
 

@@ -8,6 +8,7 @@ import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { Idempotency } from '../wallet/movement-journal.ts';
+import type { CardPersonalizer } from '../wallet/personalize-card.ts';
 import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';
 import { parseRechargeRequest } from '../wallet/recharge-request.ts';
@@ -23,6 +24,7 @@ export interface RouteDependencies {
   ledger: LedgerClient;
   customers: CustomerDirectory;
   movements: MovementEngine;
+  personalizer: CardPersonalizer;
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
@@ -31,7 +33,9 @@ export interface RouteDependencies {
 
 /** The spec's endpoints: each parses, calls one use case, maps the result. */
 export function apiRoutes(deps: RouteDependencies): Router {
-  const { cards, ledger, customers, movements, events, authenticate, activity, limits } = deps;
+  const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
+    deps;
+  const { limits } = deps;
   // Exact paths only: /writecard/ or /WriteCard are not the documented endpoint (404).
   const router = Router({ strict: true, caseSensitive: true });
   const limited = (endpoint: Endpoint) => [
@@ -53,7 +57,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
   });
 
   router.get('/readcard', ...limited('readcard'), resolveCustomer, async (_req, res) => {
-    const card = await readCard(cards);
+    const card = await readCard(cards, movements);
     activity.emit('card-answer', { at: new Date(), cardId: card.cardId, credits: card.credits });
     res.json(card);
   });
@@ -71,6 +75,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       customer: await customers.resolve(apiKey),
       keyFingerprint,
       idempotency: idempotencyOf(req, keyFingerprint, request),
+      personalizer,
     });
     activity.emit('card-answer', {
       at: new Date(),
@@ -96,6 +101,20 @@ export function apiRoutes(deps: RouteDependencies): Router {
     },
   );
 
+  router.post(
+    '/cards/personalize',
+    ...limited('personalize'),
+    ...jsonBody(),
+    resolveCustomer,
+    async (_req, res) => {
+      const personalized = await cards.withCard(async (card) => {
+        await movements.settle(card);
+        return personalizer.personalize(card);
+      });
+      res.json(personalized);
+    },
+  );
+
   router.get('/events', authenticate, resolveCustomer, events.handler());
 
   allowOnly(router, {
@@ -105,6 +124,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
     '/info': ['GET', 'HEAD'],
     '/writecard': ['POST'],
     '/dischargecard': ['POST'],
+    '/cards/personalize': ['POST'],
     '/events': ['GET', 'HEAD'],
   });
   return router;

@@ -27,7 +27,7 @@ export function dischargeCard(
       const earlier = movements.replay<DischargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
 
-      const wallet = await card.readWallet();
+      const wallet = await movements.readWallet(card);
       if (wallet.balance === 0) {
         return { cardId: card.cardId, dischargedCredits: 0, dischargedAmount: 0 };
       }

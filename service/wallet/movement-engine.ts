@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
-import { decideWrite, type PlannedWrite } from '../card/wallet-format.ts';
+import type { WalletRead } from '../card/card-session.ts';
+import {
+  decideWrite,
+  decodeSlot,
+  decodeWallet,
+  type PlannedWrite,
+  type WriteIntent,
+} from '../card/wallet-format.ts';
 import {
   LedgerRefusal,
   type LedgerClient,
@@ -286,6 +293,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
         type: 'card',
         id: movement.id,
         outcome: written ? 'committed' : 'not-written',
+        ...(!written && tornFirstWrite(intent, slot0, slot1) ? { torn: true } : {}),
       });
       this.#log.info(
         `movement ${movement.id}: card shows it ${written ? 'landed' : 'did not land'}`,
@@ -293,6 +301,46 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
       if (written) await this.#answered(movement);
       await this.#resolve(movement);
     }
+  }
+
+  /**
+   * The wallet on `card`, as CardSession.readWallet, except for one corrupt card: slot 0 torn
+   * next to a blank slot 1, where the journal proves the tear was this worker's first write to
+   * the card (it read the card blank just before, and the card showed that write torn when it
+   * was decided). Such a card held nothing, so it counts as blank. Any other corrupt card is
+   * CorruptCard: a card that may have held money is never taken for 0.
+   */
+  async readWallet(card: WalletCard): Promise<WalletRead> {
+    const slots = await card.readSlots();
+    const state = decodeWallet(slots[0], slots[1]);
+    if (state.kind !== 'corrupt') {
+      return {
+        cardId: card.cardId,
+        state,
+        balance: state.kind === 'valid' ? state.balance : 0,
+        slots,
+      };
+    }
+    if (!this.provesBlank(card.cardId, slots)) throw errors.corruptCard();
+    this.#log.info(
+      `card ${card.cardId}: slot 0 holds this worker's torn first write; the card counts as blank`,
+    );
+    return { cardId: card.cardId, state: { kind: 'blank' }, balance: 0, slots };
+  }
+
+  /** Whether the journal proves `slots` are a blank card under this worker's torn first write. */
+  provesBlank(cardId: string, [slot0, slot1]: [Buffer, Buffer]): boolean {
+    let latest: Movement | undefined;
+    for (const movement of this.#journal.movements.values()) {
+      if (movement.cardId === cardId) latest = movement;
+    }
+    const intent = latest?.reserved?.intent;
+    return (
+      latest?.torn === true &&
+      latest.card === 'not-written' &&
+      intent !== undefined &&
+      tornFirstWrite(intent, slot0, slot1)
+    );
   }
 
   /**
@@ -646,6 +694,20 @@ function settledByRefusal(
   if (error.code === ledgerErrorCodes.movementAlreadyVoided.code) return 'voided';
   if (error.code === ledgerErrorCodes.movementNotFound.code && action === 'void') return 'absent';
   return undefined;
+}
+
+/**
+ * A write planned from a blank card (previousBalance null: slot 0) that the card shows torn:
+ * slot 0 invalid, slot 1 still blank. Nothing else of the format writes slot 0 while slot 1 is
+ * blank, and a torn card is refused by every writer, so the card was blank before it.
+ */
+function tornFirstWrite(intent: WriteIntent, slot0: Buffer, slot1: Buffer): boolean {
+  return (
+    intent.previousBalance === null &&
+    intent.slot === 0 &&
+    decodeSlot(slot0).kind === 'invalid' &&
+    decodeSlot(slot1).kind === 'blank'
+  );
 }
 
 function isRefusal(error: unknown, code: string): boolean {

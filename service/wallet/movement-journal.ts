@@ -31,12 +31,29 @@ export type JournalEntry =
       intent: WriteIntent;
       at: string;
     }
-  /** The card write's outcome, once certain. */
-  | { type: 'card'; id: string; outcome: 'committed' | 'not-written'; at: string }
+  /**
+   * The card write's outcome, once certain. `torn`: decided from a card showing this write torn
+   * (the target slot invalid), which proves what the card held before (see tornFirstWrite).
+   */
+  | {
+      type: 'card';
+      id: string;
+      outcome: 'committed' | 'not-written';
+      torn?: boolean;
+      at: string;
+    }
   /** The ledger acknowledged: posted, voided, or it never held the movement. */
   | { type: 'resolved'; id: string; state: 'posted' | 'voided' | 'absent'; at: string }
   /** The answer the caller got, replayed for the same Idempotency-Key. */
-  | { type: 'answered'; id: string; status: number; body: unknown; at: string };
+  | { type: 'answered'; id: string; status: number; body: unknown; at: string }
+  /**
+   * A card's personalization is about to write its slots, then its trailer: until
+   * 'personalized', a card left half done is this worker's to finish (docs/card-security.md).
+   */
+  | { type: 'personalizing'; cardId: string; step: PersonalizationStep; at: string }
+  | { type: 'personalized'; cardId: string; at: string };
+
+export type PersonalizationStep = 'slots' | 'trailer';
 
 export interface Movement {
   id: string;
@@ -47,6 +64,8 @@ export interface Movement {
   startedAt: string;
   reserved?: { credits: number; amount: string; intent: WriteIntent };
   card?: 'committed' | 'not-written';
+  /** The card showed this write torn when it was decided. */
+  torn?: boolean;
   resolved?: 'posted' | 'voided' | 'absent';
   answer?: { status: number; body: unknown; at: string };
 }
@@ -144,6 +163,7 @@ export class FileJournalStore implements JournalStore {
 export class MovementJournal {
   readonly #store: JournalStore;
   readonly #movements = new Map<string, Movement>();
+  readonly #personalizing = new Map<string, { step: PersonalizationStep; at: string }>();
   #open = false;
   #appending: Promise<void> = Promise.resolve();
 
@@ -154,6 +174,11 @@ export class MovementJournal {
 
   get movements(): ReadonlyMap<string, Movement> {
     return this.#movements;
+  }
+
+  /** Cards whose personalization began and has not been seen to end, by card id. */
+  get personalizing(): ReadonlyMap<string, { step: PersonalizationStep; at: string }> {
+    return this.#personalizing;
   }
 
   async open(now = Date.now()): Promise<void> {
@@ -169,17 +194,24 @@ export class MovementJournal {
         if (index >= lines.length - 2) break;
         throw new Error(`movement journal: line ${index + 1} is not JSON`);
       }
-      fold(this.#movements, entry);
+      this.#fold(entry);
     }
+    const latestOfCard = new Map<string, string>();
+    for (const movement of this.#movements.values()) latestOfCard.set(movement.cardId, movement.id);
     for (const [id, movement] of this.#movements) {
       const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
-      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS) {
+      // A torn write stays while it is its card's latest: it proves what the card held.
+      const proof = movement.torn === true && latestOfCard.get(movement.cardId) === id;
+      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS && !proof) {
         this.#movements.delete(id);
       }
     }
     let compacted = '';
     for (const movement of this.#movements.values()) {
       for (const entry of entriesOf(movement)) compacted += `${JSON.stringify(entry)}\n`;
+    }
+    for (const [cardId, { step, at }] of this.#personalizing) {
+      compacted += `${JSON.stringify({ type: 'personalizing', cardId, step, at })}\n`;
     }
     await this.#store.rewrite(compacted);
     this.#open = true;
@@ -190,10 +222,20 @@ export class MovementJournal {
     const write = this.#appending.then(async () => {
       if (!this.#open) throw new Error('movement journal is closed');
       await this.#store.append(`${JSON.stringify(entry)}\n`);
-      fold(this.#movements, entry);
+      this.#fold(entry);
     });
     this.#appending = write.catch(() => undefined);
     return write;
+  }
+
+  #fold(entry: JournalEntry): void {
+    if (entry.type === 'personalizing') {
+      this.#personalizing.set(entry.cardId, { step: entry.step, at: entry.at });
+    } else if (entry.type === 'personalized') {
+      this.#personalizing.delete(entry.cardId);
+    } else {
+      fold(this.#movements, entry);
+    }
   }
 
   async close(): Promise<void> {
@@ -203,7 +245,9 @@ export class MovementJournal {
   }
 }
 
-function fold(movements: Map<string, Movement>, entry: JournalEntry): void {
+type MovementEntry = Exclude<JournalEntry, { type: 'personalizing' | 'personalized' }>;
+
+function fold(movements: Map<string, Movement>, entry: MovementEntry): void {
   if (entry.type === 'started') {
     movements.set(entry.id, {
       id: entry.id,
@@ -223,6 +267,7 @@ function fold(movements: Map<string, Movement>, entry: JournalEntry): void {
       break;
     case 'card':
       movement.card = entry.outcome;
+      if (entry.torn) movement.torn = true;
       break;
     case 'resolved':
       movement.resolved = entry.state;
@@ -249,8 +294,10 @@ function entriesOf(movement: Movement): JournalEntry[] {
   ];
   if (movement.reserved)
     entries.push({ type: 'reserved', id, ...movement.reserved, at: movement.startedAt });
-  if (movement.card)
-    entries.push({ type: 'card', id, outcome: movement.card, at: movement.startedAt });
+  if (movement.card) {
+    const torn = movement.torn ? { torn: true } : {};
+    entries.push({ type: 'card', id, outcome: movement.card, ...torn, at: movement.startedAt });
+  }
   if (movement.resolved) {
     entries.push({ type: 'resolved', id, state: movement.resolved, at: movement.startedAt });
   }

@@ -1,4 +1,5 @@
 import type { CardAccess } from './card-access.ts';
+import type { MovementEngine } from './movement-engine.ts';
 
 /** The card as the spec's card endpoints return it. */
 export interface CardView {
@@ -7,8 +8,14 @@ export interface CardView {
   rechargeAmount: null;
 }
 
-/** GET /readcard: what is on the card on the reader. The card is only read. */
-export async function readCard(cards: CardAccess): Promise<CardView> {
-  const wallet = await cards.withCard((session) => session.readWallet());
+/**
+ * GET /readcard: what is on the card on the reader. The card is only read: with per-card keys,
+ * with its own key, or with the transport key while it is not personalized yet.
+ */
+export async function readCard(cards: CardAccess, movements: MovementEngine): Promise<CardView> {
+  const wallet = await cards.withCard(async (card) => {
+    await card.openWallet?.();
+    return movements.readWallet(card);
+  });
   return { cardId: wallet.cardId, credits: wallet.balance, rechargeAmount: null };
 }

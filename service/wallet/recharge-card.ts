@@ -5,6 +5,7 @@ import { errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
 import type { Idempotency } from './movement-journal.ts';
+import type { CardPersonalizer } from './personalize-card.ts';
 import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.ts';
 
 export interface RechargeInput {
@@ -12,6 +13,8 @@ export interface RechargeInput {
   customer: LedgerCustomer;
   keyFingerprint: string;
   idempotency?: Idempotency;
+  /** Personalizes a card still on the transport key before anything is reserved. */
+  personalizer?: Pick<CardPersonalizer, 'beforeRecharge'>;
 }
 
 /**
@@ -34,7 +37,8 @@ export function rechargeCard(
       const earlier = movements.replay<RechargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
 
-      const wallet = await card.readWallet();
+      await input.personalizer?.beforeRecharge(card);
+      const wallet = await movements.readWallet(card);
       if (wallet.balance < 0) throw errors.negativeCredits();
       const fits = (credits: number) => wallet.balance + credits <= MAX_CARD_BALANCE;
       if (request.credits !== undefined && !fits(request.credits))

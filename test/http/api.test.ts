@@ -13,6 +13,7 @@ import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementEngine } from '../../service/wallet/movement-engine.ts';
+import { CardPersonalizer } from '../../service/wallet/personalize-card.ts';
 import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +38,12 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
   const journal = new MovementJournal(mkdtempSync(join(tmpdir(), 'cww-app-')));
   await journal.open();
   const listening: { server?: RunningServer } = {};
+  const movements = new MovementEngine({
+    journal,
+    ledger: client,
+    keys: new KeyRing(() => TEST_API_KEY, keyFingerprint),
+    log: silentLogger,
+  });
   const app = createApp({
     settings: () => ({ apiKey: TEST_API_KEY, allowedOrigins: [] }),
     port: () => listening.server?.port ?? 0,
@@ -47,10 +54,12 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
       status: { pcsc: 'stopped', readers: [], reader: null, card: null, problem: null },
       on: () => undefined,
     }),
-    movements: new MovementEngine({
+    movements,
+    personalizer: new CardPersonalizer({
       journal,
-      ledger: client,
-      keys: new KeyRing(() => TEST_API_KEY, keyFingerprint),
+      movements,
+      perCardKeys: false,
+      autoPersonalize: false,
       log: silentLogger,
     }),
     activity: new HttpActivity(),
@@ -437,6 +446,7 @@ describe('GET /openapi.json', () => {
       const document = res.json as { openapi: string; paths: Record<string, unknown> };
       assert.equal(document.openapi, '3.1.0');
       assert.deepEqual(Object.keys(document.paths).sort(), [
+        '/cards/personalize',
         '/dischargecard',
         '/events',
         '/info',

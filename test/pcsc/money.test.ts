@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { decodeSlot, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
 import {
@@ -44,6 +44,9 @@ const post = (path: string, body?: unknown, headers: Record<string, string> = {}
     },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
+
+const get = (path: string) =>
+  httpRequest(`${rig.service.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
 
 const pool = () => shopCredits(rig.ledger.url);
 const pendingAtLedger = () => pendingMovements(rig.ledger.url);
@@ -478,6 +481,56 @@ describe('Idempotency-Key', () => {
       assert.equal(balanceOf(card), 58, 'credited once');
       await settled();
       assert.equal(await pool(), poolBefore - 8);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+});
+
+describe('the torn first write', () => {
+  test('when the first write to a blank card tears (slot 0 torn, slot 1 blank), then this worker counts the card as blank and it works again', async () => {
+    const card = await cardHolding(null);
+    await rig.present(card);
+    const poolBefore = await pool();
+    const fault = card.failAt('write', 'tear');
+    const torn = await post('/writecard', { credits: 10 });
+    assert.ok(fault.fired, 'the fault hit');
+    assert.deepEqual(torn.json, { error: 'CardRemovedDuringWrite' }, shown(torn));
+    assert.equal(decodeSlot(card.block(4)).kind, 'invalid', 'slot 0 torn');
+    assert.equal(decodeSlot(card.block(5)).kind, 'blank', 'slot 1 blank');
+    await rig.reader.waitForRemoval();
+    await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
+    await rig.present(card);
+    try {
+      await settled();
+      assert.equal(await pool(), poolBefore, 'the torn write moved nothing');
+      const read = await get('/readcard');
+      assert.equal(read.status, 200, shown(read));
+      assert.deepEqual(read.json, { cardId: card.id, credits: 0, rechargeAmount: null });
+      const res = await post('/writecard', { credits: 10 });
+      assert.equal(res.status, 200, shown(res));
+      assert.deepEqual(res.json, { cardId: card.id, credits: 10, rechargeAmount: 5 }, shown(res));
+      assert.equal(balanceOf(card), 10);
+      await settled();
+      assert.equal(await pool(), poolBefore - 10);
+    } finally {
+      await rig.takeAway();
+    }
+  });
+
+  test('when a card shows slot 0 torn next to a blank slot 1 and the journal did not see it tear, then it stays CorruptCard and is not written', async () => {
+    const card = await cardHolding(null);
+    // Torn by someone else (another till, a vending machine's transfer): it may have held 50.
+    const torn = Buffer.concat([encodeValueBlock(50, 1).subarray(0, 8), Buffer.alloc(8)]);
+    card.setBlock(4, torn);
+    const dump = card.dump();
+    await rig.present(card);
+    try {
+      for (const res of [await get('/readcard'), await post('/writecard', { credits: 5 })]) {
+        assert.equal(res.status, 500, shown(res));
+        assert.deepEqual(res.json, { error: 'CorruptCard' }, shown(res));
+      }
+      assert.ok(card.dump().equals(dump), 'the card is unchanged');
     } finally {
       await rig.takeAway();
     }

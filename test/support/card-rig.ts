@@ -50,6 +50,7 @@ export const ROOMY_LIMITS: RateLimits = {
   info: { limit: 1_000, windowMs: 10_000 },
   writecard: { limit: 1_000, windowMs: 60_000 },
   dischargecard: { limit: 1_000, windowMs: 60_000 },
+  personalize: { limit: 1_000, windowMs: 60_000 },
   failedAuth: { limit: 1_000, windowMs: 60_000 },
 };
 

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import type { Reader } from 'nfc-pcsc';
 import { CardSession } from '../../service/card/card-session.ts';
 import { planWrite } from '../../service/card/wallet-format.ts';
+import { WalletKeys } from '../../service/card/wallet-keys.ts';
 
 /** A reader stand-in whose card answers GET UID with `uid` and records writes. */
 function readerAnswering(uid: string) {
@@ -17,11 +18,12 @@ function readerAnswering(uid: string) {
       return true;
     },
     read: async () => planWrite({ kind: 'blank' }, 5).block,
+    authenticate: async () => true,
   };
   return { reader: reader as unknown as Reader, writes };
 }
 
-const key = { key: Buffer.alloc(6, 0xff), type: 0x60 as const, sector: 1 };
+const key = new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 });
 
 describe('CardSession.writeSlot', () => {
   test('when another card is on the reader by the time of the write, then nothing is written (NoCard)', async () => {

@@ -4,6 +4,7 @@ import { afterEach, describe, test } from 'node:test';
 import type { NFC } from 'nfc-pcsc';
 import { ReaderManager, type ReaderEvent } from '../../service/card/reader-manager.ts';
 import { silentLogger } from '../../service/logger.ts';
+import { WalletKeys } from '../../service/card/wallet-keys.ts';
 
 /** Stand-ins for nfc-pcsc's NFC and Reader: emitters driven by the test. */
 class FakeReader extends EventEmitter {
@@ -48,7 +49,7 @@ function createManager(options: { readerName?: string } = {}) {
   const events: ReaderEvent[] = [];
   const manager = new ReaderManager({
     readerName: options.readerName,
-    key: { key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 },
+    keys: new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 }),
     createNfc: () => {
       const nfc = new FakeNfc();
       nfcs.push(nfc);
@@ -165,7 +166,7 @@ describe('ReaderManager', () => {
   test('when PC/SC cannot be created, then the manager keeps trying without throwing', async () => {
     let attempts = 0;
     const manager = new ReaderManager({
-      key: { key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 },
+      keys: new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 }),
       createNfc: () => {
         attempts += 1;
         throw new Error('SCardEstablishContext error: Service not available.(0x8010001d)');

@@ -5,6 +5,7 @@ import type { NFC } from 'nfc-pcsc';
 import { isSCardSvrRunning, smartCardServiceProbe } from '../../../service/card/pcscd-probe.ts';
 import { ReaderManager } from '../../../service/card/reader-manager.ts';
 import { silentLogger } from '../../../service/logger.ts';
+import { WalletKeys } from '../../../service/card/wallet-keys.ts';
 
 // The tray app's start on each platform: the reader must never block the main process.
 
@@ -27,7 +28,7 @@ describe('reader start-up', () => {
     let created = 0;
     const problems: string[] = [];
     const manager = new ReaderManager({
-      key: { key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 },
+      keys: new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 }),
       serviceProbe: {
         describe: 'the Windows Smart Card service (SCardSvr) is not running; plug in the reader',
         reachable: async () => {
@@ -61,7 +62,7 @@ describe('reader start-up', () => {
 
   test('when nfc-pcsc cannot be loaded (no libpcsclite, wrong ABI), then it is a reader problem and the manager stays up', async () => {
     const manager = new ReaderManager({
-      key: { key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 },
+      keys: new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 }),
       createNfc: async () => {
         throw new Error(
           'libpcsclite.so.1: cannot open shared object file: No such file or directory',

@@ -1,0 +1,30 @@
+// `card-wallet-worker personalize`: gives the card on the reader its own keys, through the
+// running service's POST /cards/personalize (cli-call.ts), as the POS or the tray would.
+import { parseArgs } from 'node:util';
+import { SERVICE_FLAGS, serviceTarget, type ServiceCall } from './cli-call.ts';
+import type { CliEnvironment } from './cli-options.ts';
+import { ConfigError, DEFAULT_PORT } from './config.ts';
+
+export const PERSONALIZE_USAGE = `Usage: card-wallet-worker personalize [options]
+
+Personalizes the card on the reader of the running service: writes its own keys, derived from
+the card master key the service is configured with (docs/card-security.md). Prints the answer
+of POST /cards/personalize; a card personalized before answers alreadyPersonalized: true.
+
+Options:
+  --port N                    the service's port (default ${DEFAULT_PORT})
+  --api-key KEY               the key (default: env CARD_WALLET_API_KEY, else the data folder's)
+  --data-dir DIR              the service's data folder (for its key)
+`;
+
+/** Turns `personalize ...` arguments into the HTTP call to make. */
+export function resolvePersonalizeCall(argv: string[], host: CliEnvironment): ServiceCall {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: argv, options: SERVICE_FLAGS, strict: true }));
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}\n\n${PERSONALIZE_USAGE}`);
+  }
+  const { baseUrl, apiKey } = serviceTarget(values, host);
+  return { method: 'POST', url: `${baseUrl}/cards/personalize`, apiKey };
+}

@@ -1,0 +1,136 @@
+import type { WalletRead, WriteResult } from '../card/card-session.ts';
+import { decodeWallet, encodeValueBlock } from '../card/wallet-format.ts';
+import { AppError, errors } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { WalletCard } from './card-access.ts';
+import type { MovementEngine } from './movement-engine.ts';
+import type { MovementJournal, PersonalizationStep } from './movement-journal.ts';
+
+/** The answer of POST /cards/personalize. */
+export interface PersonalizeAnswer {
+  cardId: string;
+  credits: number;
+  /** True when the card already had its own keys and nothing was written now. */
+  alreadyPersonalized: boolean;
+}
+
+export interface PersonalizerOptions {
+  journal: MovementJournal;
+  movements: MovementEngine;
+  /** Whether cards have keys of their own (a card master key is configured). */
+  perCardKeys: boolean;
+  /** Whether a recharge personalizes a card still on the transport key first. */
+  autoPersonalize: boolean;
+  log: Logger;
+}
+
+const BLANK_SLOT = Buffer.alloc(16);
+/** Slot 1 of a personalized card: value 0 at generation 0 (docs/card-format.md section 7). */
+const PERSONALIZED_SLOT_1 = encodeValueBlock(0, 0);
+
+/**
+ * Personalization: a card on the transport key gets its own keys (docs/card-security.md). The
+ * slots first (slot 0 blank, slot 1 = 0 at generation 0), so that a torn first write can never
+ * leave the card unreadable; a card already holding a valid wallet keeps its slots and balance.
+ * Then the trailer with the derived keys and access bits, then the new key B must open it.
+ * Each step is journaled before it is done, so a card pulled half way is finished on its next
+ * personalization, and a card whose trailer write tore is reported as such.
+ */
+export class CardPersonalizer {
+  readonly #options: PersonalizerOptions;
+
+  constructor(options: PersonalizerOptions) {
+    this.#options = options;
+  }
+
+  /** POST /cards/personalize: the card on the reader gets its keys; idempotent. */
+  async personalize(card: WalletCard): Promise<PersonalizeAnswer> {
+    if (!this.#options.perCardKeys) throw errors.cardMasterKeyNotSet();
+    const pending = this.#options.journal.personalizing.has(card.cardId);
+    if ((await this.#open(card)) === 'transport') return this.#personalizeOpened(card);
+    // Its own key opens it: personalized before, or now finished (its trailer landed).
+    const wallet = await this.#options.movements.readWallet(card);
+    if (pending) await this.#step(card, 'personalized');
+    return { cardId: card.cardId, credits: wallet.balance, alreadyPersonalized: !pending };
+  }
+
+  /**
+   * Before a recharge reserves anything at the ledger: a card still on the transport key is
+   * personalized (autoPersonalize), so a torn personalization costs no money.
+   */
+  async beforeRecharge(card: WalletCard): Promise<void> {
+    const { perCardKeys, autoPersonalize } = this.#options;
+    if (!perCardKeys || !autoPersonalize) return;
+    if ((await this.#open(card)) === 'transport') await this.#personalizeOpened(card);
+  }
+
+  /** Opens the wallet sector; a card whose trailer write this worker left torn says so. */
+  async #open(card: WalletCard): Promise<'card' | 'transport'> {
+    try {
+      return await personalizable(card).openWallet();
+    } catch (error) {
+      const torn = this.#options.journal.personalizing.get(card.cardId)?.step === 'trailer';
+      if (torn && error instanceof AppError && error.code === 'AuthenticationFail') {
+        this.#options.log.error(
+          `card ${card.cardId}: its trailer write was torn and no key opens its wallet sector`,
+        );
+        throw errors.personalizationTorn();
+      }
+      throw error;
+    }
+  }
+
+  /** The card is open with the transport key. */
+  async #personalizeOpened(card: WalletCard): Promise<PersonalizeAnswer> {
+    const session = personalizable(card);
+    const { journal, movements, log } = this.#options;
+    const slots = await card.readSlots();
+    const state = decodeWallet(slots[0], slots[1]);
+    // A corrupt card is rewritten only where this worker's journal proves it held nothing: its
+    // own slot writes left torn, or its torn first write (MovementEngine.provesBlank).
+    const writeSlots =
+      state.kind === 'blank' ||
+      (state.kind === 'corrupt' &&
+        (journal.personalizing.get(card.cardId)?.step === 'slots' ||
+          movements.provesBlank(card.cardId, slots)));
+    if (state.kind === 'corrupt' && !writeSlots) throw errors.corruptCard();
+    if (writeSlots) {
+      await this.#step(card, 'slots');
+      expectWritten(await session.writeSlotBlock(0, BLANK_SLOT));
+      expectWritten(await session.writeSlotBlock(1, PERSONALIZED_SLOT_1));
+    }
+    await this.#step(card, 'trailer');
+    expectWritten(await session.writeTrailer());
+    // The proof: the card's own key B opens it now.
+    if ((await session.openWallet()) !== 'card') throw errors.cardWriteUnverified();
+    const wallet: WalletRead = await movements.readWallet(card);
+    await this.#step(card, 'personalized');
+    log.info(`card ${card.cardId}: personalized with its own keys`);
+    return { cardId: card.cardId, credits: wallet.balance, alreadyPersonalized: false };
+  }
+
+  #step(card: WalletCard, step: PersonalizationStep | 'personalized'): Promise<void> {
+    const at = new Date().toISOString();
+    return this.#options.journal.append(
+      step === 'personalized'
+        ? { type: 'personalized', cardId: card.cardId, at }
+        : { type: 'personalizing', cardId: card.cardId, step, at },
+    );
+  }
+}
+
+type PersonalizableCard = Required<WalletCard>;
+
+function personalizable(card: WalletCard): PersonalizableCard {
+  if (!card.openWallet || !card.writeSlotBlock || !card.writeTrailer) {
+    throw new Error(`card ${card.cardId} cannot be personalized by this reader`);
+  }
+  return card as PersonalizableCard;
+}
+
+/** A write that did not certainly land ends the personalization with the card's error. */
+function expectWritten(result: WriteResult): void {
+  if (result.outcome === 'committed') return;
+  if (result.outcome === 'uncertain') throw errors.cardRemovedDuringPersonalization(result.error);
+  throw result.error;
+}

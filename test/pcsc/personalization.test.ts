@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import {
+  deriveSectorKeys,
+  parseMasterKey,
+  walletSectorTrailer,
+} from '../../service/card/card-keys.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
+import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
+import { importCardBalance, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
+import { VirtualCard, type FaultAction } from '../support/virtual-card.ts';
+
+// A test master key (never a real one: this file is public).
+const MASTER = '8E2A1F0C5B7D9364A0C3E5F71B2D4F60';
+const TRANSPORT_TRAILER = 'FFFFFFFFFFFFFF078069FFFFFFFFFFFF';
+const SECTOR = 1;
+const TRAILER_BLOCK = 7;
+
+let rig: CardRig;
+before(async () => (rig = await startCardRig({ cardMasterKey: MASTER, cardTimeoutMs: 1_500 })));
+after(() => rig.close());
+
+let nextUid = 0x10;
+/** A fresh card from the supplier: transport key, blank slots, a UID no other test used. */
+function freshCard(blocks: Record<number, Buffer> = {}): VirtualCard {
+  nextUid += 1;
+  return new VirtualCard({ uid: Buffer.from([0x04, 0x61, 0x70, nextUid]), blocks });
+}
+
+const keysOf = (card: VirtualCard) => deriveSectorKeys(parseMasterKey(MASTER), card.uid, SECTOR);
+const personalizedTrailer = (card: VirtualCard) => walletSectorTrailer(keysOf(card));
+
+/** A card personalized before (its trailer written with its derived keys). */
+function personalizedCard(blocks: Record<number, Buffer> = {}): VirtualCard {
+  const card = freshCard(blocks);
+  card.setBlock(TRAILER_BLOCK, personalizedTrailer(card));
+  return card;
+}
+
+const call = (method: string, path: string, body?: unknown) =>
+  httpRequest(`${rig.service.url}${path}`, {
+    method,
+    headers: {
+      'X-Api-Key': TEST_API_KEY,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+const personalize = () => call('POST', '/cards/personalize');
+const movementCreates = () =>
+  rig.ledgerProxy.requests.filter((r) => r.method === 'POST' && r.path === '/v1/movements').length;
+
+/** The trailer as it is on the card, and what it means. */
+function trailerState(card: VirtualCard): 'transport' | 'personalized' | 'other' {
+  const trailer = card.block(TRAILER_BLOCK);
+  if (trailer.equals(Buffer.from(TRANSPORT_TRAILER, 'hex'))) return 'transport';
+  return trailer.equals(personalizedTrailer(card)) ? 'personalized' : 'other';
+}
+
+async function withCard<T>(card: VirtualCard, run: () => Promise<T>): Promise<T> {
+  await rig.present(card);
+  try {
+    return await run();
+  } finally {
+    await rig.takeAway();
+  }
+}
+
+describe('per-card keys', () => {
+  test('when a card carries its derived keys, then readcard and a recharge open it with its own key B', async () => {
+    const card = personalizedCard({ 4: encodeValueBlock(20, 1) });
+    await importCardBalance(rig.ledger, card.id, 20);
+    await withCard(card, async () => {
+      rig.reader.resetApduLog();
+      const read = await call('GET', '/readcard');
+      assert.equal(read.status, 200, shown(read));
+      assert.deepEqual(read.json, { cardId: card.id, credits: 20, rechargeAmount: null });
+      const recharged = await call('POST', '/writecard', { credits: 5 });
+      assert.equal(recharged.status, 200, shown(recharged));
+      assert.deepEqual(recharged.json, { cardId: card.id, credits: 25, rechargeAmount: 2.5 });
+      assert.equal(walletBalance(card), 25);
+      const authentications = rig.reader.apdus.filter((apdu) => apdu[1] === 0x86);
+      assert.ok(authentications.length > 0, 'the card was authenticated');
+      for (const apdu of authentications) assert.equal(apdu[8], 0x61, 'key B every time');
+      const keyB = keysOf(card).keyB;
+      const loaded = rig.reader.apdus.filter((apdu) => apdu[1] === 0x82);
+      for (const apdu of loaded) assert.ok(apdu.subarray(5).equals(keyB), 'only its key B loaded');
+    });
+  });
+
+  test('when a card carries a foreign key, then AuthenticationFail, nothing is written and the ledger is not asked', async () => {
+    const card = freshCard({ 4: encodeValueBlock(40, 1) });
+    card.setKeys(SECTOR, { keyA: Buffer.from('A1A2A3A4A5A6', 'hex') });
+    const dump = card.dump();
+    await withCard(card, async () => {
+      const creates = movementCreates();
+      for (const res of [await call('POST', '/writecard', { credits: 5 }), await personalize()]) {
+        assert.equal(res.status, 400, shown(res));
+        assert.deepEqual(res.json, { error: 'AuthenticationFail' }, shown(res));
+      }
+      assert.ok(card.dump().equals(dump), 'the card is unchanged');
+      assert.equal(movementCreates(), creates, 'no movement at the ledger');
+    });
+  });
+
+  test('when answers are given, then none carries the master key', async () => {
+    const card = freshCard();
+    await withCard(card, async () => {
+      const answers: HttpResponse[] = [
+        await call('GET', '/readcard'),
+        await personalize(),
+        await call('GET', '/openapi.json'),
+        await call('POST', '/cards/personalize', { master: true }),
+      ];
+      for (const res of answers) {
+        assert.ok(!res.text.toUpperCase().includes(MASTER), `no master key in ${shown(res)}`);
+      }
+    });
+  });
+});
+
+describe('POST /cards/personalize', () => {
+  test('when a fresh card is personalized, then both slots, then its trailer are written, and its own key B opens it', async () => {
+    const card = freshCard();
+    await withCard(card, async () => {
+      const res = await personalize();
+      assert.equal(res.status, 200, shown(res));
+      assert.deepEqual(res.json, { cardId: card.id, credits: 0, alreadyPersonalized: false });
+      assert.ok(card.block(4).equals(Buffer.alloc(16)), 'slot 0 blank');
+      assert.ok(card.block(5).equals(encodeValueBlock(0, 0)), 'slot 1 = 0 at generation 0');
+      assert.equal(
+        card.block(TRAILER_BLOCK).toString('hex').toUpperCase().slice(12, 20),
+        '48778B69',
+      );
+      assert.equal(trailerState(card), 'personalized');
+      const writes = rig.reader.apdus.filter((apdu) => apdu[1] === 0xd6).map((apdu) => apdu[3]);
+      assert.deepEqual(writes.slice(-3), [4, 5, TRAILER_BLOCK], 'slots, then the trailer');
+      const lastAuth = rig.reader.apdus.filter((apdu) => apdu[1] === 0x86).at(-1);
+      assert.equal(lastAuth?.[8], 0x61, 'proved with key B');
+    });
+  });
+
+  test('when the card is personalized already, then 200 alreadyPersonalized and nothing is written', async () => {
+    const card = personalizedCard({ 4: encodeValueBlock(7, 1) });
+    await withCard(card, async () => {
+      rig.reader.resetApduLog();
+      const res = await personalize();
+      assert.equal(res.status, 200, shown(res));
+      assert.deepEqual(res.json, { cardId: card.id, credits: 7, alreadyPersonalized: true });
+      assert.equal(rig.reader.counts.write, 0);
+    });
+  });
+
+  test('when a card on the transport key already holds a balance, then it keeps its slots and balance', async () => {
+    const card = freshCard({ 4: encodeValueBlock(30, 1) });
+    await withCard(card, async () => {
+      const res = await personalize();
+      assert.equal(res.status, 200, shown(res));
+      assert.deepEqual(res.json, { cardId: card.id, credits: 30, alreadyPersonalized: false });
+      assert.ok(card.block(4).equals(encodeValueBlock(30, 1)));
+      assert.equal(trailerState(card), 'personalized');
+    });
+  });
+});
+
+describe('personalization on the first recharge', () => {
+  test('when a fresh card is first recharged, then it is personalized, loaded, and then works with its derived keys only', async () => {
+    const card = freshCard();
+    await withCard(card, async () => {
+      const poolBefore = await shopCredits(rig.ledger.url);
+      const res = await call('POST', '/writecard', { credits: 10 });
+      assert.equal(res.status, 200, shown(res));
+      assert.deepEqual(res.json, { cardId: card.id, credits: 10, rechargeAmount: 5 });
+      assert.equal(trailerState(card), 'personalized');
+      assert.equal(walletBalance(card), 10);
+      assert.notEqual(card.keyA(SECTOR).toString('hex'), 'ffffffffffff', 'no transport key');
+      await waitUntil(() => rig.service.unconfirmedMovements === 0, 20_000, 'posted');
+      assert.equal(await shopCredits(rig.ledger.url), poolBefore - 10);
+      const paid = await call('POST', '/dischargecard');
+      assert.equal(paid.status, 200, shown(paid));
+      assert.deepEqual(paid.json, { cardId: card.id, dischargedCredits: 10, dischargedAmount: 5 });
+    });
+  });
+
+  test('when the card leaves during that personalization, then nothing was reserved at the ledger', async () => {
+    const card = freshCard();
+    await rig.present(card);
+    const creates = movementCreates();
+    const fault = card.failAt({ command: 'write', block: TRAILER_BLOCK }, 'pull-before');
+    const res = await call('POST', '/writecard', { credits: 10 });
+    assert.ok(fault.fired, 'the fault hit');
+    assert.equal(res.status, 500, shown(res));
+    assert.deepEqual(res.json, { error: 'CardRemovedDuringPersonalization' }, shown(res));
+    assert.equal(movementCreates(), creates, 'no movement at the ledger');
+    assert.equal(trailerState(card), 'transport');
+    await rig.reader.waitForRemoval();
+    await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
+  });
+});
+
+describe('tearing: the card pulled at every APDU of a personalization', () => {
+  let apduCount = 0;
+  before(async () => {
+    // How many APDUs a personalization of a fresh card takes, counted on a probe card.
+    const probe = freshCard();
+    await withCard(probe, async () => {
+      rig.reader.resetApduLog();
+      const res = await personalize();
+      assert.equal(res.status, 200, shown(res));
+      apduCount = rig.reader.apdus.length;
+    });
+  });
+
+  const MAX_APDUS = 20;
+  test('when counted, then every APDU of a personalization is pulled below', () => {
+    assert.ok(apduCount >= 12 && apduCount <= MAX_APDUS, `${apduCount} APDUs`);
+  });
+
+  for (let step = 0; step < MAX_APDUS; step += 1) {
+    for (const mode of ['pull-before', 'pull-after', 'tear'] as const) {
+      test(`when the card is pulled at APDU ${step} of a personalization (${mode}), then it is left on the transport key or personalized, or reported torn`, async (t) => {
+        if (step >= apduCount) return t.skip(`a personalization takes ${apduCount} APDUs`);
+        const card = freshCard();
+        rig.reader.resetApduLog();
+        await rig.present(card);
+        const inserted = rig.reader.apdus.length;
+        const fault = card.failAt({ index: inserted + step }, mode as FaultAction);
+        const first = await personalize();
+        if (!fault.fired) {
+          // With a key still loaded in the reader, this run needed fewer APDUs than the probe.
+          fault.cancel();
+          await rig.takeAway();
+          assert.equal(first.status, 200, shown(first));
+          assert.equal(trailerState(card), 'personalized');
+          return;
+        }
+        const hitTrailer = fault.event?.command === 'write' && fault.event.block === TRAILER_BLOCK;
+        const trailerTorn = hitTrailer && mode === 'tear';
+        const state = trailerState(card);
+        if (trailerTorn) assert.equal(state, 'other', 'the trailer is half written');
+        else assert.ok(state === 'transport' || state === 'personalized', state);
+        if (first.status === 200) assert.equal(state, 'personalized', shown(first));
+        else {
+          assert.match(
+            String((first.json as { error: string }).error),
+            /^(NoCard|CardRemovedDuringPersonalization)$/,
+            shown(first),
+          );
+        }
+        await rig.reader.waitForRemoval();
+        await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
+        await withCard(card, async () => {
+          const again = await personalize();
+          if (trailerTorn) {
+            assert.equal(again.status, 500, shown(again));
+            assert.deepEqual(again.json, { error: 'PersonalizationTorn' }, shown(again));
+            return;
+          }
+          assert.equal(again.status, 200, shown(again));
+          assert.equal((again.json as { credits: number }).credits, 0, shown(again));
+          assert.equal(trailerState(card), 'personalized');
+          assert.ok(card.block(4).equals(Buffer.alloc(16)), 'slot 0 blank');
+          assert.ok(card.block(5).equals(encodeValueBlock(0, 0)), 'slot 1 = 0 at generation 0');
+        });
+      });
+    }
+  }
+});
