@@ -30,6 +30,13 @@ declare module 'nfc-pcsc' {
     connected: boolean;
     SCARD_STATE_EMPTY: number;
     SCARD_STATE_PRESENT: number;
+    /** SCardDisconnect's disposition that resets the card (a warm reset). */
+    SCARD_RESET_CARD: number;
+    /**
+     * SCardDisconnect with a disposition (Reader.disconnect always leaves the card as it is);
+     * calls back at once when not connected. The Reader's `connection` is then stale.
+     */
+    disconnect(disposition: number, callback: (error?: Error | null) => void): void;
     close(): void;
   }
 
@@ -41,6 +48,7 @@ declare module 'nfc-pcsc' {
     autoProcessing: boolean;
     aid: Buffer | string | ((card: Card) => Buffer) | null;
     logger: Logger;
+    /** SCardConnect (shared by default); sets `connection`. */
     connect(mode?: 'CONNECT_MODE_CARD' | 'CONNECT_MODE_DIRECT'): Promise<unknown>;
     disconnect(): Promise<boolean>;
     transmit(data: Buffer, responseMaxLength: number): Promise<Buffer>;

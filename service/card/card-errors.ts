@@ -39,7 +39,8 @@ function isCardGone(error: NfcError): boolean {
     error.code === 'card_not_connected' ||
     error.code === 'unable_to_load_key' ||
     error.name === 'TransmitError' ||
-    /Invalid response length 0|Card Reader not connected|0x801000(69|16|68|67)|removed|reset/i.test(
+    // 0x8010000C (no smart card): SCardConnect after a card reset (CardSession) found none.
+    /Invalid response length 0|Card Reader not connected|0x801000(69|16|68|67|0c)|removed|reset/i.test(
       error.message,
     )
   );

@@ -36,7 +36,8 @@ const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
 
 /**
  * One card operation on the card that is on the reader: authenticates the wallet sector once
- * (with the card's key: see WalletKeys), then reads or writes its slots. Every APDU has a
+ * (with the card's key: see WalletKeys), then reads or writes its slots. A card that a failed
+ * authentication halted is re-activated before the next one (#reactivate). Every APDU has a
  * deadline; one that passes it fails with CardNotResponding while the reader lock stays held
  * until the APDU really ends. Every nfc-pcsc failure leaves here as an AppError.
  */
@@ -82,8 +83,9 @@ export class CardSession {
 
   /**
    * Authenticates the wallet sector with the card's key; with per-card keys, when that fails,
-   * with the transport key (a card not personalized yet). Later reads and writes of this
-   * session use the key that opened it. Fails with AuthenticationFail when neither opens it.
+   * with the transport key (a card not personalized yet), after re-activating the card the
+   * failure halted. Later reads and writes of this session use the key that opened it. Fails
+   * with AuthenticationFail when neither opens it.
    */
   async openWallet(): Promise<OpenedWith> {
     try {
@@ -163,21 +165,43 @@ export class CardSession {
     return [Buffer.from(data.subarray(0, BLOCK)), Buffer.from(data.subarray(BLOCK, 2 * BLOCK))];
   }
 
-  /** Authenticates with `key` (default: the card's), unless the sector is already open. */
+  /**
+   * Authenticates with `key` (default: the card's), unless the sector is already open; first
+   * re-activates the card if a failed authentication left it halted.
+   */
   async #authenticate(key?: WalletKey): Promise<void> {
     if (this.#opened && (key === undefined || key === this.#opened)) return;
     const use = key ?? this.#keys.forCard(this.cardId);
     const { first } = sectorBlocks(this.#keys.sector);
     this.#opened = null;
+    if (haltedCards.get(this.#reader) === this.cardId) await this.#reactivate();
     try {
       await this.#call(() => this.#reader.authenticate(first, use.type, use.key));
     } catch (error) {
-      if (((error as AppError).cause as { code?: string } | undefined)?.code === LOAD_KEY_FAILED) {
+      const appError = error as AppError;
+      if ((appError.cause as { code?: string } | undefined)?.code === LOAD_KEY_FAILED) {
         forgetLoadedKeys(this.#reader);
       }
+      if (appError.code === 'AuthenticationFail') haltedCards.set(this.#reader, this.cardId);
       throw error;
     }
     this.#opened = use;
+  }
+
+  /**
+   * A MIFARE Classic card halts after a failed authentication: it answers nothing more, an
+   * authentication with the right key included (an ACR122U answers 63 00), until the reader
+   * selects it again. With PC/SC that is a card reset, SCardDisconnect with SCARD_RESET_CARD
+   * and SCardConnect again. nfc-pcsc's Reader.disconnect always leaves the card as it is
+   * (https://github.com/pokusew/nfc-pcsc/issues/145) and @pokusew/pcsclite has no
+   * SCardReconnect (https://github.com/pokusew/node-pcsclite/issues/52), so the reset goes to
+   * the pcsclite reader under it. Afterwards the card must still be this session's: another
+   * card (or none) is NoCard, and nothing is written to it.
+   */
+  async #reactivate(): Promise<void> {
+    await this.#call(() => resetCard(this.#reader));
+    haltedCards.delete(this.#reader);
+    await this.#checkUid();
   }
 
   /** The card on the reader must still be the one this session started with. */
@@ -204,6 +228,31 @@ export class CardSession {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * The card each reader last left halted by a failed authentication, by card id. A halt outlives
+ * the session that caused it (the next request's first authentication would fail too), so it is
+ * kept per nfc-pcsc Reader, as nfc-pcsc keeps its key cache. A card taken away and put back is
+ * reset once more than it needs: harmless.
+ */
+const haltedCards = new WeakMap<Reader, string>();
+
+/**
+ * Resets the card on the reader: SCardDisconnect with SCARD_RESET_CARD, then nfc-pcsc's own
+ * connect, which records the new connection. The reader's key slots survive a card reset on an
+ * ACR122U, but not necessarily on every reader: nfc-pcsc's record of them is forgotten, so the
+ * next authentication loads its key again (one LOAD KEY) rather than trust a slot that may be
+ * empty.
+ */
+async function resetCard(reader: Reader): Promise<void> {
+  const pcsc = reader.reader;
+  await new Promise<void>((resolve, reject) =>
+    pcsc.disconnect(pcsc.SCARD_RESET_CARD, (error) => (error ? reject(error) : resolve())),
+  );
+  reader.connection = null;
+  forgetLoadedKeys(reader);
+  await reader.connect();
 }
 
 /** nfc-pcsc's AuthenticationError code when its LOAD KEY got no 90 00. */

@@ -199,6 +199,82 @@ describe('personalization on the first recharge', () => {
   });
 });
 
+// A real MIFARE Classic card halts after a failed authentication and answers nothing, the right
+// key included, until it is reset; the virtual card does the same (63 00). The worker resets it
+// (SCardDisconnect with SCARD_RESET_CARD, which reaches the card as vpcd's reset) before the
+// next authentication, and checks its UID again.
+describe('the card halts after a failed authentication', () => {
+  const authKeyTypes = () =>
+    rig.reader.apdus.filter((apdu) => apdu[1] === 0x86).map((apdu) => apdu[8]);
+
+  test('when a fresh card is first recharged, then one reset between its own key and the transport key, and then its key B reads it with no reset', async () => {
+    const card = freshCard();
+    await withCard(card, async () => {
+      rig.reader.resetApduLog();
+      const res = await call('POST', '/writecard', { credits: 10 });
+      assert.equal(res.status, 200, shown(res));
+      assert.deepEqual(res.json, { cardId: card.id, credits: 10, rechargeAmount: 5 });
+      assert.equal(trailerState(card), 'personalized');
+      assert.equal(rig.reader.resets, 1, 'one reset, for the one fallback');
+      const apdus = rig.reader.apdus;
+      const first = apdus.findIndex((apdu) => apdu[1] === 0x86);
+      assert.equal(apdus[first]?.[8], 0x61, 'its own key B first');
+      assert.equal(
+        apdus[first + 1]?.toString('hex'),
+        'ffca000000',
+        'its UID checked after the reset',
+      );
+      assert.deepEqual(
+        authKeyTypes().slice(0, 3),
+        [0x61, 0x60, 0x61],
+        'own, transport, own (the proof)',
+      );
+
+      rig.reader.resetApduLog();
+      const read = await call('GET', '/readcard');
+      assert.equal(read.status, 200, shown(read));
+      assert.deepEqual(read.json, { cardId: card.id, credits: 10, rechargeAmount: null });
+      assert.equal(rig.reader.resets, 0);
+      assert.deepEqual(authKeyTypes(), [0x61], 'its key B, once');
+    });
+  });
+
+  test('when a failed authentication left a personalized card halted, then the next request resets it once and reads it with its key B', async () => {
+    const card = personalizedCard({ 4: encodeValueBlock(20, 1) });
+    await withCard(card, async () => {
+      // For one request its key B does not open it (as in a poor field): both keys fail.
+      card.setKeys(SECTOR, { keyB: Buffer.alloc(6, 0x42) });
+      const failed = await call('GET', '/readcard');
+      assert.equal(failed.status, 400, shown(failed));
+      assert.deepEqual(failed.json, { error: 'AuthenticationFail' }, shown(failed));
+      card.setBlock(TRAILER_BLOCK, personalizedTrailer(card));
+
+      rig.reader.resetApduLog();
+      const read = await call('GET', '/readcard');
+      assert.equal(read.status, 200, shown(read));
+      assert.deepEqual(read.json, { cardId: card.id, credits: 20, rechargeAmount: null });
+      assert.equal(rig.reader.resets, 1, 'reset before its first authentication');
+      assert.deepEqual(authKeyTypes(), [0x61], 'its key B, once');
+    });
+  });
+
+  test('when a card carries a foreign key, then one reset between its two keys, AuthenticationFail, and nothing written', async () => {
+    const card = freshCard({ 4: encodeValueBlock(40, 1) });
+    card.setKeys(SECTOR, { keyA: Buffer.from('A1A2A3A4A5A6', 'hex') });
+    const dump = card.dump();
+    await withCard(card, async () => {
+      rig.reader.resetApduLog();
+      const res = await call('POST', '/writecard', { credits: 5 });
+      assert.equal(res.status, 400, shown(res));
+      assert.deepEqual(res.json, { error: 'AuthenticationFail' }, shown(res));
+      assert.equal(rig.reader.resets, 1);
+      assert.deepEqual(authKeyTypes(), [0x61, 0x60], 'its own key B, then the transport key A');
+      assert.equal(rig.reader.counts.write, 0);
+      assert.ok(card.dump().equals(dump), 'the card is unchanged');
+    });
+  });
+});
+
 describe('tearing: the card pulled at every APDU of a personalization', () => {
   let apduCount = 0;
   before(async () => {

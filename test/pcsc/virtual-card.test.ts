@@ -244,12 +244,15 @@ describe('PC/SC rig through nfc-pcsc', () => {
     );
   });
 
-  test('when the key is wrong, then authenticate rejects with AuthenticationError and reads are refused', async (t) => {
+  test('when the key is wrong, then authenticate rejects with AuthenticationError and the card halts until pcscd resets it', async (t) => {
     const harness = openHarness(t);
     const card = newCard();
-    card.setKeys(1, { keyA: Buffer.from('A0A1A2A3A4A5', 'hex') });
+    const key = Buffer.from('A0A1A2A3A4A5', 'hex');
+    card.setKeys(1, { keyA: key });
     await harness.insert(card);
     const reader = await harness.reader();
+    const virtual = harness.virtual();
+    virtual.resetApduLog();
 
     await assert.rejects(reader.authenticate(4, KEY_TYPE_A, DEFAULT_KEY), (error: Error) => {
       assert.ok(error instanceof AuthenticationError);
@@ -257,13 +260,28 @@ describe('PC/SC rig through nfc-pcsc', () => {
       assert.match(error.message, /0x6300/);
       return true;
     });
+    // Halted: every card command answers 63 00, the right key included.
     await assert.rejects(
       reader.read(4, 16, 16),
-      (error: Error) => error instanceof ReadError && /0x6982/.test(error.message),
+      (error: Error) => error instanceof ReadError && /0x6300/.test(error.message),
     );
+    await assert.rejects(reader.authenticate(4, KEY_TYPE_A, key), /0x6300/);
 
-    await reader.authenticate(4, KEY_TYPE_A, Buffer.from('A0A1A2A3A4A5', 'hex'));
+    // SCardDisconnect with SCARD_RESET_CARD reaches the card as vpcd's reset (02), in place.
+    const cardEvents: string[] = [];
+    reader.on('card', () => cardEvents.push('card'));
+    reader.on('card.off', () => cardEvents.push('card.off'));
+    await new Promise<void>((resolve, reject) =>
+      reader.reader.disconnect(reader.reader.SCARD_RESET_CARD, (error) =>
+        error ? reject(error) : resolve(),
+      ),
+    );
+    reader.connection = null;
+    await reader.connect();
+    assert.equal(virtual.resets, 1);
+    await reader.authenticate(4, KEY_TYPE_A, key);
     assert.deepEqual(await reader.read(4, 16, 16), Buffer.alloc(16));
+    assert.deepEqual(cardEvents, [], 'the card stayed present');
   });
 
   test('when the card is pulled before a write takes effect, then the write rejects and the block is unchanged', async (t) => {

@@ -72,6 +72,7 @@ export class VirtualReader {
   #session: Session | null = null;
   #apdus: Buffer[] = [];
   #counts = emptyCounts();
+  #resets = 0;
 
   constructor(port: number, options: VirtualReaderOptions = {}) {
     this.port = port;
@@ -99,9 +100,15 @@ export class VirtualReader {
     return { ...this.#counts };
   }
 
+  /** Card resets (vpcd's control byte 02) since the last resetApduLog(). */
+  get resets(): number {
+    return this.#resets;
+  }
+
   resetApduLog(): void {
     this.#apdus = [];
     this.#counts = emptyCounts();
+    this.#resets = 0;
   }
 
   /**
@@ -122,6 +129,7 @@ export class VirtualReader {
       closed,
       isClosed: false,
       authenticated: null,
+      halted: false,
       apduCount: 0,
       stalled: false,
       inbox: Buffer.alloc(0),
@@ -207,7 +215,9 @@ export class VirtualReader {
         case 0x00: // power off
         case 0x01: // power on
         case 0x02: // reset
-          session.authenticated = null;
+          // pcscd's SCardDisconnect/SCardReconnect with SCARD_RESET_CARD sends 02.
+          if (message[0] === 0x02) this.#resets += 1;
+          this.#frontEnd.reactivate(session);
           return;
         case 0x04: // get ATR
           this.#send(session, session.card.atr);

@@ -22,7 +22,7 @@ function setup(groups?: [number, number, number, number]) {
   card.setKeys(1, { keyA: KEY_A, keyB: KEY_B });
   if (groups) card.setAccessBits(1, groups);
   const frontEnd = new ContactlessFrontEnd();
-  const contact: CardContact = { card, authenticated: null };
+  const contact: CardContact = { card, authenticated: null, halted: false };
   const send = (hex: string, torn = false) =>
     frontEnd.execute(contact, Buffer.from(hex.replaceAll(' ', ''), 'hex'), torn).toString('hex');
   send(`FF820000 06 ${KEY_A.toString('hex')}`);
@@ -34,7 +34,7 @@ function setup(groups?: [number, number, number, number]) {
   const read = (block: number) => send(`FFB000${block.toString(16).padStart(2, '0')}10`);
   const write = (block: number, data: Buffer, torn = false) =>
     send(`FFD600${block.toString(16).padStart(2, '0')}10${data.toString('hex')}`, torn);
-  return { card, contact, auth, read, write };
+  return { card, contact, frontEnd, send, auth, read, write };
 }
 
 const status = (answer: string) => answer.slice(-4);
@@ -85,6 +85,54 @@ describe('keys A and B', () => {
     const { auth, read } = setup();
     assert.equal(auth(7, 'A'), OK);
     assert.equal(read(7), `000000000000ff078069${KEY_B.toString('hex')}${OK}`);
+  });
+});
+
+describe('halt after a failed authentication', () => {
+  test('when an authentication fails, then the card answers 63 00 to every card command, the right key included, until it is re-activated', () => {
+    const { card, contact, frontEnd, send, auth, read, write } = setup([0, 0, 0, 0b011]);
+    const before = card.block(4);
+    send(`FF820000 06 ${Buffer.alloc(6, 0x77).toString('hex')}`);
+    assert.equal(auth(4, 'A'), FAILED);
+    send(`FF820000 06 ${KEY_A.toString('hex')}`);
+    assert.equal(auth(4, 'A'), FAILED, 'the right key after a wrong one');
+    assert.equal(auth(4, 'B'), FAILED);
+    assert.equal(read(4), FAILED);
+    assert.equal(write(4, DATA), FAILED);
+    assert.deepEqual(card.block(4), before, 'nothing written');
+    // The reader answers these itself.
+    assert.equal(send('FFCA000000'), `01020304${OK}`);
+    assert.equal(send(`FF820001 06 ${KEY_B.toString('hex')}`), OK);
+
+    frontEnd.reactivate(contact);
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(read(4), `${before.toString('hex')}${OK}`);
+  });
+
+  test('when the card is re-activated while authenticated, then it must authenticate again', () => {
+    const { contact, frontEnd, auth, read } = setup();
+    assert.equal(auth(4, 'A'), OK);
+    frontEnd.reactivate(contact);
+    assert.equal(read(4), REFUSED);
+  });
+
+  test('when the reader refuses an authentication itself (an empty key slot), then the card is not halted', () => {
+    const card = new VirtualCard({ uid: Buffer.from('01020304', 'hex') });
+    const frontEnd = new ContactlessFrontEnd();
+    const contact: CardContact = { card, authenticated: null, halted: false };
+    const send = (hex: string) =>
+      frontEnd.execute(contact, Buffer.from(hex, 'hex')).toString('hex');
+    assert.equal(send('FF860000050100046000'), FAILED, 'slot 0 holds no key');
+    assert.equal(contact.halted, false);
+    assert.equal(send('FF82000006FFFFFFFFFFFF'), OK);
+    assert.equal(send('FF860000050100046000'), OK);
+  });
+
+  test('when a blocked sector refuses an authentication, then the card halts too', () => {
+    const { card, contact, auth } = setup();
+    card.setBlock(trailerBlockOf(1), Buffer.concat([KEY_A, Buffer.from('ff078169', 'hex'), KEY_B]));
+    assert.equal(auth(4, 'A'), FAILED);
+    assert.equal(contact.halted, true);
   });
 });
 

@@ -46,6 +46,8 @@ export class SimulatedPcscReader extends EventEmitter {
   readonly SCARD_SHARE_SHARED = 2;
   readonly SCARD_SHARE_DIRECT = 3;
   readonly SCARD_LEAVE_CARD = 0;
+  readonly SCARD_RESET_CARD = 1;
+  readonly SCARD_UNPOWER_CARD = 2;
   readonly IOCTL_CCID_ESCAPE = 0x42000001;
   state = SCARD_STATE_EMPTY;
   connected = false;
@@ -72,6 +74,7 @@ export class SimulatedPcscReader extends EventEmitter {
     this.#contact = {
       card,
       authenticated: null,
+      halted: false,
       apduCount: 0,
       gone: false,
       onGone: [seen],
@@ -108,7 +111,11 @@ export class SimulatedPcscReader extends EventEmitter {
     });
   }
 
-  disconnect(_disposition: number, callback: (error: Error | null) => void): void {
+  /** With SCARD_RESET_CARD or SCARD_UNPOWER_CARD the card is re-activated, as pcscd does. */
+  disconnect(disposition: number, callback: (error: Error | null) => void): void {
+    const contact = this.#contact;
+    const reset = disposition === this.SCARD_RESET_CARD || disposition === this.SCARD_UNPOWER_CARD;
+    if (contact && this.connected && reset) this.#frontEnd.reactivate(contact);
     this.connected = false;
     setImmediate(() => callback(null));
   }

@@ -12,9 +12,18 @@
 //                                                         drops authentication
 //   READ BINARY    FF B0 00 <blk> 10                   -> 16 bytes 90 00
 //   UPDATE BINARY  FF D6 00 <blk> 10 <16 bytes>        -> 90 00 (63 00 for the read-only block 0)
+// A failed authentication that reached the card (a wrong key, a blocked sector, a block not on
+// the card) halts it, as the MIFARE Classic protocol does: the card answers nothing until it is
+// re-activated, so the reader answers 63 00 to every AUTHENTICATE, READ BINARY and UPDATE BINARY
+// after it, the right key included (what an ACR122U gives). GET UID and LOAD KEY, which the
+// reader answers itself, still work. Re-activation is the reader's RF reset and re-selection:
+// a PC/SC reset (SCardDisconnect or SCardReconnect with SCARD_RESET_CARD or
+// SCARD_UNPOWER_CARD), which reaches the card as vpcd's power off, power on or reset
+// (ContactlessFrontEnd.reactivate).
 // Access bits are interpreted as on a real card (MIFARE Classic datasheet, section 8.7): each
 // block's C1 C2 C3 say which key may read and write it; a read the key may not do, or a command
-// outside the authenticated sector, answers 69 82 and drops authentication (a real card halts).
+// outside the authenticated sector, answers 69 82 and drops authentication (a real card halts
+// there too; not modelled: the wallet's own keys never ask for an access their bits refuse).
 // In a trailer key A always reads as zeros, and the access bits and key B read as zeros where
 // the key may not read them; a trailer write changes only the fields the key may write. Where
 // key B is readable it cannot serve for authentication: it authenticates, then every access is
@@ -471,6 +480,8 @@ export function classifyApdu(apdu: Buffer): { command: ApduCommand; block?: numb
 export interface CardContact {
   readonly card: VirtualCard;
   authenticated: { sector: number; key: KeyType } | null;
+  /** Halted by a failed authentication: mute until re-activated (see the top of this file). */
+  halted: boolean;
 }
 
 /**
@@ -486,6 +497,12 @@ export class ContactlessFrontEnd {
       typeof keySlots === 'number'
         ? new Array<Buffer | undefined>(keySlots).fill(undefined)
         : keySlots;
+  }
+
+  /** The reader's RF reset and re-selection of the card: authentication dropped, halt ended. */
+  reactivate(contact: CardContact): void {
+    contact.authenticated = null;
+    contact.halted = false;
   }
 
   /**
@@ -525,12 +542,14 @@ export class ContactlessFrontEnd {
       }
       case 0xb0: {
         if (apdu.length !== 5 || apdu[4] !== BLOCK_SIZE) return SW_WRONG_LENGTH;
+        if (contact.halted) return SW_FAILED;
         const block = (p1 << 8) | p2;
         const data = this.#read(contact, block);
         return data ? Buffer.concat([data, SW_OK]) : SW_NOT_ALLOWED;
       }
       case 0xd6: {
         if (apdu.length !== 5 + BLOCK_SIZE || apdu[4] !== BLOCK_SIZE) return SW_WRONG_LENGTH;
+        if (contact.halted) return SW_FAILED;
         const block = (p1 << 8) | p2;
         if (!this.#inSector(contact, block)) return SW_NOT_ALLOWED;
         if (block === 0) return SW_FAILED;
@@ -552,13 +571,19 @@ export class ContactlessFrontEnd {
     const card = contact.card;
     const key = this.#keySlots[slot];
     contact.authenticated = null;
-    if (!key || block >= card.blockCount || (keyType !== KEY_TYPE_A && keyType !== KEY_TYPE_B))
-      return SW_FAILED;
+    // The reader refuses these itself, without a word to the card.
+    if (!key || (keyType !== KEY_TYPE_A && keyType !== KEY_TYPE_B)) return SW_FAILED;
+    if (contact.halted) return SW_FAILED;
+    const sector = block < card.blockCount ? sectorOfBlock(block) : -1;
     // Access bits that fail their own check have blocked the sector for good.
-    if (card.accessConditionOf(block) === null) return SW_FAILED;
-    const sector = sectorOfBlock(block);
-    const expected = keyType === KEY_TYPE_A ? card.keyA(sector) : card.keyB(sector);
-    if (!key.equals(expected)) return SW_FAILED;
+    const opens =
+      sector >= 0 &&
+      card.accessConditionOf(block) !== null &&
+      key.equals(keyType === KEY_TYPE_A ? card.keyA(sector) : card.keyB(sector));
+    if (!opens) {
+      contact.halted = true;
+      return SW_FAILED;
+    }
     contact.authenticated = { sector, key: keyType === KEY_TYPE_A ? 'A' : 'B' };
     return SW_OK;
   }
