@@ -1,6 +1,12 @@
 import type { LiveSettings } from '../service/worker-service.ts';
 import type { SaveResult } from './ipc-contract.ts';
-import { needsRestart, settingsProblems, type Settings } from './settings.ts';
+import {
+  editedSettings,
+  needsRestart,
+  settingsProblems,
+  type Settings,
+  type SettingsEdit,
+} from './settings.ts';
 
 export interface SaveSteps {
   /** The running service, if any: takes the key, origins and port live. */
@@ -13,13 +19,14 @@ export interface SaveSteps {
  * Saving settings from the window: all or nothing. Invalid settings are explained and nothing
  * changes. Settings the service takes live are applied first (a port in use fails here, and
  * the service stays where it was, the settings unsaved); then they are stored; other changes
- * restart the service core.
+ * restart the service core. The window's edit keeps, replaces or clears the card master key.
  */
 export async function saveSettings(
   current: Settings,
-  next: Settings,
+  edit: SettingsEdit,
   steps: SaveSteps,
 ): Promise<SaveResult> {
+  const next = editedSettings(current, edit);
   const problems = settingsProblems(next);
   if (problems.length > 0) return { ok: false, problems };
   const restart = needsRestart(current, next) || !steps.service;

@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import { applySeed } from '../../cloud/seed.ts';
 import type { SettingsView } from '../../main/ipc-contract.ts';
 import { saveSettings } from '../../main/save-settings.ts';
-import type { Settings } from '../../main/settings.ts';
+import { windowSettings, type Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
@@ -36,7 +36,11 @@ async function bridgeInvoke(channel: string, [argument]: unknown[]): Promise<unk
     case 'status:get':
       return feed.snapshot();
     case 'settings:get':
-      return { settings, plainTextKeyStorage: true, recovery } satisfies SettingsView;
+      return {
+        settings: windowSettings(settings),
+        plainTextKeyStorage: true,
+        recovery,
+      } satisfies SettingsView;
     case 'settings:save':
       // main/'s own save logic; restarting the service core is not part of these tests.
       return saveSettings(settings, argument as Settings, {
@@ -62,6 +66,8 @@ before(async () => {
     reader: 'Virtual PCD 00 00',
     cardKey: 'FFFFFFFFFFFF',
     cardKeyType: 'A',
+    cardMasterKey: null,
+    autoPersonalize: true,
     walletSector: 1,
     startAtLogin: false,
     simulator: false,
