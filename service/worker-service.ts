@@ -165,6 +165,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       autoPersonalize: config.autoPersonalize ?? walletKeys.perCard,
       log,
     }),
+    refuseCardsAboveAccount: config.refuseCardsAboveAccount,
     events,
     activity,
     log,
