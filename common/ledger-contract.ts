@@ -33,9 +33,7 @@ export interface Movement {
  * account, and legacy overdraws found by migration 3.
  */
 export type CardFlagKind =
-  | 'discharge-exceeds-account'
-  | 'card-above-account'
-  | 'overdrawn-before-accounts';
+  'discharge-exceeds-account' | 'card-above-account' | 'overdrawn-before-accounts';
 
 export interface CardFlag {
   kind: CardFlagKind;
