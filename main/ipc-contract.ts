@@ -13,8 +13,13 @@ export interface SettingsView {
   recovery: string | null;
 }
 
-export type SaveResult =
-  { ok: true; restarted: boolean } | { ok: false; problems: SettingsProblem[] };
+/** A field's problem, or (field null) the save's own: storing the settings failed. */
+export interface SaveProblem {
+  field: SettingsProblem['field'] | null;
+  message: string;
+}
+
+export type SaveResult = { ok: true; restarted: boolean } | { ok: false; problems: SaveProblem[] };
 
 /** What the simulator panel sends: the bodies of the HTTP control API (docs/integrators.md). */
 export interface SimulatorPlaceRequest {

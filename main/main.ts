@@ -182,6 +182,10 @@ const trayActions = {
     if (!settings) return;
     // Then the tray shows what was saved (main/tray.ts: Electron ticks the box itself).
     void saveFromWindow({ ...settings, startAtLogin: enabled })
+      .then((result) => {
+        if (!result.ok)
+          log.error(`start at login: ${result.problems.map((p) => p.message).join(' ')}`);
+      })
       .catch((error: unknown) => log.error(`start at login: ${(error as Error).message}`))
       .finally(() => publish(snapshot));
   },

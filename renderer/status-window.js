@@ -41,6 +41,7 @@ function render(snapshot) {
     service.state === 'running',
   );
   $('service-url').textContent = service.url ?? '-';
+  $('copy-url').disabled = !service.url; // starting or failed: nothing to copy
 
   $('reader-name').textContent = reader.name ?? 'no reader';
   $('reader-state').textContent =
@@ -67,10 +68,12 @@ function render(snapshot) {
 
   $('ledger-state').textContent =
     ledger.reachable === null ? 'not asked yet' : ledger.reachable ? 'reachable' : 'not reachable';
+  $('ledger-state').classList.toggle('warning', ledger.reachable === false);
   $('ledger-waiting').textContent =
     ledger.unconfirmedMovements === 0
       ? 'no movement waiting'
       : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
+  $('ledger-waiting').classList.toggle('warning', ledger.unconfirmedMovements > 0);
   // Reserved at the ledger, decided by what the card holds when it is presented again.
   const forCard = $('ledger-waiting-for-card');
   forCard.hidden = ledger.waitingForCard.length === 0;

@@ -73,6 +73,13 @@ export const configSchema = z
      * first recharge, before anything is reserved. Default: on when a master key is set.
      */
     autoPersonalize: z.boolean().optional(),
+    /**
+     * Every recharge tells the ledger what the card held; a card holding more than its account
+     * at the ledger (written by someone else) is flagged suspect there. On: such a recharge is
+     * also refused (500 CardAccountExceeded, nothing reserved or written). Default off: a shop
+     * that imported its cards' balances can turn it on.
+     */
+    refuseCardsAboveAccount: z.boolean().default(false),
     /** Sector holding the wallet; 16-39 exist only on 4K cards. Sector 0 is the maker's. */
     walletSector: z.number().int().min(1).max(39).default(1),
     /** Base URL of the cloud ledger; absent: the embedded ledger (standalone mode). */

@@ -175,6 +175,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     customers,
     movements,
     personalizer,
+    refuseCardsAboveAccount: config.refuseCardsAboveAccount,
     events,
     activity,
     log,

@@ -25,6 +25,7 @@ export interface RouteDependencies {
   customers: CustomerDirectory;
   movements: MovementEngine;
   personalizer: CardPersonalizer;
+  refuseCardsAboveAccount: boolean;
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
@@ -76,6 +77,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       keyFingerprint,
       idempotency: idempotencyOf(req, keyFingerprint, request),
       personalizer,
+      refuseAboveAccount: deps.refuseCardsAboveAccount,
     });
     activity.emit('card-answer', {
       at: new Date(),
