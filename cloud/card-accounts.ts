@@ -35,6 +35,25 @@ export async function lockCardAccount(
 }
 
 /**
+ * Credits of this card's movements still pending at this shop, which the card may hold though
+ * its account does not count them: a pending recharge may be on the card already (the post
+ * follows the card write), a pending discharge may not have cleared it yet (its write can fail
+ * or be undecided, and its void be on its way).
+ */
+export async function pendingCredits(
+  tx: Queryable,
+  customerId: string,
+  cardId: string,
+): Promise<bigint> {
+  const { rows } = await tx.query<{ credits: number | string }>(
+    `SELECT COALESCE(SUM(credits), 0) AS credits FROM movements
+     WHERE customer_id = $1 AND card_id = $2 AND state = 'pending'`,
+    [customerId, cardId],
+  );
+  return BigInt(rows[0]?.credits ?? 0);
+}
+
+/**
  * Adds credits to a card's account (creating it), or with a negative delta takes them from the
  * existing account (the caller checked it under lockCardAccount; the CHECK refuses a negative
  * account anyway). An insert's row must pass the CHECK before ON CONFLICT is looked at, so a

@@ -6,6 +6,7 @@ import {
   changeCardAccount,
   flagCard,
   lockCardAccount,
+  pendingCredits,
   readCardAccount,
   type CardAccount,
 } from './card-accounts.ts';
@@ -36,6 +37,14 @@ export interface MovementRequest {
   credits?: number;
   /** Euros, a decimal string with at most 2 decimals; recharge only. */
   amount?: string;
+  /**
+   * Recharge only, optional: what the card held before this recharge, as the till read it. A
+   * card holding more than its account plus its pending movements is flagged
+   * `card-above-account`; with `refuseAboveAccount`, the recharge is then refused
+   * (CardAccountExceeded) and nothing is reserved. Not part of the movement's identity.
+   */
+  cardCredits?: number;
+  refuseAboveAccount?: boolean;
 }
 
 export interface CreatedMovement {
@@ -137,6 +146,26 @@ export class Ledger {
       }
       if (request.kind === 'recharge' && BigInt(customer.credits) < credits) {
         throw ledgerErrors.noCredits();
+      }
+      if (request.kind === 'recharge' && request.cardCredits !== undefined) {
+        // A card may hold less than its account (spent offline), never more: credits on it that
+        // no shop put there were written by someone else. Pending movements count: their
+        // credits may be on the card (see pendingCredits).
+        const account = await lockCardAccount(tx, customerId, request.cardId);
+        const raced = await findMovement(tx, id);
+        if (raced) return replay(raced);
+        const allowed = account + (await pendingCredits(tx, customerId, request.cardId));
+        if (BigInt(request.cardCredits) > allowed) {
+          await flagCard(tx, {
+            customerId,
+            cardId: request.cardId,
+            kind: 'card-above-account',
+            movementId: id,
+            requestedCredits: BigInt(request.cardCredits),
+            accountCredits: allowed,
+          });
+          if (request.refuseAboveAccount) return 'refused';
+        }
       }
       if (request.kind === 'discharge') {
         // The card's account is locked before the id is looked up again: a same-id request

@@ -28,14 +28,18 @@ export interface Movement {
   resolvedAt: string | null;
 }
 
-/** Why a card is suspect: each refused overdraw (and legacy overdraws found by migration 3). */
-export type CardFlagKind = 'discharge-exceeds-account' | 'overdrawn-before-accounts';
+/**
+ * Why a card is suspect: each refused overdraw, each recharge of a card that held more than its
+ * account, and legacy overdraws found by migration 3.
+ */
+export type CardFlagKind =
+  'discharge-exceeds-account' | 'card-above-account' | 'overdrawn-before-accounts';
 
 export interface CardFlag {
   kind: CardFlagKind;
-  /** The refused discharge's id, when a discharge was refused. */
+  /** The discharge or recharge that raised it. */
   movementId: string | null;
-  /** The credits that discharge asked for. */
+  /** The credits the discharge asked for; for `card-above-account`, what the card held. */
   requestedCredits: number | null;
   /** What the card's account held then (negative: the overdraw written off by migration 3). */
   accountCredits: number | null;

@@ -1,18 +1,25 @@
 import type { SimulatorFault, SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
-import type { Settings, SettingsProblem } from './settings.ts';
+import type { PersonalizeAnswer } from '../service/wallet/personalize-card.ts';
+import type { SettingsEdit, SettingsProblem, WindowSettings } from './settings.ts';
 import type { StatusSnapshot } from './status-model.ts';
 
 /** The settings as the window edits them, and whether the key is stored encrypted. */
 export interface SettingsView {
-  settings: Settings;
+  /** Without the card master key: the window is told only whether one is set. */
+  settings: WindowSettings;
   /** True when the OS offers no encryption: the key is stored as plain text (shown as a warning). */
   plainTextKeyStorage: boolean;
   /** Why the saved settings were set aside at start (defaults in use, key to enter again). */
   recovery: string | null;
 }
 
-export type SaveResult =
-  { ok: true; restarted: boolean } | { ok: false; problems: SettingsProblem[] };
+/** A field's problem, or (field null) the save's own: storing the settings failed. */
+export interface SaveProblem {
+  field: SettingsProblem['field'] | null;
+  message: string;
+}
+
+export type SaveResult = { ok: true; restarted: boolean } | { ok: false; problems: SaveProblem[] };
 
 /** What the simulator panel sends: the bodies of the HTTP control API (docs/integrators.md). */
 export interface SimulatorPlaceRequest {
@@ -33,6 +40,10 @@ export interface SimulatorFaultRequest {
 /** A simulator action's outcome: the simulator after it, or why nothing changed. */
 export type SimulatorResult = { ok: true; status: SimulatorStatus } | { ok: false; error: string };
 
+/** Personalizing the card on the reader: the answer of POST /cards/personalize, or why not. */
+export type PersonalizeResult =
+  { ok: true; card: PersonalizeAnswer } | { ok: false; error: string };
+
 /**
  * The one IPC contract between main and the window's preload: channel -> signature. main/ipc.ts
  * handles exactly these; main/preload.cts exposes exactly these as verbs on window.cardWallet.
@@ -40,12 +51,13 @@ export type SimulatorResult = { ok: true; status: SimulatorStatus } | { ok: fals
 export interface InvokeContract {
   'status:get': () => StatusSnapshot;
   'settings:get': () => SettingsView;
-  'settings:save': (settings: Settings) => SaveResult;
+  'settings:save': (settings: SettingsEdit) => SaveResult;
   'service:copy-url': () => void;
   'simulator:place': (request: SimulatorPlaceRequest) => SimulatorResult;
   'simulator:take-away': () => SimulatorResult;
   'simulator:put-back': (request: SimulatorPutBackRequest) => SimulatorResult;
   'simulator:fault': (request: SimulatorFaultRequest) => SimulatorResult;
+  'card:personalize': () => PersonalizeResult;
 }
 
 /** Channels main pushes to the window. */
@@ -60,12 +72,13 @@ export type PushChannel = keyof PushContract;
 export interface CardWalletBridge {
   getStatus(): Promise<StatusSnapshot>;
   getSettings(): Promise<SettingsView>;
-  saveSettings(settings: Settings): Promise<SaveResult>;
+  saveSettings(settings: SettingsEdit): Promise<SaveResult>;
   copyServiceUrl(): Promise<void>;
   placeSimulatedCard(request: SimulatorPlaceRequest): Promise<SimulatorResult>;
   takeAwaySimulatedCard(): Promise<SimulatorResult>;
   putBackSimulatedCard(request: SimulatorPutBackRequest): Promise<SimulatorResult>;
   armSimulatorFault(request: SimulatorFaultRequest): Promise<SimulatorResult>;
+  personalizeCard(): Promise<PersonalizeResult>;
   /** Calls `listener` with every new snapshot; returns the unsubscribe function. */
   onStatus(listener: (snapshot: StatusSnapshot) => void): () => void;
 }

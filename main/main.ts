@@ -25,7 +25,8 @@ import { installedAppMenu } from './app-menu.ts';
 import { createIpc, senderIsWindow } from './ipc.ts';
 import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { saveSettings } from './save-settings.ts';
-import { serviceConfig, type Settings } from './settings.ts';
+import { setupPersonalizeIpc } from './personalize-ipc.ts';
+import { serviceConfig, windowSettings, type Settings, type SettingsEdit } from './settings.ts';
 import { openSettingsFile } from './settings-file.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
 import { setupSimulatorIpc } from './simulator-ipc.ts';
@@ -142,7 +143,7 @@ function applyStartAtLogin(enabled: boolean): void {
   ).catch((error: unknown) => log.warn(`start at login: ${(error as Error).message}`));
 }
 
-function saveFromWindow(next: Settings) {
+function saveFromWindow(next: SettingsEdit) {
   const current = settings;
   const target = store;
   if (!current || !target) return Promise.resolve({ ok: false as const, problems: [] });
@@ -181,6 +182,10 @@ const trayActions = {
     if (!settings) return;
     // Then the tray shows what was saved (main/tray.ts: Electron ticks the box itself).
     void saveFromWindow({ ...settings, startAtLogin: enabled })
+      .then((result) => {
+        if (!result.ok)
+          log.error(`start at login: ${result.problems.map((p) => p.message).join(' ')}`);
+      })
       .catch((error: unknown) => log.error(`start at login: ${(error as Error).message}`))
       .finally(() => publish(snapshot));
   },
@@ -212,13 +217,18 @@ async function start(): Promise<void> {
   const recovery = file.recovery ?? opened.recovery;
   ipc.handle('status:get', () => snapshot);
   ipc.handle('settings:get', () => ({
-    settings: settings as Settings,
+    settings: windowSettings(settings as Settings),
     plainTextKeyStorage: opened.plainTextKeyStorage,
     recovery,
   }));
   ipc.handle('settings:save', (next) => saveFromWindow(next));
   ipc.handle('service:copy-url', () => void trayActions.copyUrl());
   setupSimulatorIpc(ipc, () => service?.simulator);
+  setupPersonalizeIpc(
+    ipc,
+    () => service,
+    (line) => log.error(line),
+  );
   trayIcon = new Tray(icon('no-reader'));
   tray = trayUpdater(
     { tray: trayIcon, icon, buildMenu: (template) => Menu.buildFromTemplate(template) },

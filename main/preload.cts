@@ -16,6 +16,7 @@ contextBridge.exposeInMainWorld('cardWallet', {
   takeAwaySimulatedCard: () => ipcRenderer.invoke('simulator:take-away'),
   putBackSimulatedCard: (request: unknown) => ipcRenderer.invoke('simulator:put-back', request),
   armSimulatorFault: (request: unknown) => ipcRenderer.invoke('simulator:fault', request),
+  personalizeCard: () => ipcRenderer.invoke('card:personalize'),
   onStatus: (listener: (snapshot: Snapshot) => void) => {
     const forward = (_event: unknown, snapshot: Snapshot) => listener(snapshot);
     ipcRenderer.on('status:changed', forward);

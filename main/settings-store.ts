@@ -25,9 +25,11 @@ export type SecretBox = Pick<
 /** A key encrypted by safeStorage (base64), or plain when the OS offers no encryption. */
 type StoredKey = { encrypted: string } | { plain: string };
 
-interface StoredSettings extends Omit<Settings, 'apiKey'> {
+interface StoredSettings extends Omit<Settings, 'apiKey' | 'cardMasterKey'> {
   version: number;
   apiKey: StoredKey | null;
+  /** The card master key, stored like the API key; null (or absent in older files): none. */
+  cardMasterKey: StoredKey | null;
   /**
    * Keys the operator replaced while movements made with them may be unresolved (their shop's
    * movements are resolved with them), stored like the current key until the service releases
@@ -37,10 +39,11 @@ interface StoredSettings extends Omit<Settings, 'apiKey'> {
 }
 
 /**
- * The settings in one typed store: validated on every save, migrated on load, the API key
- * encrypted with Electron's safeStorage where the OS offers it. On Linux without a keyring
- * safeStorage falls back to a hard-coded password ('basic_text'): that is plain text in all but
- * name, so it is stored and reported as plain text, and the window warns about it.
+ * The settings in one typed store: validated on every save, migrated on load, the API key and
+ * the card master key encrypted with Electron's safeStorage where the OS offers it. On Linux
+ * without a keyring safeStorage falls back to a hard-coded password ('basic_text'): that is
+ * plain text in all but name, so it is stored and reported as plain text, and the window warns
+ * about it.
  */
 export class SettingsStore {
   readonly #store: KeyValueStore;
@@ -90,7 +93,7 @@ export class SettingsStore {
     this.#store.store = { ...this.#store.store, earlierApiKeys: this.#writeKeys() };
   }
 
-  /** True when the key cannot be encrypted on this computer. */
+  /** True when the keys cannot be encrypted on this computer. */
   get plainTextKeyStorage(): boolean {
     if (!this.#safeStorage.isEncryptionAvailable()) return true;
     return this.#safeStorage.getSelectedStorageBackend?.() === 'basic_text';
@@ -121,6 +124,9 @@ export class SettingsStore {
   #load(generateKey: () => string): Settings {
     const migrated = migrateSettings(this.#store.store) as unknown as StoredSettings;
     const apiKey = this.#readKey(migrated.apiKey) ?? generateKey();
+    const cardMasterKey =
+      migrated.cardMasterKey === null ? null : this.#readKey(migrated.cardMasterKey);
+    if (cardMasterKey === undefined) throw new Error('cardMasterKey is not a stored key');
     const earlier = migrated.earlierApiKeys ?? [];
     if (!Array.isArray(earlier)) throw new Error('earlierApiKeys is not a list of keys');
     this.#earlierKeys = earlier.map((stored) => {
@@ -128,7 +134,12 @@ export class SettingsStore {
       if (key === undefined) throw new Error('earlierApiKeys holds something that is not a key');
       return key;
     });
-    const settings: Settings = { ...DEFAULT_SETTINGS, ...withoutVersion(migrated), apiKey };
+    const settings: Settings = {
+      ...DEFAULT_SETTINGS,
+      ...withoutVersion(migrated),
+      apiKey,
+      cardMasterKey,
+    };
     this.#currentKey = apiKey;
     const problems = settingsProblems(settings);
     if (problems.length > 0) throw new Error(problems.map((problem) => problem.message).join(' '));
@@ -145,7 +156,7 @@ export class SettingsStore {
   save(settings: Settings): void {
     const problems = settingsProblems(settings);
     if (problems.length > 0) throw new Error(problems.map((problem) => problem.message).join(' '));
-    const { apiKey, ...rest } = settings;
+    const { apiKey, cardMasterKey, ...rest } = settings;
     const previous = this.#currentKey;
     const earlier = new Set(this.#earlierKeys);
     if (previous !== undefined && previous !== apiKey && !this.#releasedEarly.has(previous)) {
@@ -158,6 +169,7 @@ export class SettingsStore {
       ...rest,
       version: SETTINGS_VERSION,
       apiKey: this.#writeKey(apiKey),
+      cardMasterKey: cardMasterKey === null ? null : this.#writeKey(cardMasterKey),
       earlierApiKeys: this.#writeKeys([...earlier]),
     };
     this.#store.store = { ...stored };
@@ -169,9 +181,9 @@ export class SettingsStore {
     return keys.map((key) => this.#writeKey(key));
   }
 
-  #writeKey(apiKey: string): StoredKey {
-    if (this.plainTextKeyStorage) return { plain: apiKey };
-    return { encrypted: this.#safeStorage.encryptString(apiKey).toString('base64') };
+  #writeKey(secret: string): StoredKey {
+    if (this.plainTextKeyStorage) return { plain: secret };
+    return { encrypted: this.#safeStorage.encryptString(secret).toString('base64') };
   }
 
   #readKey(stored: unknown): string | undefined {
@@ -184,7 +196,13 @@ export class SettingsStore {
   }
 }
 
-function withoutVersion(stored: StoredSettings): Omit<Settings, 'apiKey'> {
-  const { version: _version, apiKey: _apiKey, earlierApiKeys: _earlier, ...rest } = stored;
+function withoutVersion(stored: StoredSettings): Omit<Settings, 'apiKey' | 'cardMasterKey'> {
+  const {
+    version: _version,
+    apiKey: _apiKey,
+    cardMasterKey: _cardMasterKey,
+    earlierApiKeys: _earlier,
+    ...rest
+  } = stored;
   return rest;
 }

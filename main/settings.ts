@@ -15,11 +15,28 @@ export interface Settings {
   reader: string | null;
   cardKey: string;
   cardKeyType: 'A' | 'B';
+  /**
+   * 32 hex digits: the master of per-card keys (docs/card-security.md). A secret, stored like
+   * the API key and never sent to the window (it sees WindowSettings). Null: none, one key for
+   * every card.
+   */
+  cardMasterKey: string | null;
+  /** Personalize a card still on the transport key on its first recharge (with a master key). */
+  autoPersonalize: boolean;
   walletSector: number;
   startAtLogin: boolean;
   /** The built-in card simulator instead of PC/SC: virtual cards, no real reader. Off by default. */
   simulator: boolean;
 }
+
+/** The settings as the window is shown them: of the card master key, only whether it is set. */
+export type WindowSettings = Omit<Settings, 'cardMasterKey'> & { cardMasterKeySet: boolean };
+
+/**
+ * The settings as the window saves them: `cardMasterKey` absent keeps the stored one, null
+ * clears it, a string replaces it (the window never holds the stored key to send it back).
+ */
+export type SettingsEdit = Omit<Settings, 'cardMasterKey'> & { cardMasterKey?: string | null };
 
 export const SETTINGS_VERSION = 1;
 
@@ -30,6 +47,9 @@ export const DEFAULT_SETTINGS: Omit<Settings, 'apiKey'> = {
   reader: null,
   cardKey: 'FFFFFFFFFFFF',
   cardKeyType: 'A',
+  cardMasterKey: null,
+  // docs/card-security.md: on by default with a master key (it does nothing without one).
+  autoPersonalize: true,
   walletSector: 1,
   startAtLogin: false,
   // Never on by accident: settings stored before it existed load with it off.
@@ -49,6 +69,10 @@ const MESSAGES: Partial<Record<keyof Settings, string>> = {
     'The ledger URL must be a full http:// or https:// address, e.g. https://ledger.example.com (no spaces, a port up to 65535).',
   cardKey: 'The card key must be 12 hex digits (6 bytes).',
   cardKeyType: 'The key type must be A or B.',
+  // Never the value: the master key is a secret.
+  cardMasterKey:
+    'The card master key must be 32 hex digits (16 bytes), e.g. from "openssl rand -hex 16"; leave it empty to keep the one set.',
+  autoPersonalize: 'Personalizing cards on their first recharge must be on or off.',
   walletSector: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
   reader: 'The reader name must not be empty (leave it unset for the first contactless reader).',
   simulator: 'The card simulator setting must be on or off.',
@@ -75,6 +99,8 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
     'reader',
     'cardKey',
     'cardKeyType',
+    'cardMasterKey',
+    'autoPersonalize',
     'walletSector',
     'simulator',
   ] as const;
@@ -95,10 +121,27 @@ export function serviceConfig(settings: Settings, dataDir: string): ConfigInput 
     reader: settings.reader ?? undefined,
     cardKey: settings.cardKey,
     cardKeyType: settings.cardKeyType,
+    cardMasterKey: settings.cardMasterKey ?? undefined,
+    autoPersonalize: settings.autoPersonalize,
     walletSector: settings.walletSector,
     cloudUrl: settings.cloudUrl ?? undefined,
     simulator: settings.simulator,
     dataDir,
+  };
+}
+
+/** What the window is shown: the settings without the card master key. */
+export function windowSettings(settings: Settings): WindowSettings {
+  const { cardMasterKey, ...shown } = settings;
+  return { ...shown, cardMasterKeySet: cardMasterKey !== null };
+}
+
+/** The settings a save from the window asks for: its edit over the current master key. */
+export function editedSettings(current: Settings, edit: SettingsEdit): Settings {
+  const { cardMasterKey, ...rest } = edit;
+  return {
+    ...rest,
+    cardMasterKey: cardMasterKey === undefined ? current.cardMasterKey : cardMasterKey,
   };
 }
 

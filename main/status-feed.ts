@@ -59,7 +59,9 @@ export function followService(
   const onListening = ({ url }: { url: string }) =>
     update(statusModel.service(snapshot, { url, state: 'running', error: null }));
   const onCardAnswer = (answer: CardAnswer) =>
-    update(statusModel.cardCredits(snapshot, answer.cardId, answer.credits, answer.at));
+    update(
+      statusModel.cardCredits(snapshot, answer.cardId, answer.credits, answer.at, answer.suspect),
+    );
   const onSimulator = (status: SimulatorStatus) => update(statusModel.simulator(snapshot, status));
   service.readers.on('status', onReader);
   service.readers.on('event', onReaderEvent);

@@ -18,7 +18,11 @@ export interface StatusSnapshot {
     problem: string | null;
   };
   card: { cardId: string; since: string } | null;
-  lastCard: { cardId: string; credits: number | null; at: string } | null;
+  /**
+   * `suspect`: the ledger refused to pay this card out (CardAccountExceeded) and flagged it;
+   * it stays said while this card is the last one seen.
+   */
+  lastCard: { cardId: string; credits: number | null; at: string; suspect: boolean } | null;
   rateLimits: {
     endpoint: string;
     count: number;
@@ -68,7 +72,7 @@ export const statusModel = {
       : null;
     const lastCard =
       card && snapshot.lastCard?.cardId !== card.cardId
-        ? { cardId: card.cardId, credits: null, at: card.since }
+        ? { cardId: card.cardId, credits: null, at: card.since, suspect: false }
         : snapshot.lastCard;
     return {
       ...snapshot,
@@ -83,9 +87,22 @@ export const statusModel = {
     };
   },
 
-  /** A card answer seen in a request (readcard, writecard...) tells the credits on it. */
-  cardCredits(snapshot: StatusSnapshot, cardId: string, credits: number, at: Date): StatusSnapshot {
-    return { ...snapshot, lastCard: { cardId, credits, at: at.toISOString() } };
+  /**
+   * A card answer seen in a request (readcard, writecard...) tells the credits on it; a
+   * discharge the ledger refused (`suspect`) marks the card until another card is seen.
+   */
+  cardCredits(
+    snapshot: StatusSnapshot,
+    cardId: string,
+    credits: number,
+    at: Date,
+    suspect = false,
+  ): StatusSnapshot {
+    const flagged = suspect || (snapshot.lastCard?.cardId === cardId && snapshot.lastCard.suspect);
+    return {
+      ...snapshot,
+      lastCard: { cardId, credits, at: at.toISOString(), suspect: flagged },
+    };
   },
 
   request(snapshot: StatusSnapshot, record: RequestRecord): StatusSnapshot {

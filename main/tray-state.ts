@@ -27,6 +27,13 @@ const STATE_TEXT: Record<TrayState, string> = {
   error: 'Needs attention',
 };
 
+/**
+ * What a card the ledger refused to pay out is, in the tooltip (at most 127 characters on
+ * Windows, with a 14-digit card ID); the window says it in full.
+ */
+const SUSPECT_TEXT =
+  'flagged suspect by the ledger (discharge refused: holds more than the shop put on it)';
+
 /** One short line for the tooltip (platforms cut long ones). */
 export function trayTooltip(snapshot: StatusSnapshot): string {
   const state = trayState(snapshot);
@@ -38,6 +45,9 @@ export function trayTooltip(snapshot: StatusSnapshot): string {
         : 'service stopped');
     return `Card Wallet Worker: ${STATE_TEXT[state]} (${why})`;
   }
+  // The operator must not pay this card out: said before anything that is fine.
+  if (snapshot.lastCard?.suspect)
+    return `Card Wallet Worker: card ${snapshot.lastCard.cardId} ${SUSPECT_TEXT}`;
   // Not an error (the card decides them when it is presented again), but worth a look.
   const waiting = snapshot.ledger.waitingForCard.length;
   const note = waiting > 0 ? ` (${waiting} movement(s) wait for their card)` : '';
@@ -49,7 +59,7 @@ export function trayTooltip(snapshot: StatusSnapshot): string {
 /** The menu: status lines (disabled), then the actions. */
 export function trayMenu(snapshot: StatusSnapshot, startAtLogin: boolean): TrayMenuItem[] {
   const lastCard = snapshot.lastCard
-    ? `Last card: ${snapshot.lastCard.cardId}${snapshot.lastCard.credits === null ? '' : ` (${snapshot.lastCard.credits} credits)`}`
+    ? `Last card: ${snapshot.lastCard.cardId}${snapshot.lastCard.credits === null ? '' : ` (${snapshot.lastCard.credits} credits)`}${snapshot.lastCard.suspect ? ', flagged suspect' : ''}`
     : 'Last card: none yet';
   return [
     {

@@ -41,6 +41,7 @@ function render(snapshot) {
     service.state === 'running',
   );
   $('service-url').textContent = service.url ?? '-';
+  $('copy-url').disabled = !service.url; // starting or failed: nothing to copy
 
   $('reader-name').textContent = reader.name ?? 'no reader';
   $('reader-state').textContent =
@@ -62,13 +63,17 @@ function render(snapshot) {
   $('last-card-detail').textContent = lastCard
     ? `${lastCard.credits === null ? 'credits not read' : `${lastCard.credits} credits`} at ${time(lastCard.at)}`
     : '-';
+  // The ledger refused to pay this card out and flagged it (CardAccountExceeded).
+  $('last-card-suspect').hidden = !lastCard?.suspect;
 
   $('ledger-state').textContent =
     ledger.reachable === null ? 'not asked yet' : ledger.reachable ? 'reachable' : 'not reachable';
+  $('ledger-state').classList.toggle('warning', ledger.reachable === false);
   $('ledger-waiting').textContent =
     ledger.unconfirmedMovements === 0
       ? 'no movement waiting'
       : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
+  $('ledger-waiting').classList.toggle('warning', ledger.unconfirmedMovements > 0);
   // Reserved at the ledger, decided by what the card holds when it is presented again.
   const forCard = $('ledger-waiting-for-card');
   forCard.hidden = ledger.waitingForCard.length === 0;
@@ -136,14 +141,19 @@ function renderSimulator({ card, cards }) {
   $('sim-cards-empty').hidden = cards.length > 0;
 }
 
+/** Says on the line `testId` what came of an action, as done (`ok`) or as a problem. */
+function say(testId, ok, text) {
+  const line = $(testId);
+  line.textContent = text;
+  line.className = ok ? 'saved' : 'problems';
+  line.setAttribute('role', ok ? 'status' : 'alert');
+  line.hidden = false;
+}
+
 /** Runs one simulator action and says what came of it. */
 async function simulate(action, describe) {
   const result = await action();
-  const line = $('sim-result');
-  line.textContent = result.ok ? describe(result.status) : result.error;
-  line.className = result.ok ? 'saved' : 'problems';
-  line.setAttribute('role', result.ok ? 'status' : 'alert');
-  line.hidden = false;
+  say('sim-result', result.ok, result.ok ? describe(result.status) : result.error);
 }
 
 const inField = (status) =>
@@ -190,9 +200,39 @@ faultForm.addEventListener('submit', (event) => {
   );
 });
 
+// Personalization: the card on the reader gets its own keys (docs/card-security.md).
+
+const personalized = ({ cardId, credits, alreadyPersonalized }) =>
+  alreadyPersonalized
+    ? `Card ${cardId} was already personalized; nothing was written.`
+    : `Card ${cardId} is personalized: it has its own keys now (${credits} credits).`;
+
+$('personalize-card').addEventListener('click', async (event) => {
+  const button = event.currentTarget;
+  button.disabled = true;
+  $('personalize-result').hidden = true;
+  try {
+    const result = await bridge.personalizeCard();
+    say('personalize-result', result.ok, result.ok ? personalized(result.card) : result.error);
+  } finally {
+    button.disabled = false;
+  }
+});
+
 // Settings
 
 const form = $('settings');
+
+/** The card master key is never shown, only whether one is set; a new one replaces it. */
+function showMasterKey(set) {
+  form.cardMasterKey.value = '';
+  form.cardMasterKey.disabled = false;
+  form.clearCardMasterKey.checked = false;
+  form.clearCardMasterKey.disabled = !set;
+  $('master-key-state').textContent = set
+    ? 'set; type a new one to replace it'
+    : 'not set: every card opens with the card key';
+}
 
 function showSettings({ settings, plainTextKeyStorage, recovery }) {
   form.apiKey.value = settings.apiKey;
@@ -205,6 +245,8 @@ function showSettings({ settings, plainTextKeyStorage, recovery }) {
   form.walletSector.value = String(settings.walletSector);
   form.startAtLogin.checked = settings.startAtLogin;
   form.simulator.checked = settings.simulator;
+  form.autoPersonalize.checked = settings.autoPersonalize;
+  showMasterKey(settings.cardMasterKeySet);
   $('plain-text-warning').hidden = !plainTextKeyStorage;
   // Settings set aside at start: say why, and put the operator on the key to enter again.
   $('settings-recovery').textContent = recovery ?? '';
@@ -227,6 +269,11 @@ function readSettings() {
     walletSector: Number(form.walletSector.value),
     startAtLogin: form.startAtLogin.checked,
     simulator: form.simulator.checked,
+    autoPersonalize: form.autoPersonalize.checked,
+    // Absent: the stored key is kept; null: cleared; text: the new key.
+    cardMasterKey: form.clearCardMasterKey.checked
+      ? null
+      : form.cardMasterKey.value.trim() || undefined,
   };
 }
 
@@ -252,6 +299,11 @@ form.addEventListener('submit', async (event) => {
     ? 'Saved; the service restarted with the new settings.'
     : 'Saved; in effect now.';
   saved.hidden = false;
+  showMasterKey((await bridge.getSettings()).settings.cardMasterKeySet);
+});
+
+form.clearCardMasterKey.addEventListener('change', () => {
+  form.cardMasterKey.disabled = form.clearCardMasterKey.checked;
 });
 
 $('show-key').addEventListener('click', (event) => {

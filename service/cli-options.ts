@@ -20,6 +20,8 @@ Options (each also settable in the JSON file given with --config, by its camelCa
   --card-master-key HEX32     16-byte master key of per-card keys (or env
                               CARD_WALLET_CARD_MASTER_KEY); see docs/card-security.md
   --wallet-sector N           sector holding the wallet (default 1)
+  --refuse-cards-above-account  refuse recharging a card that holds more than its account at
+                              the ledger (default: the ledger only flags it suspect)
   --cloud-url URL             the cloud ledger (default: the embedded ledger)
   --data-dir DIR              data folder (default: the user's data folder)
   --simulator                 a simulated reader with virtual cards instead of PC/SC (off by default)
@@ -44,6 +46,7 @@ const FLAGS = {
   'cloud-url': { type: 'string' },
   'data-dir': { type: 'string' },
   simulator: { type: 'boolean' },
+  'refuse-cards-above-account': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -84,6 +87,7 @@ export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequ
     cloudUrl: values['cloud-url'],
     dataDir: values['data-dir'] && resolve(host.cwd, values['data-dir']),
     simulator: values.simulator,
+    refuseCardsAboveAccount: values['refuse-cards-above-account'],
   };
   const merged: Record<string, unknown> = { ...fromFile };
   if (host.env.CARD_WALLET_API_KEY) merged.apiKey = host.env.CARD_WALLET_API_KEY;

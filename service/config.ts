@@ -73,6 +73,13 @@ export const configSchema = z
      * first recharge, before anything is reserved. Default: on when a master key is set.
      */
     autoPersonalize: z.boolean().optional(),
+    /**
+     * Every recharge tells the ledger what the card held; a card holding more than its account
+     * at the ledger (written by someone else) is flagged suspect there. On: such a recharge is
+     * also refused (500 CardAccountExceeded, nothing reserved or written). Default off: a shop
+     * that imported its cards' balances can turn it on.
+     */
+    refuseCardsAboveAccount: z.boolean().default(false),
     /** Sector holding the wallet; 16-39 exist only on 4K cards. Sector 0 is the maker's. */
     walletSector: z.number().int().min(1).max(39).default(1),
     /** Base URL of the cloud ledger; absent: the embedded ledger (standalone mode). */
@@ -105,8 +112,8 @@ export const configSchema = z
  * The settings an operator edits in the tray app's window: the service's own rules for each
  * field, so every value the window accepts also starts the service. The port is 1-65535 there:
  * a till's POS needs a fixed port, so "any free port" (0) is for tests and the CLI only. The
- * simulator has no default there: the window always says on or off, and anything else (a
- * missing or hand-edited value) is refused rather than read as either.
+ * simulator and autoPersonalize have no default there: the window always says on or off, and
+ * anything else (a missing or hand-edited value) is refused rather than read as either.
  */
 export const operatorSettingsSchema = configSchema
   .pick({
@@ -115,10 +122,15 @@ export const operatorSettingsSchema = configSchema
     reader: true,
     cardKey: true,
     cardKeyType: true,
+    cardMasterKey: true,
     walletSector: true,
     cloudUrl: true,
   })
-  .extend({ port: z.number().int().min(1).max(65535), simulator: z.boolean() });
+  .extend({
+    port: z.number().int().min(1).max(65535),
+    simulator: z.boolean(),
+    autoPersonalize: z.boolean(),
+  });
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;

@@ -20,7 +20,11 @@ import type { Logger } from './logger.ts';
 import { KeyRing } from './wallet/key-ring.ts';
 import { MovementEngine, type WaitingMovement } from './wallet/movement-engine.ts';
 import { MovementJournal } from './wallet/movement-journal.ts';
-import { CardPersonalizer } from './wallet/personalize-card.ts';
+import {
+  CardPersonalizer,
+  personalizeCard,
+  type PersonalizeAnswer,
+} from './wallet/personalize-card.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -90,6 +94,11 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
    * service stays where it was. Invalid values fail with AppError InvalidSetting.
    */
   applySettings(settings: LiveSettings): Promise<void>;
+  /**
+   * Personalizes the card on the reader, as POST /cards/personalize does, under the reader's
+   * queue; for the tray window's button. Fails with the endpoint's AppErrors.
+   */
+  personalizeCard(): Promise<PersonalizeAnswer>;
   /** Stops taking requests, lets the running card operation finish, releases PC/SC. */
   close(): Promise<void>;
 }
@@ -151,6 +160,13 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const events = new CardEventStream(readers, options.eventHeartbeatMs);
   // The Host check asks for the port on every request: it changes when the service moves.
   const current: { service?: WorkerService } = {};
+  const personalizer = new CardPersonalizer({
+    journal,
+    movements,
+    perCardKeys: walletKeys.perCard,
+    autoPersonalize: config.autoPersonalize ?? walletKeys.perCard,
+    log,
+  });
   const app = createApp({
     settings: () => settings,
     port: () => current.service?.port ?? config.port,
@@ -158,13 +174,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     ledger,
     customers,
     movements,
-    personalizer: new CardPersonalizer({
-      journal,
-      movements,
-      perCardKeys: walletKeys.perCard,
-      autoPersonalize: config.autoPersonalize ?? walletKeys.perCard,
-      log,
-    }),
+    personalizer,
+    refuseCardsAboveAccount: config.refuseCardsAboveAccount,
     events,
     activity,
     log,
@@ -206,6 +217,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     settings,
     embedded,
     movements,
+    personalizer,
     journal,
     events,
     log,
@@ -230,6 +242,7 @@ interface Parts {
   settings: HttpSettings;
   embedded: EmbeddedLedger | undefined;
   movements: MovementEngine;
+  personalizer: CardPersonalizer;
   journal: MovementJournal;
   events: CardEventStream;
   log: Logger;
@@ -305,6 +318,11 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
     }
     if (checked.allowedOrigins !== undefined)
       parts.settings.allowedOrigins = checked.allowedOrigins;
+  }
+
+  personalizeCard(): Promise<PersonalizeAnswer> {
+    const { readers, movements, personalizer } = this.#parts;
+    return personalizeCard(readers, movements, personalizer);
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,15 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
 /** Euros: up to 12 integer digits, up to 2 decimals. */
 const AMOUNT = /^\d{1,12}(?:\.\d{1,2})?$/;
-const FIELDS = new Set(['id', 'kind', 'cardId', 'credits', 'amount']);
+const FIELDS = new Set([
+  'id',
+  'kind',
+  'cardId',
+  'credits',
+  'amount',
+  'cardCredits',
+  'refuseAboveAccount',
+]);
 const STATES: readonly MovementState[] = ['pending', 'posted', 'voided'];
 
 /**
@@ -22,7 +30,7 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   const unknown = Object.keys(fields).filter((key) => !FIELDS.has(key));
   if (unknown.length > 0) throw invalid(`${unknown.join(', ')}: unknown field`);
 
-  const { id, kind, cardId, credits, amount } = fields;
+  const { id, kind, cardId, credits, amount, cardCredits, refuseAboveAccount } = fields;
   if (typeof id !== 'string' || !UUID.test(id)) throw invalid('id: must be a UUID');
   if (kind !== 'recharge' && kind !== 'discharge') {
     throw invalid('kind: must be "recharge" or "discharge"');
@@ -30,6 +38,7 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   if (typeof cardId !== 'string' || !CARD_ID.test(cardId)) {
     throw invalid('cardId: must be 8 or 14 uppercase hexadecimal characters');
   }
+  const card = parseCardCredits(kind, cardCredits, refuseAboveAccount);
   const hasCredits = credits !== undefined && credits !== null;
   const hasAmount = amount !== undefined && amount !== null;
   if (hasCredits === hasAmount) throw invalid('credits, amount: give exactly one of the two');
@@ -42,13 +51,45 @@ export function parseMovementRequest(body: unknown): MovementRequest {
     ) {
       throw invalid(`credits: must be an integer from 1 to ${MAX_MOVEMENT_CREDITS}`);
     }
-    return { id, kind, cardId, credits };
+    return { id, kind, cardId, credits, ...card };
   }
   if (kind !== 'recharge') throw invalid('amount: only a recharge may give an amount');
   if (typeof amount !== 'string' || !AMOUNT.test(amount) || !/[1-9]/.test(amount)) {
     throw invalid('amount: must be a decimal string > 0 with at most 2 decimals, like "12.50"');
   }
-  return { id, kind, cardId, amount };
+  return { id, kind, cardId, amount, ...card };
+}
+
+/** The optional `cardCredits` and `refuseAboveAccount` of a recharge. */
+function parseCardCredits(
+  kind: 'recharge' | 'discharge',
+  cardCredits: unknown,
+  refuseAboveAccount: unknown,
+): Pick<MovementRequest, 'cardCredits' | 'refuseAboveAccount'> {
+  const invalid = ledgerErrors.invalidMovement;
+  const result: Pick<MovementRequest, 'cardCredits' | 'refuseAboveAccount'> = {};
+  if (cardCredits !== undefined) {
+    if (kind !== 'recharge') throw invalid('cardCredits: only a recharge may give it');
+    if (
+      typeof cardCredits !== 'number' ||
+      !Number.isInteger(cardCredits) ||
+      cardCredits < 0 ||
+      cardCredits > MAX_MOVEMENT_CREDITS
+    ) {
+      throw invalid(`cardCredits: must be an integer from 0 to ${MAX_MOVEMENT_CREDITS}`);
+    }
+    result.cardCredits = cardCredits;
+  }
+  if (refuseAboveAccount !== undefined) {
+    if (typeof refuseAboveAccount !== 'boolean') {
+      throw invalid('refuseAboveAccount: must be true or false');
+    }
+    if (result.cardCredits === undefined) {
+      throw invalid('refuseAboveAccount: only with cardCredits');
+    }
+    result.refuseAboveAccount = refuseAboveAccount;
+  }
+  return result;
 }
 
 export function parseMovementId(id: string): string {

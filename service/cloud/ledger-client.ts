@@ -19,6 +19,10 @@ export interface NewMovement {
   credits?: number;
   /** Euros as a decimal string (exact), for a recharge by amount. */
   amount?: string;
+  /** Recharge: what the card held before it, so the ledger can flag a card above its account. */
+  cardCredits?: number;
+  /** Recharge: refuse (CardAccountExceeded) instead of only flagging such a card. */
+  refuseAboveAccount?: boolean;
 }
 
 export interface LedgerClientOptions {

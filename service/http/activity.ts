@@ -25,6 +25,11 @@ export interface CardAnswer {
   at: Date;
   cardId: string;
   credits: number;
+  /**
+   * A discharge refused with CardAccountExceeded: the card holds more than the shop put on it,
+   * and the ledger flagged it suspect.
+   */
+  suspect?: true;
 }
 
 interface ActivityEvents {

@@ -32,6 +32,8 @@ export interface AppDependencies {
   customers: CustomerDirectory;
   movements: MovementEngine;
   personalizer: CardPersonalizer;
+  /** Recharges of a card holding more than its account at the ledger are refused. */
+  refuseCardsAboveAccount: boolean;
   events: CardEventStream;
   activity: HttpActivity;
   log: Logger;
@@ -80,6 +82,7 @@ export function createApp(deps: AppDependencies): Express {
       customers: deps.customers,
       movements: deps.movements,
       personalizer: deps.personalizer,
+      refuseCardsAboveAccount: deps.refuseCardsAboveAccount,
       events: deps.events,
       authenticate: auth,
       activity: deps.activity,

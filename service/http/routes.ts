@@ -8,7 +8,7 @@ import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { Idempotency } from '../wallet/movement-journal.ts';
-import type { CardPersonalizer } from '../wallet/personalize-card.ts';
+import { personalizeCard, type CardPersonalizer } from '../wallet/personalize-card.ts';
 import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';
 import { parseRechargeRequest } from '../wallet/recharge-request.ts';
@@ -25,6 +25,7 @@ export interface RouteDependencies {
   customers: CustomerDirectory;
   movements: MovementEngine;
   personalizer: CardPersonalizer;
+  refuseCardsAboveAccount: boolean;
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
@@ -76,6 +77,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       keyFingerprint,
       idempotency: idempotencyOf(req, keyFingerprint, request),
       personalizer,
+      refuseAboveAccount: deps.refuseCardsAboveAccount,
     });
     activity.emit('card-answer', {
       at: new Date(),
@@ -95,6 +97,8 @@ export function apiRoutes(deps: RouteDependencies): Router {
       const discharged = await dischargeCard(cards, movements, {
         keyFingerprint,
         idempotency: idempotencyOf(req, keyFingerprint, {}),
+        onFlagged: (cardId, credits) =>
+          activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true }),
       });
       activity.emit('card-answer', { at: new Date(), cardId: discharged.cardId, credits: 0 });
       res.json(discharged);
@@ -107,11 +111,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
     ...jsonBody(),
     resolveCustomer,
     async (_req, res) => {
-      const personalized = await cards.withCard(async (card) => {
-        await movements.settle(card);
-        return personalizer.personalize(card);
-      });
-      res.json(personalized);
+      res.json(await personalizeCard(cards, movements, personalizer));
     },
   );
 

@@ -8,6 +8,11 @@ import type { Idempotency } from './movement-journal.ts';
 export interface DischargeInput {
   keyFingerprint: string;
   idempotency?: Idempotency;
+  /**
+   * The ledger refused to pay the card out (CardAccountExceeded: it holds more than the shop
+   * put on it) and flagged it suspect: the host shows it to the operator.
+   */
+  onFlagged?: (cardId: string, credits: number) => void;
 }
 
 /**
@@ -44,8 +49,10 @@ export function dischargeCard(
         .catch((error: unknown) => {
           // The ledger refused to pay out more than the shop put on this card (it flagged the
           // card); otherwise, spec: the "before" record failed. Either way the card is untouched.
+          const refusal = dischargeRefusal(error);
+          if (refusal) input.onFlagged?.(card.cardId, wallet.balance);
           throw (
-            dischargeRefusal(error) ??
+            refusal ??
             (error instanceof AppError && error.status < 500
               ? error
               : errors.errorTrackingDischargeMovement(error))

@@ -2,7 +2,7 @@ import type { WalletRead, WriteResult } from '../card/card-session.ts';
 import { decodeWallet, encodeValueBlock } from '../card/wallet-format.ts';
 import { AppError, errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { WalletCard } from './card-access.ts';
+import type { CardAccess, WalletCard } from './card-access.ts';
 import type { MovementEngine } from './movement-engine.ts';
 import type { MovementJournal, PersonalizationStep } from './movement-journal.ts';
 
@@ -117,6 +117,21 @@ export class CardPersonalizer {
         : { type: 'personalizing', cardId: card.cardId, step, at },
     );
   }
+}
+
+/**
+ * POST /cards/personalize and the tray window's button: the card on the reader, once an earlier
+ * movement left undecided on it is settled.
+ */
+export function personalizeCard(
+  cards: CardAccess,
+  movements: MovementEngine,
+  personalizer: CardPersonalizer,
+): Promise<PersonalizeAnswer> {
+  return cards.withCard(async (card) => {
+    await movements.settle(card);
+    return personalizer.personalize(card);
+  });
 }
 
 type PersonalizableCard = Required<WalletCard>;

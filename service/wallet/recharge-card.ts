@@ -15,6 +15,8 @@ export interface RechargeInput {
   idempotency?: Idempotency;
   /** Personalizes a card still on the transport key before anything is reserved. */
   personalizer?: Pick<CardPersonalizer, 'beforeRecharge'>;
+  /** Refuse a card holding more than its account at the ledger (default: only flagged). */
+  refuseAboveAccount?: boolean;
 }
 
 /**
@@ -49,7 +51,12 @@ export function rechargeCard(
           kind: 'recharge',
           keyFingerprint: input.keyFingerprint,
           idempotency,
-          request,
+          // What the card holds, so the ledger can tell a card above its account.
+          request: {
+            ...request,
+            cardCredits: wallet.balance,
+            ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
+          },
           planFor: (credits) => {
             if (!fits(credits)) throw errors.cardBalanceOverflow();
             return planWrite(wallet.state, wallet.balance + credits);
@@ -67,5 +74,7 @@ function rechargeRefusal(error: unknown): never {
   if (code === ledgerErrorCodes.noCredits.code) throw errors.noCredits();
   if (code === ledgerErrorCodes.amountBelowOneCredit.code)
     throw errors.invalidCreditsOrAmount('amount below one credit');
+  // Only asked for with refuseAboveAccount: the card holds more than the shop put on it.
+  if (code === ledgerErrorCodes.cardAccountExceeded.code) throw errors.cardAccountExceeded();
   throw error;
 }

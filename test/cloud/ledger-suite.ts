@@ -879,6 +879,100 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.ok((await checkLedger(server.db)).ok);
       });
 
+      test('when a recharge says the card holds no more than its account and pending recharges, then it is not flagged', async () => {
+        const shop = await newShop(200);
+        await loadCard(shop, 30);
+        // Spent offline: less than the account is normal.
+        const spent = await shop.create({ ...recharge(5), cardCredits: 12 });
+        assert.equal(spent.status, 201, JSON.stringify(spent.body));
+        // 30 + the pending 5, which may be on the card already.
+        const full = await shop.create({ ...recharge(5), cardCredits: 35 });
+        assert.equal(full.status, 201, JSON.stringify(full.body));
+        assert.equal((await cardOf(shop)).suspect, false);
+      });
+
+      test('when a recharge says the card holds more than the shop put on it, then it goes through and the card is flagged card-above-account', async () => {
+        const shop = await newShop(200);
+        await loadCard(shop, 30);
+        const id = randomUUID();
+        const answer = await shop.create({ ...recharge(5, id), cardCredits: 500 });
+        assert.equal(answer.status, 201, JSON.stringify(answer.body));
+        const card = await cardOf(shop);
+        assert.equal(card.suspect, true);
+        assert.deepEqual(
+          { ...card.flags[0], createdAt: undefined },
+          {
+            kind: 'card-above-account',
+            movementId: id,
+            requestedCredits: 500,
+            accountCredits: 30,
+            createdAt: undefined,
+          },
+        );
+        // A replay of the same create is the same movement, and no second flag.
+        const again = await shop.create({ ...recharge(5, id), cardCredits: 500 });
+        assert.equal(again.status, 200, JSON.stringify(again.body));
+        assert.equal((await cardOf(shop)).flags.length, 1);
+      });
+
+      test('when such a recharge asks to be refused, then it is 422 CardAccountExceeded, nothing is reserved and the card is flagged', async () => {
+        const shop = await newShop(200);
+        await loadCard(shop, 30);
+        const before = await poolOf(shop);
+        const id = randomUUID();
+        const answer = await shop.create({
+          ...recharge(5, id),
+          cardCredits: 31,
+          refuseAboveAccount: true,
+        });
+        assert.equal(answer.status, 422, JSON.stringify(answer.body));
+        assert.deepEqual(answer.body, { error: 'CardAccountExceeded' });
+        assert.equal(await poolOf(shop), before);
+        assert.equal((await shop.movement(id)).status, 404);
+        const card = await cardOf(shop);
+        assert.equal(card.suspect, true);
+        assert.equal(card.flags[0].kind, 'card-above-account');
+        const within = await shop.create({
+          ...recharge(5),
+          cardCredits: 30,
+          refuseAboveAccount: true,
+        });
+        assert.equal(within.status, 201, JSON.stringify(within.body));
+        assert.ok((await checkLedger(server.db)).ok);
+      });
+
+      test('when cardCredits or refuseAboveAccount are malformed, then 400 InvalidMovement names the field', async () => {
+        const shop = await newShop(200);
+        for (const [body, detail] of [
+          [
+            { ...recharge(1), cardCredits: -1 },
+            'cardCredits: must be an integer from 0 to 2147483647',
+          ],
+          [
+            { ...recharge(1), cardCredits: 1.5 },
+            'cardCredits: must be an integer from 0 to 2147483647',
+          ],
+          [
+            { ...recharge(1), cardCredits: '3' },
+            'cardCredits: must be an integer from 0 to 2147483647',
+          ],
+          [{ ...discharge(1), cardCredits: 1 }, 'cardCredits: only a recharge may give it'],
+          [
+            { ...recharge(1), refuseAboveAccount: true },
+            'refuseAboveAccount: only with cardCredits',
+          ],
+          [
+            { ...recharge(1), cardCredits: 0, refuseAboveAccount: 'yes' },
+            'refuseAboveAccount: must be true or false',
+          ],
+        ] as const) {
+          const answer = await shop.create(body);
+          assert.equal(answer.status, 400, JSON.stringify(answer.body));
+          assert.deepEqual(answer.body, { error: 'InvalidMovement', detail }, JSON.stringify(body));
+        }
+        assert.equal(await poolOf(shop), 200);
+      });
+
       test('when a card loaded at shop A is discharged at shop B, then shop B pays out nothing and shop A still can', async () => {
         const shopA = await newShop(100);
         const shopB = await newShop(100);

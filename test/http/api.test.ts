@@ -62,6 +62,7 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
       autoPersonalize: false,
       log: silentLogger,
     }),
+    refuseCardsAboveAccount: false,
     activity: new HttpActivity(),
     log: silentLogger,
   });

@@ -288,58 +288,72 @@ describe('tearing: the card pulled at every APDU of a personalization', () => {
     });
   });
 
-  const MAX_APDUS = 20;
-  test('when counted, then every APDU of a personalization is pulled below', () => {
-    assert.ok(apduCount >= 12 && apduCount <= MAX_APDUS, `${apduCount} APDUs`);
+  test('when counted, then a personalization takes a dozen APDUs or more', () => {
+    assert.ok(apduCount >= 12, `${apduCount} APDUs`);
   });
 
-  for (let step = 0; step < MAX_APDUS; step += 1) {
-    for (const mode of ['pull-before', 'pull-after', 'tear'] as const) {
-      test(`when the card is pulled at APDU ${step} of a personalization (${mode}), then it is left on the transport key or personalized, or reported torn`, async (t) => {
-        if (step >= apduCount) return t.skip(`a personalization takes ${apduCount} APDUs`);
-        const card = freshCard();
-        rig.reader.resetApduLog();
-        await rig.present(card);
-        const inserted = rig.reader.apdus.length;
-        const fault = card.failAt({ index: inserted + step }, mode as FaultAction);
-        const first = await personalize();
-        if (!fault.fired) {
-          // With a key still loaded in the reader, this run needed fewer APDUs than the probe.
-          fault.cancel();
-          await rig.takeAway();
-          assert.equal(first.status, 200, shown(first));
-          assert.equal(trailerState(card), 'personalized');
-          return;
-        }
-        const hitTrailer = fault.event?.command === 'write' && fault.event.block === TRAILER_BLOCK;
-        const trailerTorn = hitTrailer && mode === 'tear';
-        const state = trailerState(card);
-        if (trailerTorn) assert.equal(state, 'other', 'the trailer is half written');
-        else assert.ok(state === 'transport' || state === 'personalized', state);
-        if (first.status === 200) assert.equal(state, 'personalized', shown(first));
-        else {
-          assert.match(
-            String((first.json as { error: string }).error),
-            /^(NoCard|CardRemovedDuringPersonalization)$/,
-            shown(first),
-          );
-        }
-        await rig.reader.waitForRemoval();
-        await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
-        await withCard(card, async () => {
-          const again = await personalize();
-          if (trailerTorn) {
-            assert.equal(again.status, 500, shown(again));
-            assert.deepEqual(again.json, { error: 'PersonalizationTorn' }, shown(again));
-            return;
-          }
-          assert.equal(again.status, 200, shown(again));
-          assert.equal((again.json as { credits: number }).credits, 0, shown(again));
-          assert.equal(trailerState(card), 'personalized');
-          assert.ok(card.block(4).equals(Buffer.alloc(16)), 'slot 0 blank');
-          assert.ok(card.block(5).equals(encodeValueBlock(0, 0)), 'slot 1 = 0 at generation 0');
-        });
-      });
+  /**
+   * Pulls the card at APDU `step` of a personalization and checks what is left. False when the
+   * personalization ended before that APDU (and succeeded): every step was covered.
+   */
+  async function pulledAt(step: number, mode: FaultAction): Promise<boolean> {
+    const card = freshCard();
+    rig.reader.resetApduLog();
+    await rig.present(card);
+    const inserted = rig.reader.apdus.length;
+    const fault = card.failAt({ index: inserted + step }, mode);
+    const first = await personalize();
+    if (!fault.fired) {
+      fault.cancel();
+      await rig.takeAway();
+      assert.equal(first.status, 200, shown(first));
+      assert.equal(trailerState(card), 'personalized');
+      return false;
     }
+    const hitTrailer = fault.event?.command === 'write' && fault.event.block === TRAILER_BLOCK;
+    const trailerTorn = hitTrailer && mode === 'tear';
+    const state = trailerState(card);
+    if (trailerTorn) assert.equal(state, 'other', 'the trailer is half written');
+    else assert.ok(state === 'transport' || state === 'personalized', state);
+    if (first.status === 200) assert.equal(state, 'personalized', shown(first));
+    else {
+      assert.match(
+        String((first.json as { error: string }).error),
+        /^(NoCard|CardRemovedDuringPersonalization)$/,
+        shown(first),
+      );
+    }
+    await rig.reader.waitForRemoval();
+    await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
+    await withCard(card, async () => {
+      const again = await personalize();
+      if (trailerTorn) {
+        assert.equal(again.status, 500, shown(again));
+        assert.deepEqual(again.json, { error: 'PersonalizationTorn' }, shown(again));
+        return;
+      }
+      assert.equal(again.status, 200, shown(again));
+      assert.equal((again.json as { credits: number }).credits, 0, shown(again));
+      assert.equal(trailerState(card), 'personalized');
+      assert.ok(card.block(4).equals(Buffer.alloc(16)), 'slot 0 blank');
+      assert.ok(card.block(5).equals(encodeValueBlock(0, 0)), 'slot 1 = 0 at generation 0');
+    });
+    return true;
+  }
+
+  // One sub-test per APDU, until a personalization ends before the pull (how many APDUs it
+  // takes depends on whether the reader still holds the transport key: nfc-pcsc skips a LOAD
+  // KEY it did last), so no step is skipped and none is guessed.
+  for (const mode of ['pull-before', 'pull-after', 'tear'] as const) {
+    test(`when the card is pulled at each APDU of a personalization (${mode}), then it is left on the transport key or personalized, or reported torn`, async (t) => {
+      let pulled = true;
+      let step = 0;
+      for (; pulled; step += 1) {
+        await t.test(`APDU ${step} (${mode})`, async () => {
+          pulled = await pulledAt(step, mode);
+        });
+      }
+      assert.ok(step > 12, `only ${step - 1} APDUs were pulled`);
+    });
   }
 });

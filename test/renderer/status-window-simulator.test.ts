@@ -6,7 +6,7 @@ import type { Page } from 'playwright-core';
 import type { SettingsView } from '../../main/ipc-contract.ts';
 import { createIpc } from '../../main/ipc.ts';
 import { saveSettings } from '../../main/save-settings.ts';
-import { DEFAULT_SETTINGS, type Settings } from '../../main/settings.ts';
+import { DEFAULT_SETTINGS, windowSettings, type Settings } from '../../main/settings.ts';
 import { setupSimulatorIpc } from '../../main/simulator-ipc.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
@@ -44,7 +44,11 @@ async function bridgeInvoke(channel: string, args: unknown[]): Promise<unknown> 
     case 'status:get':
       return feed.snapshot();
     case 'settings:get':
-      return { settings, plainTextKeyStorage: false, recovery: null } satisfies SettingsView;
+      return {
+        settings: windowSettings(settings),
+        plainTextKeyStorage: false,
+        recovery: null,
+      } satisfies SettingsView;
     case 'settings:save':
       // main/'s own save logic; the restart itself is recorded, not run.
       return saveSettings(settings, args[0] as Settings, {

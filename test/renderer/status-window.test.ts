@@ -6,9 +6,9 @@ import type { Page } from 'playwright-core';
 import { applySeed } from '../../cloud/seed.ts';
 import type { SettingsView } from '../../main/ipc-contract.ts';
 import { saveSettings } from '../../main/save-settings.ts';
-import type { Settings } from '../../main/settings.ts';
+import { windowSettings, type Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
-import { emptySnapshot } from '../../main/status-model.ts';
+import { emptySnapshot, RECENT_REQUESTS, statusModel } from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
 import { listen } from '../../common/listen.ts';
@@ -29,6 +29,8 @@ let statusWindow: StatusWindowPage;
 let page: Page;
 let settings: Settings;
 let recovery: string | null = null;
+/** What storing the settings throws, as a full disk or a denied keyring would. */
+let persistFailure: Error | undefined;
 let feed: ReturnType<typeof followService>;
 
 async function bridgeInvoke(channel: string, [argument]: unknown[]): Promise<unknown> {
@@ -36,12 +38,19 @@ async function bridgeInvoke(channel: string, [argument]: unknown[]): Promise<unk
     case 'status:get':
       return feed.snapshot();
     case 'settings:get':
-      return { settings, plainTextKeyStorage: true, recovery } satisfies SettingsView;
+      return {
+        settings: windowSettings(settings),
+        plainTextKeyStorage: true,
+        recovery,
+      } satisfies SettingsView;
     case 'settings:save':
       // main/'s own save logic; restarting the service core is not part of these tests.
       return saveSettings(settings, argument as Settings, {
         service: rig.service,
-        persist: (saved) => (settings = saved),
+        persist: (saved) => {
+          if (persistFailure) throw persistFailure;
+          settings = saved;
+        },
         restart: async () => undefined,
       });
     case 'service:copy-url':
@@ -62,6 +71,8 @@ before(async () => {
     reader: 'Virtual PCD 00 00',
     cardKey: 'FFFFFFFFFFFF',
     cardKeyType: 'A',
+    cardMasterKey: null,
+    autoPersonalize: true,
     walletSector: 1,
     startAtLogin: false,
     simulator: false,
@@ -83,6 +94,7 @@ describe('the status window', () => {
   test('when it opens, then it shows the service, the reader and the ledger', async () => {
     assert.equal(await page.getByTestId('service-state').textContent(), 'running');
     assert.equal(await page.getByTestId('service-url').textContent(), rig.service.url);
+    assert.equal(await page.getByTestId('copy-url').isEnabled(), true, 'Copy URL is enabled');
     assert.equal(await page.getByTestId('card-id').textContent(), 'none');
     assert.equal(
       await page.getByTestId('plain-text-warning').isVisible(),
@@ -124,6 +136,10 @@ describe('the status window', () => {
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /\/readcard\s*1/);
     assert.equal(await page.getByTestId('rate-limits-empty').isVisible(), false);
+    // The Key column is explained: a key's fingerprint, or "address" for failed authentications.
+    const help = await page.getByTestId('rate-limits-help').innerText();
+    assert.match(help, /fingerprint of the API key/, help);
+    assert.match(help, /“address” when the limit was on failed authentications/, help);
     await page
       .getByTestId('requests')
       .locator('tbody tr')
@@ -131,6 +147,40 @@ describe('the status window', () => {
       .first()
       .waitFor();
     await page.screenshot({ path: `${screenshots}/rate-limited.png`, fullPage: true });
+  });
+
+  test('when hundreds of requests came in, then the list scrolls inside its panel and the settings stay where they were', async () => {
+    await page.setViewportSize({ width: 900, height: 1100 });
+    const saveButtonTop = async () => (await page.getByTestId('save-settings').boundingBox())?.y;
+    const quiet = await saveButtonTop();
+    let busy = feed.snapshot();
+    for (let i = 0; i < 3 * RECENT_REQUESTS; i += 1) {
+      busy = statusModel.request(busy, {
+        at: new Date(),
+        method: 'GET',
+        path: `/readcard?n=${i}`,
+        status: 200,
+        origin: 'https://pos.example.com',
+        keyFingerprint: null,
+      });
+    }
+    statusWindow.push(busy);
+    const rows = page.getByTestId('requests').locator('tbody tr');
+    await rows.nth(RECENT_REQUESTS - 1).waitFor();
+    assert.equal(await rows.count(), RECENT_REQUESTS, 'the list keeps the most recent ones');
+    const list = await page
+      .getByTestId('requests-scroll')
+      .evaluate((element) => ({ height: element.clientHeight, content: element.scrollHeight }));
+    assert.ok(list.height <= 300, `the list is ${list.height} px high`);
+    assert.ok(list.content > list.height, `the list scrolls: ${JSON.stringify(list)}`);
+    // However many requests came, the settings below are no further down than with a few.
+    const busyTop = await saveButtonTop();
+    assert.ok(
+      quiet !== undefined && busyTop !== undefined && busyTop - quiet <= 300,
+      `Save settings moved from ${quiet} to ${busyTop}`,
+    );
+    await page.screenshot({ path: `${screenshots}/wide-900.png`, fullPage: true });
+    statusWindow.push(feed.snapshot());
   });
 
   test('when an invalid origin is saved, then the window explains it and nothing changes', async () => {
@@ -216,6 +266,65 @@ describe('the status window', () => {
     } finally {
       await blocker.close();
     }
+  });
+
+  test('when the settings cannot be stored, then the window says why and the live settings are put back', async () => {
+    persistFailure = new Error('ENOSPC: no space left on device, write');
+    try {
+      await page.getByTestId('allowed-origins').fill('https://pos.example.com');
+      await page.getByTestId('save-settings').click();
+      await page
+        .getByTestId('settings-problems')
+        .filter({
+          hasText:
+            'The settings could not be saved: ENOSPC: no space left on device, write. Nothing was changed.',
+        })
+        .waitFor();
+      assert.deepEqual(rig.service.settings.allowedOrigins, [], 'the origin was put back');
+      assert.deepEqual(settings.allowedOrigins, [], 'nothing stored');
+      await page.screenshot({ path: `${screenshots}/save-failed.png`, fullPage: true });
+    } finally {
+      persistFailure = undefined;
+      await page.getByTestId('allowed-origins').fill('');
+    }
+  });
+
+  test('when the ledger is not reachable and movements wait for confirmation, then both show as warnings', async () => {
+    const state = page.getByTestId('ledger-state');
+    const waiting = page.getByTestId('ledger-waiting');
+    const running = feed.snapshot();
+    statusWindow.push({
+      ...running,
+      ledger: { ...running.ledger, reachable: false, unconfirmedMovements: 2 },
+    });
+    await page.locator('[data-testid="ledger-state"].warning').waitFor();
+    assert.equal(await state.textContent(), 'not reachable');
+    await page.locator('[data-testid="ledger-waiting"].warning').waitFor();
+    assert.equal(await waiting.textContent(), '2 movement(s) waiting for confirmation');
+    await page.screenshot({ path: `${screenshots}/ledger-warnings.png`, fullPage: true });
+    statusWindow.push({
+      ...running,
+      ledger: { ...running.ledger, reachable: true, unconfirmedMovements: 0 },
+    });
+    await page.locator('[data-testid="ledger-state"]:not(.warning)').waitFor();
+    assert.equal(await state.textContent(), 'reachable');
+    assert.equal(await waiting.getAttribute('class'), 'detail', 'no warning when none waits');
+  });
+
+  test('when the service has no URL (starting or failed), then Copy URL is disabled until it runs', async () => {
+    const running = feed.snapshot();
+    const copy = page.getByTestId('copy-url');
+    for (const service of [
+      { url: null, state: 'starting', error: null },
+      { url: null, state: 'error', error: 'port 4178 is in use' },
+    ] as const) {
+      statusWindow.push({ ...running, service });
+      await page.getByTestId('service-state').filter({ hasText: service.state }).waitFor();
+      assert.equal(await copy.isDisabled(), true, `disabled while ${service.state}`);
+    }
+    statusWindow.push(running);
+    await page.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
+    assert.equal(await copy.isEnabled(), true, 'enabled once running');
   });
 
   test('when movements wait for their card, then the ledger panel says which cards to put back', async () => {

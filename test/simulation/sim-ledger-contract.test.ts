@@ -113,6 +113,11 @@ describe('the simulated ledger against the real one', () => {
           if (body.kind === 'recharge' && rng.chance(0.3))
             body.amount = `${rng.between(0, 90)}.${rng.between(10, 99)}`;
           else body.credits = rng.between(1, 250);
+          // What the card held, as a till says it: within or beyond the card's account.
+          if (body.kind === 'recharge' && rng.chance(0.5)) {
+            body.cardCredits = rng.between(0, 300);
+            if (rng.chance(0.5)) body.refuseAboveAccount = true;
+          }
           what = `create ${JSON.stringify(body)}`;
           realAnswer = await client.create(body);
           let replayed = false;

@@ -59,6 +59,8 @@ export interface NewSimMovement {
   cardId: string;
   credits?: number;
   amount?: string;
+  cardCredits?: number;
+  refuseAboveAccount?: boolean;
 }
 
 export class SimLedger {
@@ -68,6 +70,8 @@ export class SimLedger {
   readonly #tombstones = new Map<string, string>();
   /** Per shop and card: what a discharge may still take (see cloud/card-accounts.ts). */
   readonly #cardAccounts = new Map<string, number>();
+  /** Ids of the recharges that flagged their card card-above-account, with the card. */
+  readonly flagged = new Map<string, string>();
   readonly #now: () => number;
   /** Whether a void of an unknown id leaves a tombstone (contract v1 says it does). */
   readonly tombstones: boolean;
@@ -141,6 +145,21 @@ export class SimLedger {
         : Number(creditsForAmount(requestedAmount, cost));
     if (credits < 1) throw refuse('amountBelowOneCredit');
     if (request.kind === 'recharge' && shop.credits < credits) throw refuse('noCredits');
+    if (request.kind === 'recharge' && request.cardCredits !== undefined) {
+      const pending = [...this.movements.values()]
+        .filter(
+          (movement) =>
+            movement.shop === shop.id &&
+            movement.cardId === request.cardId &&
+            movement.state === 'pending',
+        )
+        .reduce((sum, movement) => sum + movement.credits, 0);
+      const allowed = this.cardAccount(shop.id, request.cardId) + pending;
+      if (request.cardCredits > allowed) {
+        this.flagged.set(id, request.cardId);
+        if (request.refuseAboveAccount) throw refuse('cardAccountExceeded');
+      }
+    }
     if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
       throw refuse('cardAccountExceeded');
     }

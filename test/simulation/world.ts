@@ -419,6 +419,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
 
   // The till's settings, and the host that keeps keys (current and earlier) across restarts.
   let currentKey: string = SHOPS[0].key;
+  let keyChanged = false;
   const earlierKeys = new Set<string>();
   let engine: MovementEngine | undefined;
   let journal: MovementJournal | undefined;
@@ -577,6 +578,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
         currentKey = currentKey === SHOPS[0].key ? SHOPS[1].key : SHOPS[0].key;
         earlierKeys.add(previous);
         engine?.retireKey(previous);
+        keyChanged = true;
         note(`key changed to ${fingerprint(currentKey)}`);
       },
       null,
@@ -606,6 +608,17 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     totalAtStart,
     total: total(),
   });
+  // Cards only get credits through this till: none is above its account at the shop that
+  // loaded it (pending movements counted), unless the key moved shops. A create that reaches
+  // the ledger late (the till gave up on it and moved on) may carry a stale balance and flag
+  // its card; that recharge never happens (it is voided). One that is posted never flagged.
+  if (!keyChanged) {
+    for (const [id, cardId] of ledger.flagged) {
+      if (ledger.movements.get(id)?.state === 'posted') {
+        problems.push(`card ${cardId} flagged card-above-account by recharge ${id}, posted`);
+      }
+    }
+  }
   return { seed, problems, trace };
 }
 

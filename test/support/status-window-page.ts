@@ -20,6 +20,7 @@ const BRIDGE = `
     takeAwaySimulatedCard: () => invoke('simulator:take-away'),
     putBackSimulatedCard: (request) => invoke('simulator:put-back', request),
     armSimulatorFault: (request) => invoke('simulator:fault', request),
+    personalizeCard: () => invoke('card:personalize'),
     onStatus: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
   });
   window.__cardWalletPush = (snapshot) => { for (const listener of listeners) listener(snapshot); };

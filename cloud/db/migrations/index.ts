@@ -1,6 +1,7 @@
 import { migration001 } from './001-initial.ts';
 import { migration002 } from './002-void-tombstones.ts';
 import { migration003 } from './003-card-accounts.ts';
+import { migration004 } from './004-card-above-account.ts';
 
 export interface Migration {
   version: number;
@@ -9,4 +10,9 @@ export interface Migration {
 }
 
 /** Every migration, in order. Append only. */
-export const migrations: readonly Migration[] = [migration001, migration002, migration003];
+export const migrations: readonly Migration[] = [
+  migration001,
+  migration002,
+  migration003,
+  migration004,
+];

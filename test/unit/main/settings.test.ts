@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { saveSettings } from '../../../main/save-settings.ts';
 import {
   DEFAULT_SETTINGS,
+  editedSettings,
   migrateSettings,
   needsRestart,
   settingsProblems,
   serviceConfig,
   SETTINGS_VERSION,
+  windowSettings,
   type Settings,
 } from '../../../main/settings.ts';
 import { parseConfig } from '../../../service/config.ts';
@@ -322,5 +325,139 @@ describe('settings recovery', () => {
       assert.match(settings.recovery ?? '', /keyring locked/);
       assert.deepEqual(settings.earlierApiKeys, []);
     });
+  });
+});
+
+describe('the card master key and autoPersonalize', () => {
+  // A test master key (public: never a real one).
+  const MASTER = '000102030405060708090a0b0c0d0e0f';
+  const withMaster: Settings = { ...valid, cardMasterKey: MASTER };
+
+  test('when nothing says otherwise, then no master key is set and autoPersonalize is on, also for settings saved before they existed', () => {
+    assert.equal(valid.cardMasterKey, null);
+    assert.equal(valid.autoPersonalize, true);
+    const store = memoryStore({ version: 1, port: 5000, apiKey: { plain: KEY } });
+    const loaded = new SettingsStore(store, secretBox(false)).load(() => 'unused-key-0123456789');
+    assert.equal(loaded.cardMasterKey, null);
+    assert.equal(loaded.autoPersonalize, true);
+  });
+
+  test('when a master key is saved with encryption available, then it is stored encrypted, never in clear, and read back', () => {
+    const store = memoryStore();
+    const settings = new SettingsStore(store, secretBox(true, 'gnome_libsecret'));
+    settings.save(withMaster);
+    assert.deepEqual(store.store.cardMasterKey, {
+      encrypted: Buffer.from([...MASTER].reverse().join('')).toString('base64'),
+    });
+    assert.equal(JSON.stringify(store.store).includes(MASTER), false, JSON.stringify(store.store));
+    assert.equal(settings.load(() => 'unused-generated-key-0000').cardMasterKey, MASTER);
+    settings.save(valid);
+    assert.equal(store.store.cardMasterKey, null, 'cleared');
+    assert.equal(settings.load(() => 'unused-generated-key-0000').cardMasterKey, null);
+  });
+
+  test('when the OS offers no encryption, then the master key is stored as plain text, as the API key is', () => {
+    const store = memoryStore();
+    new SettingsStore(store, secretBox(false)).save(withMaster);
+    assert.deepEqual(store.store.cardMasterKey, { plain: MASTER });
+  });
+
+  for (const [what, stored] of [
+    ['bare text (a hand-edited file)', MASTER],
+    ['encrypted but the keyring is locked', { encrypted: 'bm90IGEga2V5' }],
+  ] as const) {
+    test(`when the stored master key is ${what}, then the settings are set aside and defaults load`, () => {
+      const backups: unknown[] = [];
+      const store = memoryStore({ version: 1, apiKey: { plain: KEY }, cardMasterKey: stored });
+      const box: SecretBox = {
+        ...secretBox(true, 'gnome_libsecret'),
+        decryptString: () => {
+          throw new Error('keyring locked');
+        },
+      };
+      const settings = new SettingsStore(store, box, (raw) => backups.push(raw));
+      assert.equal(settings.load(() => 'generated-key-0123456789').cardMasterKey, null);
+      assert.equal(backups.length, 1, 'the unreadable settings are kept');
+      assert.notEqual(settings.recovery, null);
+    });
+  }
+
+  for (const cardMasterKey of ['00112233', `${MASTER}00`, 'g'.repeat(32), '', 42]) {
+    test(`when the master key is ${JSON.stringify(cardMasterKey)}, then the operator is told what it must be, without the value`, () => {
+      const problems = settingsProblems({ ...valid, cardMasterKey } as unknown as Settings);
+      assert.deepEqual(problems, [
+        {
+          field: 'cardMasterKey',
+          message:
+            'The card master key must be 32 hex digits (16 bytes), e.g. from "openssl rand -hex 16"; leave it empty to keep the one set.',
+        },
+      ]);
+    });
+  }
+
+  for (const autoPersonalize of [undefined, 'true', null]) {
+    test(`when autoPersonalize is ${JSON.stringify(autoPersonalize) ?? 'missing'}, then it is refused, never read as on or off`, () => {
+      assert.deepEqual(settingsProblems({ ...valid, autoPersonalize } as unknown as Settings), [
+        {
+          field: 'autoPersonalize',
+          message: 'Personalizing cards on their first recharge must be on or off.',
+        },
+      ]);
+    });
+  }
+
+  test('when the master key or autoPersonalize changes, then the service core restarts with them', () => {
+    assert.equal(needsRestart(valid, withMaster), true);
+    assert.equal(needsRestart(withMaster, valid), true);
+    assert.equal(needsRestart(valid, { ...valid, autoPersonalize: false }), true);
+    const config = parseConfig(serviceConfig({ ...withMaster, autoPersonalize: false }, '/d'));
+    assert.equal(config.cardMasterKey, MASTER.toUpperCase());
+    assert.equal(config.autoPersonalize, false);
+    assert.equal(parseConfig(serviceConfig(valid, '/d')).cardMasterKey, undefined);
+  });
+
+  test('when the window is sent the settings, then it learns only whether a master key is set', () => {
+    const shown = windowSettings(withMaster);
+    assert.equal(shown.cardMasterKeySet, true);
+    assert.equal(JSON.stringify(shown).includes(MASTER), false, JSON.stringify(shown));
+    assert.equal(windowSettings(valid).cardMasterKeySet, false);
+  });
+
+  test('when the window saves, then an absent master key keeps the stored one, null clears it and text replaces it', () => {
+    const { cardMasterKey: _kept, ...edit } = withMaster;
+    assert.equal(editedSettings(withMaster, edit).cardMasterKey, MASTER);
+    assert.equal(editedSettings(withMaster, { ...edit, cardMasterKey: null }).cardMasterKey, null);
+    const other = 'ffeeddccbbaa99887766554433221100';
+    assert.equal(editedSettings(valid, { ...edit, cardMasterKey: other }).cardMasterKey, other);
+  });
+
+  test('when the window saves without touching the master key, then nothing restarts; with a new one, the core restarts with it', async () => {
+    const restarts: Settings[] = [];
+    let saved = withMaster;
+    const steps = {
+      service: { applySettings: async () => undefined },
+      persist: (next: Settings) => void (saved = next),
+      restart: async (next: Settings) => void restarts.push(next),
+    };
+    const { cardMasterKey: _kept, ...edit } = withMaster;
+    assert.deepEqual(await saveSettings(saved, { ...edit, port: 5000 }, steps), {
+      ok: true,
+      restarted: false,
+    });
+    assert.equal(saved.cardMasterKey, MASTER);
+    const refused = await saveSettings(saved, { ...edit, cardMasterKey: 'not-a-key' }, steps);
+    assert.deepEqual(refused.ok ? [] : refused.problems.map((problem) => problem.field), [
+      'cardMasterKey',
+    ]);
+    assert.equal(saved.cardMasterKey, MASTER, 'a refused save changes nothing');
+    const other = 'FFEEDDCCBBAA99887766554433221100';
+    assert.deepEqual(await saveSettings(saved, { ...edit, cardMasterKey: other }, steps), {
+      ok: true,
+      restarted: true,
+    });
+    assert.deepEqual(
+      restarts.map((next) => next.cardMasterKey),
+      [other],
+    );
   });
 });

@@ -80,6 +80,33 @@ describe('tray state transitions', () => {
     assert.match(trayTooltip(waiting), /Ready \(1 movement\(s\) wait for their card\)/);
   });
 
+  test('when the ledger refuses to pay a card out, then the tooltip and menu say it is flagged suspect until another card is seen', () => {
+    const onReader = (cardId: string) =>
+      reader({ card: { cardId, reader: 'ACS ACR122U', since: new Date(0) } });
+    let snapshot = statusModel.reader(running(), onReader('04A1B2C3D4E5F6'));
+    snapshot = statusModel.cardCredits(snapshot, '04A1B2C3D4E5F6', 500, new Date(1), true);
+    const tooltip = trayTooltip(snapshot);
+    assert.equal(
+      tooltip,
+      'Card Wallet Worker: card 04A1B2C3D4E5F6 flagged suspect by the ledger (discharge refused: holds more than the shop put on it)',
+    );
+    assert.ok(tooltip.length <= 127, `Windows cuts tooltips at 127 characters: ${tooltip.length}`);
+    assert.equal(
+      trayMenu(snapshot, false).find((item) => item.id === 'status-card')?.label,
+      'Last card: 04A1B2C3D4E5F6 (500 credits), flagged suspect',
+    );
+    // Read again, taken off and put back: the same card, still suspect.
+    snapshot = statusModel.cardCredits(snapshot, '04A1B2C3D4E5F6', 500, new Date(2));
+    snapshot = statusModel.reader(
+      statusModel.reader(snapshot, reader()),
+      onReader('04A1B2C3D4E5F6'),
+    );
+    assert.equal(snapshot.lastCard?.suspect, true);
+    snapshot = statusModel.reader(snapshot, onReader('0A0B0C0D'));
+    assert.equal(snapshot.lastCard?.suspect, false);
+    assert.equal(trayTooltip(snapshot), 'Card Wallet Worker: card 0A0B0C0D');
+  });
+
   test('when the menu is built, then it has status lines, the actions, and start at login as a checkbox', () => {
     const snapshot = statusModel.cardCredits(
       statusModel.reader(running(), reader()),
