@@ -22,7 +22,8 @@ import {
 import { VirtualCard } from '../support/virtual-card.ts';
 
 let rig: CardRig;
-before(async () => (rig = await startCardRig({ cardTimeoutMs: 1_500 })));
+// The ledger as its own process on PostgreSQL, as a shop's is.
+before(async () => (rig = await startCardRig({ cardTimeoutMs: 1_500 }, { ledgerProcess: true })));
 after(() => rig.close());
 
 const post = (path: string, body?: unknown) =>

@@ -18,7 +18,14 @@ const SECTOR = 1;
 const TRAILER_BLOCK = 7;
 
 let rig: CardRig;
-before(async () => (rig = await startCardRig({ cardMasterKey: MASTER, cardTimeoutMs: 1_500 })));
+// The ledger as its own process on PostgreSQL, as a shop's is.
+before(
+  async () =>
+    (rig = await startCardRig(
+      { cardMasterKey: MASTER, cardTimeoutMs: 1_500 },
+      { ledgerProcess: true },
+    )),
+);
 after(() => rig.close());
 
 let nextUid = 0x10;
@@ -160,6 +167,36 @@ describe('POST /cards/personalize', () => {
       assert.deepEqual(res.json, { cardId: card.id, credits: 30, alreadyPersonalized: false });
       assert.ok(card.block(4).equals(encodeValueBlock(30, 1)));
       assert.equal(trailerState(card), 'personalized');
+    });
+  });
+});
+
+describe('a forged balance on a personalized card', () => {
+  test('when a card loaded with 10 is rewritten to 1000 with its own derived key B, then /dischargecard pays out nothing, the card keeps its balance, and the next recharge is flagged', async () => {
+    const card = freshCard();
+    await withCard(card, async () => {
+      const loaded = await call('POST', '/writecard', { credits: 10 });
+      assert.equal(loaded.status, 200, shown(loaded));
+      await waitUntil(() => rig.service.unconfirmedMovements === 0, 20_000, 'posted');
+    });
+    // Whoever holds this card's key B (recovered with hardware) writes a balance of their own.
+    card.setBlock(4, encodeValueBlock(1000, 7));
+    card.setBlock(5, encodeValueBlock(0, 0));
+    await withCard(card, async () => {
+      const pool = await shopCredits(rig.ledger.url);
+      const paid = await call('POST', '/dischargecard');
+      assert.equal(paid.status, 500, shown(paid));
+      assert.deepEqual(paid.json, { error: 'CardAccountExceeded' }, shown(paid));
+      assert.equal(walletBalance(card), 1000, 'the card is not written');
+      assert.equal(await shopCredits(rig.ledger.url), pool, 'nothing paid out');
+      const account = await fetch(`${rig.ledger.url}/v1/cards/${card.id}`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      const body = (await account.json()) as { credits: number; suspect: boolean };
+      assert.deepEqual(
+        { credits: body.credits, suspect: body.suspect },
+        { credits: 10, suspect: true },
+      );
     });
   });
 });
