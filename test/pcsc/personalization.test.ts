@@ -172,7 +172,7 @@ describe('POST /cards/personalize', () => {
 });
 
 describe('a forged balance on a personalized card', () => {
-  test('when a card loaded with 10 is rewritten to 1000 with its own derived key B, then /dischargecard pays out nothing, the card keeps its balance, and the next recharge is flagged', async () => {
+  test('when a card loaded with 10 is rewritten to 1000 with its own derived key B, then /dischargecard pays out nothing, the card keeps its balance and is flagged', async () => {
     const card = freshCard();
     await withCard(card, async () => {
       const loaded = await call('POST', '/writecard', { credits: 10 });
