@@ -1,6 +1,7 @@
 import { hashApiKey } from './api-keys.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { creditsForAmount, parseDecimal, parseStoredDecimal } from '../common/decimal.ts';
+import type { MovementRequest } from '../common/ledger-contract.ts';
 import { ledgerErrors } from './errors.ts';
 import {
   changeCardAccount,
@@ -19,7 +20,6 @@ import {
   toMovement,
   type Customer,
   type Movement,
-  type MovementKind,
   type MovementRow,
   type MovementState,
 } from './records.ts';
@@ -28,24 +28,6 @@ import {
 export const MAX_MOVEMENT_CREDITS = 2_147_483_647;
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
-
-/** A validated `POST /v1/movements` body: exactly one of credits and amount. */
-export interface MovementRequest {
-  id: string;
-  kind: MovementKind;
-  cardId: string;
-  credits?: number;
-  /** Euros, a decimal string with at most 2 decimals; recharge only. */
-  amount?: string;
-  /**
-   * Recharge only, optional: what the card held before this recharge, as the till read it. A
-   * card holding more than its account plus its pending movements is flagged
-   * `card-above-account`; with `refuseAboveAccount`, the recharge is then refused
-   * (CardAccountExceeded) and nothing is reserved. Not part of the movement's identity.
-   */
-  cardCredits?: number;
-  refuseAboveAccount?: boolean;
-}
 
 export interface CreatedMovement {
   movement: Movement;

@@ -29,6 +29,27 @@ export interface Movement {
 }
 
 /**
+ * `POST /v1/movements`: the caller picks the id (the idempotency key, so every call is safe to
+ * repeat); exactly one of credits and amount.
+ */
+export interface MovementRequest {
+  id: string;
+  kind: MovementKind;
+  cardId: string;
+  credits?: number;
+  /** Euros, a decimal string with at most 2 decimals; recharge only. */
+  amount?: string;
+  /**
+   * Recharge only, optional: what the card held before this recharge, as the till read it. A
+   * card holding more than its account plus its pending movements is flagged
+   * `card-above-account`; with `refuseAboveAccount`, the recharge is then refused
+   * (CardAccountExceeded) and nothing is reserved. Not part of the movement's identity.
+   */
+  cardCredits?: number;
+  refuseAboveAccount?: boolean;
+}
+
+/**
  * Why a card is suspect: each refused overdraw, each recharge of a card that held more than its
  * account, and legacy overdraws found by migration 3.
  */

@@ -1,5 +1,6 @@
 import { ledgerErrors } from '../errors.ts';
-import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS, type MovementRequest } from '../ledger.ts';
+import type { MovementRequest } from '../../common/ledger-contract.ts';
+import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -43,12 +44,7 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   const hasAmount = amount !== undefined && amount !== null;
   if (hasCredits === hasAmount) throw invalid('credits, amount: give exactly one of the two');
   if (hasCredits) {
-    if (
-      typeof credits !== 'number' ||
-      !Number.isInteger(credits) ||
-      credits < 1 ||
-      credits > MAX_MOVEMENT_CREDITS
-    ) {
+    if (!isIntegerFrom(1, credits)) {
       throw invalid(`credits: must be an integer from 1 to ${MAX_MOVEMENT_CREDITS}`);
     }
     return { id, kind, cardId, credits, ...card };
@@ -58,6 +54,16 @@ export function parseMovementRequest(body: unknown): MovementRequest {
     throw invalid('amount: must be a decimal string > 0 with at most 2 decimals, like "12.50"');
   }
   return { id, kind, cardId, amount, ...card };
+}
+
+/** A JSON number that is a whole number of credits from `min` to the largest movement. */
+function isIntegerFrom(min: number, value: unknown): value is number {
+  return (
+    typeof value === 'number' &&
+    Number.isInteger(value) &&
+    value >= min &&
+    value <= MAX_MOVEMENT_CREDITS
+  );
 }
 
 /** The optional `cardCredits` and `refuseAboveAccount` of a recharge. */
@@ -70,12 +76,7 @@ function parseCardCredits(
   const result: Pick<MovementRequest, 'cardCredits' | 'refuseAboveAccount'> = {};
   if (cardCredits !== undefined) {
     if (kind !== 'recharge') throw invalid('cardCredits: only a recharge may give it');
-    if (
-      typeof cardCredits !== 'number' ||
-      !Number.isInteger(cardCredits) ||
-      cardCredits < 0 ||
-      cardCredits > MAX_MOVEMENT_CREDITS
-    ) {
+    if (!isIntegerFrom(0, cardCredits)) {
       throw invalid(`cardCredits: must be an integer from 0 to ${MAX_MOVEMENT_CREDITS}`);
     }
     result.cardCredits = cardCredits;

@@ -6,24 +6,13 @@ import {
   ledgerErrorCodes,
   type Customer as LedgerCustomer,
   type Movement as LedgerMovement,
-  type MovementKind,
+  type MovementRequest,
 } from '../../common/ledger-contract.ts';
 
 export type { LedgerCustomer, LedgerMovement };
 
-/** A new movement; the worker picks the id, which makes every call safe to repeat. */
-export interface NewMovement {
-  id: string;
-  kind: MovementKind;
-  cardId: string;
-  credits?: number;
-  /** Euros as a decimal string (exact), for a recharge by amount. */
-  amount?: string;
-  /** Recharge: what the card held before it, so the ledger can flag a card above its account. */
-  cardCredits?: number;
-  /** Recharge: refuse (CardAccountExceeded) instead of only flagging such a card. */
-  refuseAboveAccount?: boolean;
-}
+/** A new movement (contract v1's request shape). */
+export type NewMovement = MovementRequest;
 
 export interface LedgerClientOptions {
   baseUrl: string;

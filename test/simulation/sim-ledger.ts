@@ -16,6 +16,7 @@ import {
   type Customer,
   type Movement,
   type MovementKind,
+  type MovementRequest,
 } from '../../common/ledger-contract.ts';
 
 /** A refusal as the ledger answers it: HTTP status and `{ error: code }`. */
@@ -51,16 +52,6 @@ interface StoredMovement {
   resolvedAt: string | null;
   /** How many times its state changed after creation: the invariant says at most once. */
   transitions: number;
-}
-
-export interface NewSimMovement {
-  id: string;
-  kind: MovementKind;
-  cardId: string;
-  credits?: number;
-  amount?: string;
-  cardCredits?: number;
-  refuseAboveAccount?: boolean;
 }
 
 export class SimLedger {
@@ -117,7 +108,7 @@ export class SimLedger {
     };
   }
 
-  create(apiKey: string, request: NewSimMovement): { movement: Movement; replayed: boolean } {
+  create(apiKey: string, request: MovementRequest): { movement: Movement; replayed: boolean } {
     const shop = this.#authenticate(apiKey);
     const id = request.id.toLowerCase();
     const requestedAmount =
