@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
+import { apiCaller, shown, type HttpResponse } from '../support/http-client.ts';
 import {
   shopCredits,
   startTestLedger,
@@ -35,14 +35,7 @@ after(async () => {
 });
 
 const call = (service: TestService, method: string, path: string, body?: unknown) =>
-  httpRequest(`${service.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  apiCaller(() => service.url, TEST_API_KEY)(method, path, body);
 
 let nextUid = 0x10;
 /** A simulated card holding `credits` the ledger never saw. */

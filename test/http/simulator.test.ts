@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NFC } from 'nfc-pcsc';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { httpRequest, type HttpResponse } from '../support/http-client.ts';
+import { apiCaller, httpRequest } from '../support/http-client.ts';
 import {
   importCardBalance,
   shopCredits,
@@ -33,16 +33,7 @@ after(async () => {
   await ledger?.close();
 });
 
-function call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
-  return httpRequest(`${service.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const call = apiCaller(() => service.url, TEST_API_KEY);
 
 interface SimCard {
   cardId: string;

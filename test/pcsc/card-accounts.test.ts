@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
-import { httpRequest } from '../support/http-client.ts';
+import { apiCaller, httpRequest } from '../support/http-client.ts';
 import {
   importCardBalance,
   pendingMovements,
@@ -26,15 +26,8 @@ let rig: CardRig;
 before(async () => (rig = await startCardRig({ cardTimeoutMs: 1_500 }, { ledgerProcess: true })));
 after(() => rig.close());
 
-const post = (path: string, body?: unknown) =>
-  httpRequest(`${rig.service.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const call = apiCaller(() => rig.service.url, TEST_API_KEY);
+const post = (path: string, body?: unknown) => call('POST', path, body);
 
 const pool = () => shopCredits(rig.ledger.url);
 

@@ -4,7 +4,7 @@ import { applySeed } from '../../cloud/seed.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import type { ProxiedRequest } from '../support/fault-proxy.ts';
-import { httpRequest, shown } from '../support/http-client.ts';
+import { apiCaller, shown } from '../support/http-client.ts';
 import {
   importCardBalance,
   pendingMovements,
@@ -46,16 +46,9 @@ async function cardHolding(balance: number): Promise<VirtualCard> {
   return new VirtualCard({ uid, blocks: { 4: encodeValueBlock(balance, 1) } });
 }
 
-const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  httpRequest(`${rig.service.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const call = apiCaller(() => rig.service.url, TEST_API_KEY);
+const post = (path: string, body?: unknown, headers?: Record<string, string>) =>
+  call('POST', path, body, headers);
 
 const pool = () => shopCredits(rig.ledger.url);
 

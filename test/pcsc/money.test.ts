@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { decodeSlot, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
-import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
+import { apiCaller, httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
 import {
   importCardBalance,
   pendingMovements,
@@ -34,16 +34,9 @@ async function cardHolding(balance: number | null): Promise<VirtualCard> {
 
 const balanceOf = walletBalance;
 
-const post = (path: string, body?: unknown, headers: Record<string, string> = {}) =>
-  httpRequest(`${rig.service.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      ...headers,
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
+const call = apiCaller(() => rig.service.url, TEST_API_KEY);
+const post = (path: string, body?: unknown, headers?: Record<string, string>) =>
+  call('POST', path, body, headers);
 
 const get = (path: string) =>
   httpRequest(`${rig.service.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });

@@ -7,7 +7,7 @@ import {
 } from '../../service/card/card-keys.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
-import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
+import { apiCaller, shown, type HttpResponse } from '../support/http-client.ts';
 import { importCardBalance, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard, type FaultAction } from '../support/virtual-card.ts';
 
@@ -45,15 +45,7 @@ function personalizedCard(blocks: Record<number, Buffer> = {}): VirtualCard {
   return card;
 }
 
-const call = (method: string, path: string, body?: unknown) =>
-  httpRequest(`${rig.service.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+const call = apiCaller(() => rig.service.url, TEST_API_KEY);
 const personalize = () => call('POST', '/cards/personalize');
 const movementCreates = () =>
   rig.ledgerProxy.requests.filter((r) => r.method === 'POST' && r.path === '/v1/movements').length;

@@ -19,7 +19,7 @@ import { emptySnapshot } from '../../main/status-model.ts';
 import { trayTooltip } from '../../main/tray-state.ts';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
 import { FakeIpcMain } from '../support/electron-mock.ts';
-import { httpRequest, type HttpResponse } from '../support/http-client.ts';
+import { apiCaller } from '../support/http-client.ts';
 import { openStatusWindow, type StatusWindowPage } from '../support/status-window-page.ts';
 import {
   shopCredits,
@@ -74,16 +74,7 @@ async function bridgeInvoke(channel: string, args: unknown[]): Promise<unknown> 
   }
 }
 
-function call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
-  return httpRequest(`${service.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const call = apiCaller(() => service.url, TEST_API_KEY);
 
 /** Places a simulated card (with `credits` no ledger issued) and waits until it is seen. */
 async function place(uid: string, credits?: number): Promise<void> {

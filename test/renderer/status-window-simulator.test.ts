@@ -12,7 +12,7 @@ import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
 import { FakeIpcMain } from '../support/electron-mock.ts';
-import { httpRequest, type HttpResponse } from '../support/http-client.ts';
+import { apiCaller } from '../support/http-client.ts';
 import { openStatusWindow, type StatusWindowPage } from '../support/status-window-page.ts';
 import {
   shopCredits,
@@ -61,16 +61,7 @@ async function bridgeInvoke(channel: string, args: unknown[]): Promise<unknown> 
   }
 }
 
-function call(method: string, path: string, body?: unknown): Promise<HttpResponse> {
-  return httpRequest(`${service.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-}
+const call = apiCaller(() => service.url, TEST_API_KEY);
 
 /** The panel's row for a card: its text, once it reads `text`. */
 async function cardRow(cardId: string, text: RegExp): Promise<void> {

@@ -71,3 +71,28 @@ export function httpRequest(url: string, options: HttpRequestOptions = {}): Prom
     req.end(options.body);
   });
 }
+
+export type ApiCall = (
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => Promise<HttpResponse>;
+
+/**
+ * Calls to a service's API with one key: a JSON body (a string is sent as is, for malformed
+ * ones) with its Content-Type, extra headers on top. `baseUrl` is read per call (a service may
+ * move or restart).
+ */
+export function apiCaller(baseUrl: () => string, apiKey: string): ApiCall {
+  return (method, path, body, headers = {}) =>
+    httpRequest(`${baseUrl()}${path}`, {
+      method,
+      headers: {
+        'X-Api-Key': apiKey,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+}
