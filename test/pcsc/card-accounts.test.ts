@@ -11,14 +11,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
-import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
+import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
 import { apiCaller, httpRequest } from '../support/http-client.ts';
-import {
-  importCardBalance,
-  pendingMovements,
-  shopCredits,
-  TEST_API_KEY,
-} from '../support/test-ledger.ts';
+import { importCardBalance, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
 let rig: CardRig;
@@ -44,11 +39,6 @@ async function cardAccount(cardId: string) {
   };
 }
 
-async function settled(): Promise<void> {
-  await waitUntil(() => rig.service.unconfirmedMovements === 0, 20_000, 'movements settled');
-  assert.equal(await pendingMovements(rig.ledger.url), 0, 'nothing left pending at the ledger');
-}
-
 /** The same card (same UID) with a balance written by someone else, at a newer generation. */
 function forged(uid: Buffer, balance: number): VirtualCard {
   return new VirtualCard({ uid, blocks: { 5: encodeValueBlock(balance, 9) } });
@@ -64,7 +54,7 @@ describe('a forged balance meets the card account', () => {
       assert.equal(res.status, 500, `${res.status} ${res.text}`);
       assert.deepEqual(res.json, { error: 'CardAccountExceeded' }, res.text);
       assert.equal(walletBalance(card), 500, 'the card is not written');
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), before, 'the pool did not move');
       const account = await cardAccount(card.id);
       assert.equal(account.credits, 0);
@@ -89,7 +79,7 @@ describe('a forged balance meets the card account', () => {
     try {
       const recharged = await post('/writecard', { credits: 30 });
       assert.equal(recharged.status, 200, recharged.text);
-      await settled();
+      await rig.settled();
     } finally {
       await rig.takeAway();
     }
@@ -100,7 +90,7 @@ describe('a forged balance meets the card account', () => {
       assert.equal(res.status, 500, `${res.status} ${res.text}`);
       assert.deepEqual(res.json, { error: 'CardAccountExceeded' }, res.text);
       assert.equal(walletBalance(rewritten), 1000, 'the card is not written');
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), before - 30, 'only the genuine recharge moved the pool');
       const account = await cardAccount(rewritten.id);
       assert.equal(account.credits, 30);
@@ -125,7 +115,7 @@ describe('cards sold before the ledger', () => {
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.json, { cardId: card.id, dischargedCredits: 40, dischargedAmount: 20 });
       assert.equal(walletBalance(card), 0);
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), before + 40);
       assert.equal((await cardAccount(card.id)).credits, 0);
     } finally {

@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { applySeed } from '../../cloud/seed.ts';
-import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import type { ProxiedRequest } from '../support/fault-proxy.ts';
 import { apiCaller, shown } from '../support/http-client.ts';
-import {
-  importCardBalance,
-  pendingMovements,
-  shopCredits,
-  TEST_API_KEY,
-} from '../support/test-ledger.ts';
-import { VirtualCard } from '../support/virtual-card.ts';
+import { pendingMovements, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 
 // Two faults that overlap in time, over the real card path and a real ledger behind a proxy
 // that holds chosen requests or their answers until another step has happened. Each sequence
@@ -37,26 +30,11 @@ before(async () => {
 after(() => rig.close());
 beforeEach(() => rig.ledgerProxy.setMode({ kind: 'pass' }));
 
-let nextUid = 0x10;
-/** A card sold before the ledger, with its balance imported as the card's account. */
-async function cardHolding(balance: number): Promise<VirtualCard> {
-  nextUid += 1;
-  const uid = Buffer.from([0x04, 0x61, 0x62, nextUid]);
-  await importCardBalance(rig.ledger, uid.toString('hex').toUpperCase(), balance);
-  return new VirtualCard({ uid, blocks: { 4: encodeValueBlock(balance, 1) } });
-}
-
 const call = apiCaller(() => rig.service.url, TEST_API_KEY);
 const post = (path: string, body?: unknown, headers?: Record<string, string>) =>
   call('POST', path, body, headers);
 
 const pool = () => shopCredits(rig.ledger.url);
-
-/** Waits until the worker has nothing left unconfirmed, then checks the ledger agrees. */
-async function settled(): Promise<void> {
-  await waitUntil(() => rig.service.unconfirmedMovements === 0, 30_000, 'movements settled');
-  assert.equal(await pendingMovements(rig.ledger.url), 0, 'nothing left pending at the ledger');
-}
 
 const isCreate = (request: ProxiedRequest) =>
   request.method === 'POST' && request.path === '/v1/movements';
@@ -81,7 +59,7 @@ describe('the outbox never resolves a movement a running request owns', () => {
   for (const kind of ['recharge', 'discharge'] as const) {
     for (const when of ['before', 'after'] as const) {
       test(`when the outbox runs while a ${kind}'s create is at the ledger (answer held until ${when} it commits), then the running request alone resolves it and the money is exact`, async () => {
-        const card = await cardHolding(50);
+        const card = await rig.cardHolding(50);
         await rig.present(card);
         try {
           const poolBefore = await pool();
@@ -128,7 +106,7 @@ describe('the outbox never resolves a movement a running request owns', () => {
               : await post('/dischargecard');
           assert.equal(second.status, 200, shown(second));
           rig.ledgerProxy.setMode({ kind: 'pass' });
-          await settled();
+          await rig.settled();
           const expected = kind === 'recharge' ? 160 : 0;
           assert.equal(walletBalance(card), expected, `card; second answer ${shown(second)}`);
           assert.equal(
@@ -146,7 +124,7 @@ describe('the outbox never resolves a movement a running request owns', () => {
 
 describe('a void answered 404 leaves nothing to be reserved later', () => {
   test('when every try of a create times out at the worker but reaches the ledger after the void, then nothing stays reserved and the card is untouched', async () => {
-    const card = await cardHolding(20);
+    const card = await rig.cardHolding(20);
     await rig.present(card);
     try {
       const poolBefore = await pool();
@@ -172,7 +150,7 @@ describe('a void answered 404 leaves nothing to be reserved later', () => {
       assert.deepEqual(res.json, { error: 'LedgerUnavailable' }, shown(res));
       await waitUntil(() => releasedCreates === 3, 30_000, 'the three late creates answered');
       rig.ledgerProxy.setMode({ kind: 'pass' });
-      await settled();
+      await rig.settled();
       assert.equal(walletBalance(card), 20);
       assert.equal(await pool(), poolBefore, 'no credits stay reserved');
     } finally {
@@ -181,7 +159,7 @@ describe('a void answered 404 leaves nothing to be reserved later', () => {
   });
 
   test("when the operator changes the key to another shop's while a post waits in the outbox, then it is posted with the key of the shop that made it", async () => {
-    const card = await cardHolding(0);
+    const card = await rig.cardHolding(0);
     await rig.present(card);
     try {
       const poolBefore = await pool();
@@ -221,8 +199,8 @@ describe('an Idempotency-Key replay needs the same card', () => {
         kind === 'recharge'
           ? post('/writecard', { credits: 4 }, { 'Idempotency-Key': `k-other-card-${kind}` })
           : post('/dischargecard', undefined, { 'Idempotency-Key': `k-other-card-${kind}` });
-      const first = await cardHolding(30);
-      const other = await cardHolding(30);
+      const first = await rig.cardHolding(30);
+      const other = await rig.cardHolding(30);
       await rig.present(first);
       const answer = await send();
       assert.equal(answer.status, 200, shown(answer));

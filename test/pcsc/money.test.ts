@@ -3,34 +3,13 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { decodeSlot, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
 import { apiCaller, httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
-import {
-  importCardBalance,
-  pendingMovements,
-  shopCredits,
-  TEST_API_KEY,
-} from '../support/test-ledger.ts';
-import { VirtualCard, type FaultTrigger } from '../support/virtual-card.ts';
+import { shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
+import type { FaultTrigger } from '../support/virtual-card.ts';
 
 let rig: CardRig;
 before(async () => (rig = await startCardRig({ cardTimeoutMs: 1_500, cardQueueLimit: 32 })));
 after(() => rig.close());
 beforeEach(() => rig.ledgerProxy.setMode({ kind: 'pass' }));
-
-let nextUid = 0x10;
-/**
- * A card with a fresh UID (so movements of earlier tests never touch it) holding `balance`,
- * imported at the ledger as a card sold before (its account covers its balance).
- */
-async function cardHolding(balance: number | null): Promise<VirtualCard> {
-  nextUid += 1;
-  const uid = Buffer.from([0x04, 0x20, 0x30, nextUid]);
-  const card = new VirtualCard({
-    uid,
-    blocks: balance === null ? {} : { 4: encodeValueBlock(balance, 1) },
-  });
-  if (balance !== null && balance > 0) await importCardBalance(rig.ledger, card.id, balance);
-  return card;
-}
 
 const balanceOf = walletBalance;
 
@@ -42,17 +21,10 @@ const get = (path: string) =>
   httpRequest(`${rig.service.url}${path}`, { headers: { 'X-Api-Key': TEST_API_KEY } });
 
 const pool = () => shopCredits(rig.ledger.url);
-const pendingAtLedger = () => pendingMovements(rig.ledger.url);
-
-/** Waits until the service has settled every movement with the ledger. */
-async function settled(): Promise<void> {
-  await waitUntil(() => rig.service.unconfirmedMovements === 0, 20_000, 'movements settled');
-  assert.equal(await pendingAtLedger(), 0, 'nothing left pending at the ledger');
-}
 
 describe('POST /writecard', () => {
   test('when recharging a blank card by credits, then the card and the pool move by exactly that', async () => {
-    const card = await cardHolding(null);
+    const card = await rig.cardHolding(null);
     await rig.present(card);
     try {
       const before = await pool();
@@ -61,14 +33,14 @@ describe('POST /writecard', () => {
       assert.deepEqual(res.json, { cardId: card.id, credits: 50, rechargeAmount: 25 }, shown(res));
       assert.equal(balanceOf(card), 50);
       assert.equal(await pool(), before - 50);
-      await settled();
+      await rig.settled();
     } finally {
       await rig.takeAway();
     }
   });
 
   test('when recharging by amount, then credits are rounded down and rechargeAmount is credits x cost', async () => {
-    const card = await cardHolding(100);
+    const card = await rig.cardHolding(100);
     await rig.present(card);
     try {
       const before = await pool();
@@ -83,18 +55,18 @@ describe('POST /writecard', () => {
   });
 
   test('when the key is loaded, then a recharge takes 6 APDUs and 2 ledger calls', async () => {
-    const card = await cardHolding(7);
+    const card = await rig.cardHolding(7);
     await rig.present(card);
     try {
       const warm = await post('/writecard', { credits: 1 });
       assert.equal(warm.status, 200, shown(warm));
-      await settled();
+      await rig.settled();
       rig.reader.resetApduLog();
       const ledgerCalls = rig.ledgerProxy.requests.length;
       const measured = await post('/writecard', { credits: 1 });
       assert.equal(measured.status, 200, shown(measured));
       // The post follows the answer, in the background.
-      await settled();
+      await rig.settled();
       assert.deepEqual(
         { ...rig.reader.counts },
         { getUid: 1, loadKey: 0, authenticate: 1, read: 3, write: 1, other: 0 },
@@ -129,7 +101,7 @@ describe('POST /writecard', () => {
   ];
   for (const [what, body] of invalidBodies) {
     test(`when the body has ${what}, then 400 Invalid credits or amount value and nothing happens`, async () => {
-      const card = await cardHolding(10);
+      const card = await rig.cardHolding(10);
       await rig.present(card);
       try {
         rig.reader.resetApduLog();
@@ -173,7 +145,7 @@ describe('POST /writecard', () => {
   });
 
   test("when the shop's pool cannot cover it, then 500 NoCredits and neither card nor pool change", async () => {
-    const card = await cardHolding(10);
+    const card = await rig.cardHolding(10);
     await rig.present(card);
     try {
       const before = await pool();
@@ -183,14 +155,14 @@ describe('POST /writecard', () => {
       assert.deepEqual(res.json, { error: 'NoCredits' }, shown(res));
       assert.equal(balanceOf(card), 10);
       assert.equal(await pool(), before);
-      await settled();
+      await rig.settled();
     } finally {
       await rig.takeAway();
     }
   });
 
   test('when the card holds a negative balance, then 500 NegativeCredits and nothing moves', async () => {
-    const card = await cardHolding(-5);
+    const card = await rig.cardHolding(-5);
     await rig.present(card);
     try {
       const before = await pool();
@@ -204,7 +176,7 @@ describe('POST /writecard', () => {
   });
 
   test('when the new balance would not fit on the card, then 500 CardBalanceOverflow and nothing moves', async () => {
-    const card = await cardHolding(2_147_483_640);
+    const card = await rig.cardHolding(2_147_483_640);
     await rig.present(card);
     try {
       const res = await post('/writecard', { credits: 10 });
@@ -223,7 +195,7 @@ describe('POST /writecard', () => {
   });
 
   test('when 20 recharges of one card come at once, then they run one by one and the balance is exact', async () => {
-    const card = await cardHolding(0);
+    const card = await rig.cardHolding(0);
     await rig.present(card);
     try {
       const before = await pool();
@@ -239,7 +211,7 @@ describe('POST /writecard', () => {
         .map((res) => (res.json as { credits: number }).credits)
         .sort((a, b) => a - b);
       assert.equal(balances.at(-1), total, 'the last answer shows the final balance');
-      await settled();
+      await rig.settled();
     } finally {
       await rig.takeAway();
     }
@@ -248,7 +220,7 @@ describe('POST /writecard', () => {
 
 describe('POST /dischargecard', () => {
   test('when a card holding 40 is discharged, then it is cleared and the pool gets 40 back', async () => {
-    const card = await cardHolding(40);
+    const card = await rig.cardHolding(40);
     await rig.present(card);
     try {
       const before = await pool();
@@ -261,7 +233,7 @@ describe('POST /dischargecard', () => {
       );
       assert.equal(balanceOf(card), 0);
       // The post that returns the credits follows the answer, in the background.
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), before + 40);
     } finally {
       await rig.takeAway();
@@ -269,7 +241,7 @@ describe('POST /dischargecard', () => {
   });
 
   test('when the card is at 0, then 200 with zeros, nothing written and no ledger call', async () => {
-    const card = await cardHolding(0);
+    const card = await rig.cardHolding(0);
     await rig.present(card);
     try {
       rig.reader.resetApduLog();
@@ -293,7 +265,7 @@ describe('POST /dischargecard', () => {
   });
 
   test('when the ledger cannot record the discharge, then 500 ErrorTrackingDischargeMovement and the card is untouched', async () => {
-    const card = await cardHolding(30);
+    const card = await rig.cardHolding(30);
     await rig.present(card);
     try {
       const before = await pool();
@@ -303,7 +275,7 @@ describe('POST /dischargecard', () => {
       assert.deepEqual(res.json, { error: 'ErrorTrackingDischargeMovement' }, shown(res));
       assert.equal(rig.reader.card === card && balanceOf(card), 30);
       rig.ledgerProxy.setMode({ kind: 'pass' });
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), before);
     } finally {
       await rig.takeAway();
@@ -325,7 +297,7 @@ describe('tearing: the card pulled at every APDU of a movement', () => {
       for (const mode of ['pull-before', 'pull-after'] as const) {
         test(`when a ${kind} loses the card at the ${step} (${mode}), then after it is presented again the money is exact`, async () => {
           const start = 100;
-          const card = await cardHolding(start);
+          const card = await rig.cardHolding(start);
           await rig.present(card);
           const poolBefore = await pool();
           const fault = card.failAt(trigger, mode);
@@ -339,7 +311,7 @@ describe('tearing: the card pulled at every APDU of a movement', () => {
           // The card comes back; whatever was left undecided is decided by what it holds.
           await rig.present(card);
           try {
-            await settled();
+            await rig.settled();
             const moved = balanceOf(card) - start;
             assert.equal(
               await pool(),
@@ -371,7 +343,7 @@ describe('ledger faults at each ledger call', () => {
   for (const fault of ['refuse', 'error500', 'drop-response', 'slow'] as const) {
     for (const call of ['pending', 'post'] as const) {
       test(`when the ledger fails (${fault}) at the ${call} call, then the money ends exact once it is back`, async () => {
-        const card = await cardHolding(20);
+        const card = await rig.cardHolding(20);
         await rig.present(card);
         try {
           const poolBefore = await pool();
@@ -383,7 +355,7 @@ describe('ledger faults at each ledger call', () => {
           );
           const res = await post('/writecard', { credits: 5 });
           rig.ledgerProxy.setMode({ kind: 'pass' });
-          await settled();
+          await rig.settled();
           const moved = balanceOf(card) - 20;
           assert.equal(await pool(), poolBefore - moved);
           if (call === 'post') {
@@ -404,7 +376,7 @@ describe('ledger faults at each ledger call', () => {
 
 describe('Idempotency-Key', () => {
   test('when the same key and body come again, then the first answer is replayed without touching the card', async () => {
-    const card = await cardHolding(0);
+    const card = await rig.cardHolding(0);
     await rig.present(card);
     try {
       const first = await post('/writecard', { credits: 3 }, { 'Idempotency-Key': 'k-replay-1' });
@@ -420,7 +392,7 @@ describe('Idempotency-Key', () => {
   });
 
   test('when the same key comes with another body, then 422', async () => {
-    const card = await cardHolding(0);
+    const card = await rig.cardHolding(0);
     await rig.present(card);
     try {
       const first = await post('/writecard', { credits: 3 }, { 'Idempotency-Key': 'k-other' });
@@ -435,7 +407,7 @@ describe('Idempotency-Key', () => {
   });
 
   test('when the same key comes while the first is still running, then 409', async () => {
-    const card = await cardHolding(0);
+    const card = await rig.cardHolding(0);
     await rig.present(card);
     try {
       card.failAt('write', { delayMs: 300 });
@@ -455,7 +427,7 @@ describe('Idempotency-Key', () => {
   });
 
   test('when a write was left uncertain, then a retry with the same key resumes it and answers the truth', async () => {
-    const card = await cardHolding(50);
+    const card = await rig.cardHolding(50);
     await rig.present(card);
     const poolBefore = await pool();
     card.failAt('write', 'pull-after');
@@ -472,7 +444,7 @@ describe('Idempotency-Key', () => {
         shown(retry),
       );
       assert.equal(balanceOf(card), 58, 'credited once');
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), poolBefore - 8);
     } finally {
       await rig.takeAway();
@@ -482,7 +454,7 @@ describe('Idempotency-Key', () => {
 
 describe('the torn first write', () => {
   test('when the first write to a blank card tears (slot 0 torn, slot 1 blank), then this worker counts the card as blank and it works again', async () => {
-    const card = await cardHolding(null);
+    const card = await rig.cardHolding(null);
     await rig.present(card);
     const poolBefore = await pool();
     const fault = card.failAt('write', 'tear');
@@ -495,7 +467,7 @@ describe('the torn first write', () => {
     await waitUntil(() => rig.service.readers.status.card === null, 5_000, 'card gone');
     await rig.present(card);
     try {
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), poolBefore, 'the torn write moved nothing');
       const read = await get('/readcard');
       assert.equal(read.status, 200, shown(read));
@@ -504,7 +476,7 @@ describe('the torn first write', () => {
       assert.equal(res.status, 200, shown(res));
       assert.deepEqual(res.json, { cardId: card.id, credits: 10, rechargeAmount: 5 }, shown(res));
       assert.equal(balanceOf(card), 10);
-      await settled();
+      await rig.settled();
       assert.equal(await pool(), poolBefore - 10);
     } finally {
       await rig.takeAway();
@@ -512,7 +484,7 @@ describe('the torn first write', () => {
   });
 
   test('when a card shows slot 0 torn next to a blank slot 1 and the journal did not see it tear, then it stays CorruptCard and is not written', async () => {
-    const card = await cardHolding(null);
+    const card = await rig.cardHolding(null);
     // Torn by someone else (another till, a vending machine's transfer): it may have held 50.
     const torn = Buffer.concat([encodeValueBlock(50, 1).subarray(0, 8), Buffer.alloc(8)]);
     card.setBlock(4, torn);

@@ -1,12 +1,19 @@
+import assert from 'node:assert/strict';
 import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
-import { decodeWallet } from '../../service/card/wallet-format.ts';
+import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import type { RateLimits } from '../../service/http/rate-limits.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
-import { startTestLedger, startTestLedgerProcess, type TestLedger } from './test-ledger.ts';
+import {
+  importCardBalance,
+  pendingMovements,
+  startTestLedger,
+  startTestLedgerProcess,
+  type TestLedger,
+} from './test-ledger.ts';
 import { startTestService, type TestService } from './test-service.ts';
-import { VirtualReader, type VirtualCard } from './virtual-card.ts';
+import { VirtualCard, VirtualReader } from './virtual-card.ts';
 
 /** Resolves with the first reader event that matches, or rejects after `timeoutMs`. */
 export function nextReaderEvent(
@@ -41,6 +48,13 @@ export interface CardRig {
   present(card: VirtualCard): Promise<void>;
   /** Takes the card off and waits until the service saw it go. */
   takeAway(): Promise<void>;
+  /**
+   * A card with a UID no other card of this rig has, holding `balance` (null: blank). A balance
+   * is imported at the ledger as a card sold before it (its account covers it).
+   */
+  cardHolding(balance: number | null): Promise<VirtualCard>;
+  /** Waits until the service has settled every movement, and checks none is pending. */
+  settled(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,6 +105,7 @@ export async function startCardRig(
   );
   await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
   const reader = new VirtualReader(first.port);
+  let cardsMade = 0;
   return {
     pcscd,
     ledger,
@@ -110,6 +125,20 @@ export async function startCardRig(
       const gone = nextReaderEvent(service.readers, (event) => event.type === 'card-removed');
       await reader.remove();
       await gone;
+    },
+    async cardHolding(balance) {
+      cardsMade += 1;
+      const uid = Buffer.from([0x04, 0x5a, cardsMade >> 8, cardsMade & 0xff]);
+      const card = new VirtualCard({
+        uid,
+        blocks: balance === null ? {} : { 4: encodeValueBlock(balance, 1) },
+      });
+      if (balance !== null && balance > 0) await importCardBalance(ledger, card.id, balance);
+      return card;
+    },
+    async settled(timeoutMs = 30_000) {
+      await waitUntil(() => service.unconfirmedMovements === 0, timeoutMs, 'movements settled');
+      assert.equal(await pendingMovements(ledger.url), 0, 'nothing left pending at the ledger');
     },
     async close() {
       await reader.remove();
