@@ -23,6 +23,8 @@ export interface Settings {
   cardMasterKey: string | null;
   /** Personalize a card still on the transport key on its first recharge (with a master key). */
   autoPersonalize: boolean;
+  /** Refuse recharging a card that holds more than its account at the ledger (else flagged). */
+  refuseCardsAboveAccount: boolean;
   walletSector: number;
   startAtLogin: boolean;
   /** The built-in card simulator instead of PC/SC: virtual cards, no real reader. Off by default. */
@@ -50,6 +52,8 @@ export const DEFAULT_SETTINGS: Omit<Settings, 'apiKey'> = {
   cardMasterKey: null,
   // docs/card-security.md: on by default with a master key (it does nothing without one).
   autoPersonalize: true,
+  // Off by default: a shop turns it on once its cards' balances are imported at the ledger.
+  refuseCardsAboveAccount: false,
   walletSector: 1,
   startAtLogin: false,
   // Never on by accident: settings stored before it existed load with it off.
@@ -73,6 +77,7 @@ const MESSAGES: Partial<Record<keyof Settings, string>> = {
   cardMasterKey:
     'The card master key must be 32 hex digits (16 bytes), e.g. from "openssl rand -hex 16"; leave it empty to keep the one set.',
   autoPersonalize: 'Personalizing cards on their first recharge must be on or off.',
+  refuseCardsAboveAccount: 'Refusing cards above their account must be on or off.',
   walletSector: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
   reader: 'The reader name must not be empty (leave it unset for the first contactless reader).',
   simulator: 'The card simulator setting must be on or off.',
@@ -101,6 +106,7 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
     'cardKeyType',
     'cardMasterKey',
     'autoPersonalize',
+    'refuseCardsAboveAccount',
     'walletSector',
     'simulator',
   ] as const;
@@ -123,6 +129,7 @@ export function serviceConfig(settings: Settings, dataDir: string): ConfigInput 
     cardKeyType: settings.cardKeyType,
     cardMasterKey: settings.cardMasterKey ?? undefined,
     autoPersonalize: settings.autoPersonalize,
+    refuseCardsAboveAccount: settings.refuseCardsAboveAccount,
     walletSector: settings.walletSector,
     cloudUrl: settings.cloudUrl ?? undefined,
     simulator: settings.simulator,

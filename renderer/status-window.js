@@ -246,6 +246,7 @@ function showSettings({ settings, plainTextKeyStorage, recovery }) {
   form.startAtLogin.checked = settings.startAtLogin;
   form.simulator.checked = settings.simulator;
   form.autoPersonalize.checked = settings.autoPersonalize;
+  form.refuseCardsAboveAccount.checked = settings.refuseCardsAboveAccount;
   showMasterKey(settings.cardMasterKeySet);
   $('plain-text-warning').hidden = !plainTextKeyStorage;
   // Settings set aside at start: say why, and put the operator on the key to enter again.
@@ -270,6 +271,7 @@ function readSettings() {
     startAtLogin: form.startAtLogin.checked,
     simulator: form.simulator.checked,
     autoPersonalize: form.autoPersonalize.checked,
+    refuseCardsAboveAccount: form.refuseCardsAboveAccount.checked,
     // Absent: the stored key is kept; null: cleared; text: the new key.
     cardMasterKey: form.clearCardMasterKey.checked
       ? null

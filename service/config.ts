@@ -112,7 +112,7 @@ export const configSchema = z
  * The settings an operator edits in the tray app's window: the service's own rules for each
  * field, so every value the window accepts also starts the service. The port is 1-65535 there:
  * a till's POS needs a fixed port, so "any free port" (0) is for tests and the CLI only. The
- * simulator and autoPersonalize have no default there: the window always says on or off, and
+ * simulator, autoPersonalize and refuseCardsAboveAccount have no default there: the window always says on or off, and
  * anything else (a missing or hand-edited value) is refused rather than read as either.
  */
 export const operatorSettingsSchema = configSchema
@@ -130,6 +130,7 @@ export const operatorSettingsSchema = configSchema
     port: z.number().int().min(1).max(65535),
     simulator: z.boolean(),
     autoPersonalize: z.boolean(),
+    refuseCardsAboveAccount: z.boolean(),
   });
 
 export type ConfigInput = z.input<typeof configSchema>;

@@ -258,9 +258,11 @@ describe('the status window with per-card keys', () => {
     );
   });
 
-  test('when the master key is cleared and autoPersonalize turned off, then the service core restarts without them', async () => {
+  test('when the master key is cleared, autoPersonalize turned off and cards above their account refused, then the service core restarts with that', async () => {
+    assert.equal(await page.getByTestId('refuse-cards-above-account').isChecked(), false);
     await page.getByTestId('clear-master-key').check();
     await page.getByTestId('auto-personalize').uncheck();
+    await page.getByTestId('refuse-cards-above-account').check();
     await page.getByTestId('save-settings').click();
     await page
       .getByTestId('master-key-state')
@@ -269,6 +271,7 @@ describe('the status window with per-card keys', () => {
     assert.equal(restarts.length, 2);
     assert.equal(restarts[1]?.cardMasterKey, null);
     assert.equal(restarts[1]?.autoPersonalize, false);
+    assert.equal(restarts[1]?.refuseCardsAboveAccount, true);
     assert.equal(await page.getByTestId('clear-master-key').isDisabled(), true);
     await page.screenshot({ path: `${screenshots}/master-key-cleared.png`, fullPage: true });
   });

@@ -73,6 +73,7 @@ before(async () => {
     cardKeyType: 'A',
     cardMasterKey: null,
     autoPersonalize: true,
+    refuseCardsAboveAccount: false,
     walletSector: 1,
     startAtLogin: false,
     simulator: false,

@@ -416,6 +416,23 @@ describe('the card master key and autoPersonalize', () => {
     assert.equal(parseConfig(serviceConfig(valid, '/d')).cardMasterKey, undefined);
   });
 
+  test('when refuseCardsAboveAccount is stored before it existed, then it is off; changing it restarts the core with it', () => {
+    assert.equal(DEFAULT_SETTINGS.refuseCardsAboveAccount, false);
+    assert.equal(migrateSettings({ version: 1, port: 4178 }).refuseCardsAboveAccount, false);
+    assert.equal(needsRestart(valid, { ...valid, refuseCardsAboveAccount: true }), true);
+    const config = parseConfig(serviceConfig({ ...valid, refuseCardsAboveAccount: true }, '/d'));
+    assert.equal(config.refuseCardsAboveAccount, true);
+    assert.deepEqual(
+      settingsProblems({ ...valid, refuseCardsAboveAccount: 'yes' } as unknown as Settings),
+      [
+        {
+          field: 'refuseCardsAboveAccount',
+          message: 'Refusing cards above their account must be on or off.',
+        },
+      ],
+    );
+  });
+
   test('when the window is sent the settings, then it learns only whether a master key is set', () => {
     const shown = windowSettings(withMaster);
     assert.equal(shown.cardMasterKeySet, true);
