@@ -78,6 +78,8 @@ export function apiRoutes(deps: RouteDependencies): Router {
       idempotency: idempotencyOf(req, keyFingerprint, request),
       personalizer,
       refuseAboveAccount: deps.refuseCardsAboveAccount,
+      onFlagged: (cardId, credits) =>
+        activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true }),
     });
     activity.emit('card-answer', {
       at: new Date(),

@@ -17,6 +17,8 @@ export interface RechargeInput {
   personalizer?: Pick<CardPersonalizer, 'beforeRecharge'>;
   /** Refuse a card holding more than its account at the ledger (default: only flagged). */
   refuseAboveAccount?: boolean;
+  /** The ledger refused the card (refuseAboveAccount) and flagged it: the host shows it. */
+  onFlagged?: (cardId: string, credits: number) => void;
 }
 
 /**
@@ -62,7 +64,12 @@ export function rechargeCard(
             return planWrite(wallet.state, wallet.balance + credits);
           },
         })
-        .catch(rechargeRefusal);
+        .catch((error: unknown) => {
+          if ((error as { code?: unknown }).code === ledgerErrorCodes.cardAccountExceeded.code) {
+            input.onFlagged?.(card.cardId, wallet.balance);
+          }
+          return rechargeRefusal(error);
+        });
       return movements.commit<RechargeAnswer>(reservation, card);
     }),
   );

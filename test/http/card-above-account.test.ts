@@ -89,12 +89,24 @@ describe('a card holding more than its account', () => {
   test('when refuseCardsAboveAccount is on, then a forged card is refused with 500 CardAccountExceeded, nothing reserved or written, and flagged', async () => {
     const cardId = await forgedCard(refusing, 50);
     const pool = await shopCredits(ledger.url);
+    // What the tray's status feed hears: the card, flagged suspect.
+    const answers: unknown[] = [];
+    refusing.activity.on('card-answer', (answer) => answers.push(answer));
     const answer = await recharge(refusing, 5);
     assert.equal(answer.status, 500, shown(answer));
     assert.deepEqual(answer.json, { error: 'CardAccountExceeded' }, shown(answer));
     assert.equal(await cardCredits(refusing), 50, 'the card is not written');
     assert.equal(await shopCredits(ledger.url), pool, 'nothing reserved');
     assert.equal((await cardAtLedger(cardId)).suspect, true);
+    assert.deepEqual(
+      { ...(answers[0] as object), at: undefined },
+      {
+        at: undefined,
+        cardId,
+        credits: 50,
+        suspect: true,
+      },
+    );
   });
 
   test('when a card the shop loaded is recharged again at once (the first post maybe pending), then it is neither flagged nor refused', async () => {
