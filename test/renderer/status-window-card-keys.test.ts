@@ -3,16 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import type { SettingsView } from '../../main/ipc-contract.ts';
 import { createIpc } from '../../main/ipc.ts';
 import { setupPersonalizeIpc } from '../../main/personalize-ipc.ts';
-import { saveSettings } from '../../main/save-settings.ts';
-import {
-  DEFAULT_SETTINGS,
-  windowSettings,
-  type Settings,
-  type SettingsEdit,
-} from '../../main/settings.ts';
+import { DEFAULT_SETTINGS, type Settings } from '../../main/settings.ts';
 import { setupSimulatorIpc } from '../../main/simulator-ipc.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
@@ -20,7 +13,11 @@ import { trayTooltip } from '../../main/tray-state.ts';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
 import { FakeIpcMain } from '../support/electron-mock.ts';
 import { apiCaller } from '../support/http-client.ts';
-import { openStatusWindow, type StatusWindowPage } from '../support/status-window-page.ts';
+import {
+  openStatusWindow,
+  playMain,
+  type StatusWindowPage,
+} from '../support/status-window-page.ts';
 import {
   shopCredits,
   startTestLedger,
@@ -50,29 +47,18 @@ let settings: Settings;
 const restarts: Settings[] = [];
 const ipcMain = new FakeIpcMain();
 
-async function bridgeInvoke(channel: string, args: unknown[]): Promise<unknown> {
-  if (channel.startsWith('simulator:') || channel === 'card:personalize')
-    return ipcMain.invoke(channel, {}, ...args);
-  switch (channel) {
-    case 'status:get':
-      return feed.snapshot();
-    case 'settings:get':
-      return {
-        settings: windowSettings(settings),
-        plainTextKeyStorage: false,
-        recovery: null,
-      } satisfies SettingsView;
-    case 'settings:save':
-      // main/'s own save logic; the restart itself is recorded, not run.
-      return saveSettings(settings, args[0] as SettingsEdit, {
-        service,
-        persist: (saved) => (settings = saved),
-        restart: async (next) => void restarts.push(next),
-      });
-    default:
-      throw new Error(`unknown channel ${channel}`);
-  }
-}
+// main/'s part; the restart itself is recorded, not run.
+const bridgeInvoke = playMain({
+  snapshot: () => feed.snapshot(),
+  settings: () => settings,
+  persist: (saved) => (settings = saved),
+  service: () => service,
+  restart: async (next) => void restarts.push(next),
+  handlers: {
+    ipcMain,
+    channels: (channel) => channel.startsWith('simulator:') || channel === 'card:personalize',
+  },
+});
 
 const call = apiCaller(() => service.url, TEST_API_KEY);
 

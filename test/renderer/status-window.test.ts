@@ -4,9 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { applySeed } from '../../cloud/seed.ts';
-import type { SettingsView } from '../../main/ipc-contract.ts';
-import { saveSettings } from '../../main/save-settings.ts';
-import { windowSettings, type Settings } from '../../main/settings.ts';
+import { type Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot, RECENT_REQUESTS, statusModel } from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
@@ -14,7 +12,11 @@ import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
 import { listen } from '../../common/listen.ts';
 import { startCardRig, type CardRig } from '../support/card-rig.ts';
 import { httpRequest } from '../support/http-client.ts';
-import { openStatusWindow, type StatusWindowPage } from '../support/status-window-page.ts';
+import {
+  openStatusWindow,
+  playMain,
+  type StatusWindowPage,
+} from '../support/status-window-page.ts';
 import { TEST_API_KEY, TEST_SHOP } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
@@ -33,32 +35,18 @@ let recovery: string | null = null;
 let persistFailure: Error | undefined;
 let feed: ReturnType<typeof followService>;
 
-async function bridgeInvoke(channel: string, [argument]: unknown[]): Promise<unknown> {
-  switch (channel) {
-    case 'status:get':
-      return feed.snapshot();
-    case 'settings:get':
-      return {
-        settings: windowSettings(settings),
-        plainTextKeyStorage: true,
-        recovery,
-      } satisfies SettingsView;
-    case 'settings:save':
-      // main/'s own save logic; restarting the service core is not part of these tests.
-      return saveSettings(settings, argument as Settings, {
-        service: rig.service,
-        persist: (saved) => {
-          if (persistFailure) throw persistFailure;
-          settings = saved;
-        },
-        restart: async () => undefined,
-      });
-    case 'service:copy-url':
-      return undefined;
-    default:
-      throw new Error(`unknown channel ${channel}`);
-  }
-}
+// main/'s part; restarting the service core is not part of these tests.
+const bridgeInvoke = playMain({
+  snapshot: () => feed.snapshot(),
+  settings: () => settings,
+  persist: (saved) => {
+    if (persistFailure) throw persistFailure;
+    settings = saved;
+  },
+  service: () => rig.service,
+  recovery: () => recovery,
+  plainTextKeyStorage: true,
+});
 
 before(async () => {
   mkdirSync(screenshots, { recursive: true });

@@ -1,6 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
+import type { SettingsView } from '../../main/ipc-contract.ts';
+import { saveSettings, type SaveSteps } from '../../main/save-settings.ts';
+import { windowSettings, type Settings, type SettingsEdit } from '../../main/settings.ts';
 import type { StatusSnapshot } from '../../main/status-model.ts';
+import type { FakeIpcMain } from './electron-mock.ts';
 import { launchChromium } from './browser.ts';
 import { serveFolder, type StaticServer } from './static-server.ts';
 
@@ -78,4 +82,51 @@ export async function openStatusWindow(
     await server?.close();
     throw error;
   }
+}
+
+/** main/'s side of the bridge, as a window test plays it. */
+export interface MainSide {
+  snapshot(): StatusSnapshot;
+  settings(): Settings;
+  /** main/'s store: keeps what was saved (may throw, as a full disk would). */
+  persist(saved: Settings): void;
+  /** The running service core that takes live settings. */
+  service(): SaveSteps['service'];
+  /** A restart of the service core (default: none; the tests record it). */
+  restart?(next: Settings): Promise<void>;
+  recovery?(): string | null;
+  plainTextKeyStorage?: boolean;
+  /** Channels main/ answers with its own handlers, registered on this mock ipcMain. */
+  handlers?: { ipcMain: FakeIpcMain; channels: (channel: string) => boolean };
+}
+
+/**
+ * Answers the window's channels as main/ does: the status from the feed, the settings as the
+ * window sees them, saves through main/'s own saveSettings, and the channels main/ has handlers
+ * for through those handlers (with their argument and sender checks).
+ */
+export function playMain(side: MainSide): (channel: string, args: unknown[]) => Promise<unknown> {
+  return async (channel, args) => {
+    if (side.handlers?.channels(channel)) return side.handlers.ipcMain.invoke(channel, {}, ...args);
+    switch (channel) {
+      case 'status:get':
+        return side.snapshot();
+      case 'settings:get':
+        return {
+          settings: windowSettings(side.settings()),
+          plainTextKeyStorage: side.plainTextKeyStorage ?? false,
+          recovery: side.recovery?.() ?? null,
+        } satisfies SettingsView;
+      case 'settings:save':
+        return saveSettings(side.settings(), args[0] as SettingsEdit, {
+          service: side.service(),
+          persist: (saved) => side.persist(saved),
+          restart: (next) => side.restart?.(next) ?? Promise.resolve(),
+        });
+      case 'service:copy-url':
+        return undefined;
+      default:
+        throw new Error(`unknown channel ${channel}`);
+    }
+  };
 }
