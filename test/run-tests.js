@@ -72,7 +72,8 @@ child.stdout.on('data', (chunk) => {
     if (match) summary[match[1]] = Number(match[2]);
   }
 });
-child.on('exit', (code, signal) => {
+// 'close', not 'exit': 'exit' can come before the last of the runner's output is read.
+child.on('close', (code, signal) => {
   const failed = summary.fail + summary.cancelled;
   const skipped = summary.skipped ? `, ${summary.skipped} skipped` : '';
   process.stdout.write(`\n${summary.pass} passed, ${failed} failed${skipped}\n`);
