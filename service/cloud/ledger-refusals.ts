@@ -3,13 +3,13 @@ import { errors, type AppError } from '../errors.ts';
 import { LedgerRefusal } from './ledger-client.ts';
 
 /**
- * What the worker answers when the ledger refuses a discharge's pending call on purpose:
- * a discharge for more than the card's account at this shop (the card holds more than the shop
- * put on it: forged, restored, or loaded at another shop) is `500 CardAccountExceeded`. The
- * ledger stored nothing and flagged the card; the card must not be written. Anything else is
- * undefined, for the caller's own mapping (ErrorTrackingDischargeMovement).
+ * What the worker answers when the ledger refuses a movement because the card holds more than
+ * the shop put on it (forged, restored, or loaded at another shop): a discharge for more than
+ * the card's account, or a recharge asked to refuse such a card (refuseAboveAccount), is
+ * `500 CardAccountExceeded`. The ledger stored nothing and flagged the card; the card must not be
+ * written. Anything else is undefined, for the caller's own mapping.
  */
-export function dischargeRefusal(error: unknown): AppError | undefined {
+export function cardAccountRefusal(error: unknown): AppError | undefined {
   if (error instanceof LedgerRefusal && error.code === ledgerErrorCodes.cardAccountExceeded.code) {
     return errors.cardAccountExceeded();
   }

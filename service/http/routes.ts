@@ -37,6 +37,9 @@ export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
     deps;
   const { limits } = deps;
+  // The ledger refused a card that holds more than the shop put on it: the tray shows it.
+  const flaggedSuspect = (cardId: string, credits: number) =>
+    activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true });
   // Exact paths only: /writecard/ or /WriteCard are not the documented endpoint (404).
   const router = Router({ strict: true, caseSensitive: true });
   const limited = (endpoint: Endpoint) => [
@@ -78,8 +81,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       idempotency: idempotencyOf(req, keyFingerprint, request),
       personalizer,
       refuseAboveAccount: deps.refuseCardsAboveAccount,
-      onFlagged: (cardId, credits) =>
-        activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true }),
+      onFlagged: flaggedSuspect,
     });
     activity.emit('card-answer', {
       at: new Date(),
@@ -99,8 +101,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       const discharged = await dischargeCard(cards, movements, {
         keyFingerprint,
         idempotency: idempotencyOf(req, keyFingerprint, {}),
-        onFlagged: (cardId, credits) =>
-          activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true }),
+        onFlagged: flaggedSuspect,
       });
       activity.emit('card-answer', { at: new Date(), cardId: discharged.cardId, credits: 0 });
       res.json(discharged);

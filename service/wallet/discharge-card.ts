@@ -1,5 +1,5 @@
 import { planWrite } from '../card/wallet-format.ts';
-import { dischargeRefusal } from '../cloud/ledger-refusals.ts';
+import { cardAccountRefusal } from '../cloud/ledger-refusals.ts';
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
@@ -49,7 +49,7 @@ export function dischargeCard(
         .catch((error: unknown) => {
           // The ledger refused to pay out more than the shop put on this card (it flagged the
           // card); otherwise, spec: the "before" record failed. Either way the card is untouched.
-          const refusal = dischargeRefusal(error);
+          const refusal = cardAccountRefusal(error);
           if (refusal) input.onFlagged?.(card.cardId, wallet.balance);
           throw (
             refusal ??

@@ -1,6 +1,7 @@
 import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { MAX_CARD_BALANCE, planWrite } from '../card/wallet-format.ts';
 import type { LedgerCustomer } from '../cloud/ledger-client.ts';
+import { cardAccountRefusal } from '../cloud/ledger-refusals.ts';
 import { errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
@@ -65,8 +66,11 @@ export function rechargeCard(
           },
         })
         .catch((error: unknown) => {
-          if ((error as { code?: unknown }).code === ledgerErrorCodes.cardAccountExceeded.code) {
+          // Only with refuseAboveAccount: the card holds more than the shop put on it.
+          const refusal = cardAccountRefusal(error);
+          if (refusal) {
             input.onFlagged?.(card.cardId, wallet.balance);
+            throw refusal;
           }
           return rechargeRefusal(error);
         });
@@ -81,7 +85,5 @@ function rechargeRefusal(error: unknown): never {
   if (code === ledgerErrorCodes.noCredits.code) throw errors.noCredits();
   if (code === ledgerErrorCodes.amountBelowOneCredit.code)
     throw errors.invalidCreditsOrAmount('amount below one credit');
-  // Only asked for with refuseAboveAccount: the card holds more than the shop put on it.
-  if (code === ledgerErrorCodes.cardAccountExceeded.code) throw errors.cardAccountExceeded();
   throw error;
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { AppError, errors } from '../../service/errors.ts';
 import { LedgerClient, LedgerRefusal } from '../../service/cloud/ledger-client.ts';
-import { dischargeRefusal } from '../../service/cloud/ledger-refusals.ts';
+import { cardAccountRefusal } from '../../service/cloud/ledger-refusals.ts';
 import {
   importCardBalance,
   startTestLedger,
@@ -11,9 +11,9 @@ import {
   type TestLedger,
 } from '../support/test-ledger.ts';
 
-describe('dischargeRefusal', () => {
+describe('cardAccountRefusal', () => {
   test('when the ledger refuses a discharge with CardAccountExceeded, then the worker answers 500 CardAccountExceeded', () => {
-    const mapped = dischargeRefusal(new LedgerRefusal(422, 'CardAccountExceeded'));
+    const mapped = cardAccountRefusal(new LedgerRefusal(422, 'CardAccountExceeded'));
     assert.ok(mapped instanceof AppError);
     assert.equal(mapped.code, 'CardAccountExceeded');
     assert.equal(mapped.status, 500);
@@ -28,12 +28,12 @@ describe('dischargeRefusal', () => {
       { code: 'CardAccountExceeded' },
       undefined,
     ]) {
-      assert.equal(dischargeRefusal(error), undefined, String(error));
+      assert.equal(cardAccountRefusal(error), undefined, String(error));
     }
   });
 });
 
-describe('dischargeRefusal against a real ledger', () => {
+describe('cardAccountRefusal against a real ledger', () => {
   let ledger: TestLedger;
   let client: LedgerClient;
   before(async () => {
@@ -45,13 +45,13 @@ describe('dischargeRefusal against a real ledger', () => {
   const discharge = (cardId: string, credits: number) =>
     client.createMovement(TEST_API_KEY, { id: randomUUID(), kind: 'discharge', cardId, credits });
 
-  test('when a discharge asks for more than the card account, then the client rejects with what dischargeRefusal maps to CardAccountExceeded', async () => {
+  test('when a discharge asks for more than the card account, then the client rejects with what cardAccountRefusal maps to CardAccountExceeded', async () => {
     await importCardBalance(ledger, '04CAFE01', 10);
     const refused = await discharge('04CAFE01', 11).then(
       () => assert.fail('the ledger took a discharge above the card account'),
       (error: unknown) => error,
     );
-    assert.equal(dischargeRefusal(refused)?.code, 'CardAccountExceeded', String(refused));
+    assert.equal(cardAccountRefusal(refused)?.code, 'CardAccountExceeded', String(refused));
     const taken = await discharge('04CAFE01', 10);
     assert.equal(taken.state, 'pending');
   });

@@ -231,37 +231,37 @@ describe('the simulator with a shop key B', () => {
   });
 });
 
+/** Another service core with the simulator, on its own data folder, to restart or damage. */
+async function startSimulatorService(dataDir: string) {
+  const { startWorkerService } = await import('../../service/worker-service.ts');
+  const { parseConfig } = await import('../../service/config.ts');
+  const { silentLogger } = await import('../../service/logger.ts');
+  return startWorkerService({
+    config: parseConfig({
+      port: 0,
+      apiKey: TEST_API_KEY,
+      dataDir,
+      cloudUrl: ledger.url,
+      simulator: true,
+    }),
+    log: silentLogger,
+  });
+}
+
 describe('the simulator across a restart', () => {
   test('when the service restarts on the same data folder, then the simulated cards and the one in the field are kept', async () => {
-    const { startWorkerService } = await import('../../service/worker-service.ts');
-    const { parseConfig } = await import('../../service/config.ts');
-    const { silentLogger } = await import('../../service/logger.ts');
     const dataDir = join(service.dataDir, 'restart');
-    const start = () =>
-      startWorkerService({
-        config: parseConfig({
-          port: 0,
-          apiKey: TEST_API_KEY,
-          dataDir,
-          cloudUrl: ledger.url,
-          simulator: true,
-        }),
-        log: silentLogger,
-      });
-    const first = await start();
-    const placed = await httpRequest(`${first.url}/simulator/place`, {
-      method: 'POST',
-      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ uid: 'CAFE0001', credits: 42 }),
+    const first = await startSimulatorService(dataDir);
+    const placed = await apiCaller(() => first.url, TEST_API_KEY)('POST', '/simulator/place', {
+      uid: 'CAFE0001',
+      credits: 42,
     });
     assert.equal(placed.status, 200, placed.text);
     await first.close();
-    const second = await start();
+    const second = await startSimulatorService(dataDir);
     try {
       await waitUntil(() => second.readers.status.card?.cardId === 'CAFE0001', 5_000, 'card seen');
-      const read = await httpRequest(`${second.url}/readcard`, {
-        headers: { 'X-Api-Key': TEST_API_KEY },
-      });
+      const read = await apiCaller(() => second.url, TEST_API_KEY)('GET', '/readcard');
       assert.deepEqual(read.json, { cardId: 'CAFE0001', credits: 42, rechargeAmount: null });
     } finally {
       await second.close();
@@ -271,26 +271,12 @@ describe('the simulator across a restart', () => {
 
 describe('a damaged simulator file', () => {
   test('when the kept cards file is not what the simulator wrote, then the service starts without cards', async () => {
-    const { startWorkerService } = await import('../../service/worker-service.ts');
-    const { parseConfig } = await import('../../service/config.ts');
-    const { silentLogger } = await import('../../service/logger.ts');
     const dataDir = join(service.dataDir, 'damaged');
     mkdirSync(join(dataDir, 'simulator'), { recursive: true });
     writeFileSync(join(dataDir, 'simulator', 'cards.json'), '{"version":1,"cards":{"X":"zz"}}');
-    const damaged = await startWorkerService({
-      config: parseConfig({
-        port: 0,
-        apiKey: TEST_API_KEY,
-        dataDir,
-        cloudUrl: ledger.url,
-        simulator: true,
-      }),
-      log: silentLogger,
-    });
+    const damaged = await startSimulatorService(dataDir);
     try {
-      const status = await httpRequest(`${damaged.url}/simulator`, {
-        headers: { 'X-Api-Key': TEST_API_KEY },
-      });
+      const status = await apiCaller(() => damaged.url, TEST_API_KEY)('GET', '/simulator');
       assert.deepEqual(status.json, { card: null, cards: [] });
     } finally {
       await damaged.close();
