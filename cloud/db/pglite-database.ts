@@ -1,4 +1,13 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Database, QueryResult, Queryable } from './database.ts';
@@ -11,15 +20,23 @@ export const LOCK_FILE = 'card-wallet-cloud.lock';
  * Opens (creating when new) a PGlite database in `folder`. PGlite is one connection in this
  * process, so every query and transaction here runs one after another; a lock file keeps a
  * second process (a running `serve`, an admin command) from opening the same folder.
+ *
+ * The folder holds every balance and card account, so it is private to its owner: created
+ * 0700, and everything in it made 0700 (folders) or 0600 (files) on open and on close.
+ * PGlite writes the files of a new database with mode 0666 and folders with 0755 (its
+ * in-memory initdb copies them out as such), and a few later files with the process's umask;
+ * the folder's own 0700 keeps those unreachable while it is open.
  */
 export async function openPgliteDatabase(folder: string): Promise<Database> {
   const dataDir = resolve(folder);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_FOLDER });
+  chmodSync(dataDir, PRIVATE_FOLDER);
   const lockPath = join(dataDir, LOCK_FILE);
   acquireLock(lockPath, dataDir);
   let pglite: PGlite;
   try {
     pglite = await PGlite.create({ dataDir });
+    makePrivate(dataDir);
   } catch (error) {
     rmSync(lockPath, { force: true });
     throw error;
@@ -46,9 +63,26 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
       if (closed) return;
       closed = true;
       await serial.run(() => pglite.close());
+      makePrivate(dataDir);
       rmSync(lockPath, { force: true });
     },
   };
+}
+
+const PRIVATE_FOLDER = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/** Folders 0700 and files 0600, all the way down (symbolic links are left alone). */
+function makePrivate(path: string): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) {
+      chmodSync(child, PRIVATE_FOLDER);
+      makePrivate(child);
+    } else if (entry.isFile()) {
+      chmodSync(child, PRIVATE_FILE);
+    }
+  }
 }
 
 function toResult<Row>(result: { rows: Row[]; affectedRows?: number }): QueryResult<Row> {
@@ -69,7 +103,7 @@ class Serializer {
 function acquireLock(lockPath: string, dataDir: string): void {
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      const fd = openSync(lockPath, 'wx');
+      const fd = openSync(lockPath, 'wx', PRIVATE_FILE);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
       return;
