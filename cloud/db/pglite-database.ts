@@ -1,6 +1,7 @@
 import {
   chmodSync,
   closeSync,
+  existsSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -9,9 +10,11 @@ import {
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Database, QueryResult, Queryable } from './database.ts';
 import { ledgerErrors } from '../errors.ts';
+import { copyTemplate } from './pglite-template.ts';
 
 /** Present while a process has the folder open; holds that process's pid. */
 export const LOCK_FILE = 'card-wallet-cloud.lock';
@@ -35,7 +38,9 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
   acquireLock(lockPath, dataDir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create({ dataDir });
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) copyTemplate(dataDir);
+    compileWebAssemblyOnce();
+    pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
     makePrivate(dataDir);
   } catch (error) {
     rmSync(lockPath, { force: true });
@@ -67,6 +72,40 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
       rmSync(lockPath, { force: true });
     },
   };
+}
+
+/**
+ * PostgreSQL's memory inside PGlite, sized for what it is here: one connection to a database of
+ * a few shops. PGlite keeps initdb's defaults (128 MB of shared buffers, 100 connections'
+ * worth of shared state), and PostgreSQL initialises its shared memory at start, so every
+ * PGlite held them resident: about 130 MB more than these settings (docs/benchmarks.md,
+ * "Standalone footprint"). A till's ledger is a few hundred kB; the operating system's cache
+ * holds what the buffers do not.
+ */
+const START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  '-c',
+  'shared_buffers=1MB',
+  '-c',
+  'max_connections=3',
+  '-c',
+  'wal_buffers=64kB',
+];
+
+/**
+ * PGlite is 9 MB of WebAssembly. V8 compiles it at once with its baseline compiler (Liftoff),
+ * then recompiles hot functions with its optimising one (TurboFan) on background threads,
+ * whose memory stays with the process: about 75 MB of a standalone worker's 240 MB idle
+ * (docs/benchmarks.md, "Standalone footprint"). Baseline code is fast enough for a till's
+ * ledger (a movement is two calls of a few statements), so this process keeps to it. V8 reads
+ * the flag when it compiles a module, so it is set before PGlite's first one; it applies to
+ * WebAssembly only, which nothing else in the worker runs.
+ */
+let webAssemblyFlagsSet = false;
+function compileWebAssemblyOnce(): void {
+  if (webAssemblyFlagsSet) return;
+  webAssemblyFlagsSet = true;
+  setFlagsFromString('--liftoff-only');
 }
 
 const PRIVATE_FOLDER = 0o700;
