@@ -1,0 +1,110 @@
+/**
+ * Past one machine, the ledger's tables are sharded by customer (docs/cloud-api.md, "Past one
+ * machine"): that works only while no transaction touches two customers. This runs the whole
+ * contract suite with the ledger server's database wrapped, so that every statement it sends
+ * is seen with its parameters, one unit per transaction (a statement outside one is its own),
+ * and then asserts that each unit that reads or writes a customer's data names exactly one
+ * customer. Units about API keys alone name none: api_keys is the table every node holds.
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { test } from 'node:test';
+import type { Database, Queryable } from '../../cloud/db/database.ts';
+import { freshPgliteFolder } from '../support/ledger-process.ts';
+import { defineLedgerSuite } from './ledger-suite.ts';
+
+interface Unit {
+  statements: { sql: string; params: readonly unknown[] }[];
+}
+
+const units: Unit[] = [];
+/** Every customer the ledger acted for: what its key lookups answered. */
+const customers = new Set<string>();
+
+/** The database, every statement recorded into `units`. */
+function recording(db: Database): Database {
+  const recorded = (target: Queryable, unit: Unit): Queryable => ({
+    query: async <Row>(sql: string, params: readonly unknown[] = []) => {
+      unit.statements.push({ sql, params });
+      const result = await target.query<Row>(sql, params);
+      for (const row of result.rows as { customer_id?: unknown }[]) {
+        if (sql.includes('FROM api_keys') && typeof row.customer_id === 'string') {
+          customers.add(row.customer_id);
+        }
+      }
+      return result;
+    },
+    exec: (sql) => {
+      unit.statements.push({ sql, params: [] });
+      return target.exec(sql);
+    },
+  });
+  const alone = (): Queryable => {
+    const unit: Unit = { statements: [] };
+    units.push(unit);
+    return recorded(db, unit);
+  };
+  return {
+    kind: db.kind,
+    description: db.description,
+    query: (sql, params) => alone().query(sql, params),
+    exec: (sql) => alone().exec(sql),
+    transaction: (work) =>
+      db.transaction((tx) => {
+        // A re-run after a deadlock starts its unit afresh.
+        const unit: Unit = { statements: [] };
+        units.push(unit);
+        return work(recorded(tx, unit));
+      }),
+    close: () => db.close(),
+  };
+}
+
+let folder = '';
+defineLedgerSuite('the contract suite, its statements recorded (PGlite)', async () => {
+  folder = await freshPgliteFolder();
+  return {
+    database: folder,
+    observe: recording,
+    cleanup: async () => rmSync(folder, { recursive: true, force: true }),
+  };
+});
+
+/** Tables (and the functions over them) that hold a customer's data: sharded by customer. */
+const CUSTOMER_DATA =
+  /\b(customers|movements|ledger_entries|card_accounts|card_imports|card_flags|void_tombstones|ledger_create_movement|ledger_resolve_movement)\b/;
+
+test('when the contract suite has run, then every transaction of the ledger that touches customer data names exactly one customer', () => {
+  assert.ok(customers.size > 2, "the ledger acted for the suite's customers");
+  const known = customers;
+  const calls = units.flatMap((unit) => unit.statements.map((statement) => statement.sql));
+  assert.ok(
+    calls.some((sql) => sql.includes('ledger_create_movement')) &&
+      calls.some((sql) => sql.includes('ledger_resolve_movement')),
+    'the contract calls went through the recorded database',
+  );
+  const customersOf = (params: readonly unknown[]) =>
+    params.filter((param): param is string => typeof param === 'string' && known.has(param));
+  // A transaction names at most one customer, and each of its statements that reads or writes
+  // customer data names exactly that one (a statement naming none would read every customer's).
+  const offending = units.filter((unit) => {
+    const named = new Set(unit.statements.flatMap((statement) => customersOf(statement.params)));
+    return (
+      named.size > 1 ||
+      unit.statements.some(
+        (statement) =>
+          CUSTOMER_DATA.test(statement.sql) && new Set(customersOf(statement.params)).size !== 1,
+      )
+    );
+  });
+  assert.deepEqual(
+    offending.map((unit) =>
+      unit.statements.map(
+        (statement) =>
+          `${statement.sql.replace(/\s+/g, ' ')} [customers: ${customersOf(statement.params).join(', ')}]`,
+      ),
+    ),
+    [],
+    `of ${units.length} transactions`,
+  );
+});
