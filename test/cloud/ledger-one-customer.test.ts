@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
 import type { Database, Queryable } from '../../cloud/db/database.ts';
+import { openDatabase } from '../../cloud/db/open-database.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 import { defineLedgerSuite } from './ledger-suite.ts';
 
@@ -107,4 +108,35 @@ test('when the contract suite has run, then every transaction of the ledger that
     [],
     `of ${units.length} transactions`,
   );
+});
+
+test('when the schema is migrated, then every table is keyed by its customer, but api_keys (replicated to every node) and schema_migrations', async () => {
+  const folder = await freshPgliteFolder();
+  const db = await openDatabase(folder);
+  try {
+    const { rows } = await db.query<{ table: string; first: string | null }>(
+      `SELECT c.relname AS table,
+              (SELECT a.attname FROM pg_index i
+                 JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+               WHERE i.indrelid = c.oid AND i.indisprimary) AS first
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = 'public' AND c.relkind = 'r'
+       ORDER BY c.relname`,
+    );
+    const keyedBy = Object.fromEntries(rows.map((row) => [row.table, row.first]));
+    assert.deepEqual(keyedBy, {
+      api_keys: 'key_hash',
+      card_accounts: 'customer_id',
+      card_flags: 'customer_id',
+      card_imports: 'customer_id',
+      customers: 'id',
+      ledger_entries: 'customer_id',
+      movements: 'customer_id',
+      schema_migrations: 'version',
+      void_tombstones: 'customer_id',
+    });
+  } finally {
+    await db.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
