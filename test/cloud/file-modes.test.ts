@@ -1,10 +1,12 @@
 /**
  * The ledger's PGlite folder holds every balance and card account: it and everything in it are
  * private to their owner (folders 0700, files 0600), whether the ledger made the folder or was
- * given one written before (PGlite writes a new database's files 0666 and folders 0755).
+ * given one written before (PGlite writes a new database's files 0666 and folders 0755). So is
+ * the worker's data folder in standalone mode (its key, journal, simulator cards, and the
+ * embedded ledger's folder).
  */
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -13,6 +15,7 @@ import { LOCK_FILE } from '../../cloud/db/pglite-database.ts';
 import { applySeed } from '../../cloud/seed.ts';
 import { Ledger } from '../../cloud/ledger.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'cww-file-modes-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
@@ -86,4 +89,34 @@ test('when the ledger is given a folder whose files are world-writable, then it 
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
+});
+
+test('when the worker runs in standalone mode and moves credits, then its data folder and everything in it are 0700/0600', async () => {
+  const dataDir = join(scratch, 'worker');
+  // The embedded ledger's folder from the test template: no initdb in this test's time.
+  const template = await freshPgliteFolder();
+  cpSync(template, join(dataDir, 'ledger'), { recursive: true });
+  rmSync(template, { recursive: true, force: true });
+  const apiKey = 'file-modes-test-key-0123456789';
+  const worker = await startWorkerProcess(
+    ['--port', '0', '--data-dir', dataDir, '--simulator', '--api-key', apiKey],
+    { PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' },
+  );
+  try {
+    const post = async (path: string, body: unknown) => {
+      const answer = await fetch(`${worker.url}${path}`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const text = await answer.text();
+      assert.equal(answer.status, 200, `${path}: ${answer.status} ${text}`);
+    };
+    await post('/simulator/place', { credits: 50 });
+    await post('/writecard', { credits: 10 });
+  } finally {
+    assert.equal(await worker.stop(), 0, worker.stderr());
+  }
+  assert.deepEqual(notPrivate(dataDir), []);
+  assert.equal(modeOf(dataDir), '700');
 });
