@@ -98,8 +98,9 @@ const START_PARAMS = [
  * whose memory stays with the process: about 75 MB of a standalone worker's 240 MB idle
  * (docs/benchmarks.md, "Standalone footprint"). Baseline code is fast enough for a till's
  * ledger (a movement is two calls of a few statements), so this process keeps to it. V8 reads
- * the flag when it compiles a module, so it is set before PGlite's first one; it applies to
- * WebAssembly only, which nothing else in the worker runs.
+ * the flag when it compiles a module, so it is set before PGlite's first one. It touches
+ * WebAssembly only: JavaScript is still optimised, and the one other module a worker could
+ * compile (fetch's HTTP parser; the worker's own calls use node:http) is small.
  */
 let webAssemblyFlagsSet = false;
 function compileWebAssemblyOnce(): void {
