@@ -65,9 +65,15 @@ export class Ledger {
    * Records a pending movement. A recharge reserves its credits from the pool (under the
    * customer's row lock) or fails with NoCredits, storing nothing. The same id with the same
    * request replays the stored movement; with anything else it is a MovementIdConflict. One
-   * round trip: `ledger_create_movement` (migration 6) holds the whole transaction.
+   * round trip: `ledger_create_movement` (migration 6) holds the whole transaction. With
+   * `keyHash`, the call itself checks that this key of the customer is still valid (else
+   * InvalidApiKey), and nothing else needs to look the key up.
    */
-  async createMovement(customerId: string, request: MovementRequest): Promise<CreatedMovement> {
+  async createMovement(
+    customerId: string,
+    request: MovementRequest,
+    keyHash?: string,
+  ): Promise<CreatedMovement> {
     if (
       request.amount !== undefined &&
       parseDecimal(request.amount, { maxDecimals: 2 }) === undefined
@@ -77,7 +83,7 @@ export class Ledger {
       );
     }
     const answer = await this.call(
-      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
       [
         customerId,
         request.id.toLowerCase(),
@@ -90,6 +96,7 @@ export class Ledger {
         request.tillId?.toLowerCase() ?? null,
         request.cardBefore ?? null,
         request.compensates?.toLowerCase() ?? null,
+        keyHash ?? null,
       ],
       customerId,
     );
@@ -102,13 +109,23 @@ export class Ledger {
   }
 
   /** Finalises a pending movement; a discharge returns its credits to the pool. */
-  postMovement(customerId: string, id: string, by: ResolveRequest = {}): Promise<Movement> {
-    return this.resolveMovement(customerId, id, 'posted', by);
+  postMovement(
+    customerId: string,
+    id: string,
+    by: ResolveRequest = {},
+    keyHash?: string,
+  ): Promise<Movement> {
+    return this.resolveMovement(customerId, id, 'posted', by, keyHash);
   }
 
   /** Cancels a pending movement; a recharge releases its reservation to the pool. */
-  voidMovement(customerId: string, id: string, by: ResolveRequest = {}): Promise<Movement> {
-    return this.resolveMovement(customerId, id, 'voided', by);
+  voidMovement(
+    customerId: string,
+    id: string,
+    by: ResolveRequest = {},
+    keyHash?: string,
+  ): Promise<Movement> {
+    return this.resolveMovement(customerId, id, 'voided', by, keyHash);
   }
 
   async getMovement(customerId: string, id: string): Promise<Movement> {
@@ -157,10 +174,18 @@ export class Ledger {
     id: string,
     target: 'posted' | 'voided',
     by: ResolveRequest,
+    keyHash: string | undefined,
   ): Promise<Movement> {
     const answer = await this.call(
-      'SELECT * FROM ledger_resolve_movement($1, $2, $3, $4, $5)',
-      [customerId, id.toLowerCase(), target, by.tillId?.toLowerCase() ?? null, by.evidence ?? null],
+      'SELECT * FROM ledger_resolve_movement($1, $2, $3, $4, $5, $6)',
+      [
+        customerId,
+        id.toLowerCase(),
+        target,
+        by.tillId?.toLowerCase() ?? null,
+        by.evidence ?? null,
+        keyHash ?? null,
+      ],
       customerId,
     );
     return toMovement(answer, answer.customer_credits);
@@ -207,6 +232,8 @@ type Answer = MovementRow & {
 /** The LedgerError of a refusal a ledger function answered (an unknown one is a bug: a 500). */
 function refusal(code: string, detail: string | null, customerId: string): Error {
   switch (code) {
+    case 'InvalidApiKey':
+      return ledgerErrors.invalidApiKey();
     case 'CustomerNotFound':
       return ledgerErrors.customerNotFound(customerId);
     case 'NoCredits':

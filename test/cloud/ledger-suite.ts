@@ -15,7 +15,7 @@ import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
-import { LedgerClient } from './ledger-client.ts';
+import { LedgerClient, type Answer } from './ledger-client.ts';
 
 export interface Backend {
   /** A postgres:// URL or a PGlite folder, empty. */
@@ -256,6 +256,120 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const answer = await customerFrom(till, apiKey);
         assert.equal(answer.status, 401, JSON.stringify(answer));
         assert.deepEqual(answer.body, { error: 'Unauthorized: invalid api key' });
+      });
+    });
+
+    describe('one round trip per call', () => {
+      // A second server on the same database, counting what it sends: every statement, and
+      // BEGIN, COMMIT or ROLLBACK around a transaction (each a round trip of its own).
+      let counted: LedgerServer;
+      const sent: string[] = [];
+      before(async () => {
+        const observed = server.db;
+        const counting: Database = {
+          kind: observed.kind,
+          description: observed.description,
+          query: (sql, params) => {
+            sent.push(sql);
+            return observed.query(sql, params);
+          },
+          exec: (sql) => {
+            sent.push(sql);
+            return observed.exec(sql);
+          },
+          transaction: (work) => {
+            sent.push('BEGIN');
+            return observed.transaction(work).finally(() => sent.push('COMMIT'));
+          },
+          close: () => Promise.resolve(),
+        };
+        counted = await startLedgerServer({ database: counting, log: { error: () => undefined } });
+      });
+      after(() => counted?.close());
+
+      /** A new shop with its key, through the counting server, its key used once. */
+      async function countedShop(credits: number) {
+        const customer = await addCustomer(db, {
+          name: `Shop ${randomUUID().slice(0, 8)}`,
+          credits,
+          creditCost: 1n,
+        });
+        const { apiKey } = await issueKey(db, { customerId: customer.customerId });
+        const shop = new LedgerClient(counted.url, apiKey);
+        assert.equal((await shop.customer()).status, 200);
+        return { shop, apiKey };
+      }
+
+      /** What the server sent for one HTTP call. */
+      async function sentFor(
+        work: () => Promise<Answer>,
+      ): Promise<{ answer: Answer; sql: string[] }> {
+        sent.length = 0;
+        const answer = await work();
+        return { answer, sql: [...sent] };
+      }
+
+      test('when a shop whose key called before creates, posts and voids, then each call is one statement to the database', async () => {
+        const { shop } = await countedShop(100);
+        const first = randomUUID();
+        const second = randomUUID();
+        for (const [what, work, status] of [
+          ['create', () => shop.create(recharge(3, first)), 201],
+          ['post', () => shop.resolve(first, 'post'), 200],
+          ['create', () => shop.create(recharge(4, second)), 201],
+          ['void', () => shop.resolve(second, 'void'), 200],
+          ['replayed post', () => shop.resolve(first, 'post'), 200],
+          ['refused void', () => shop.resolve(first, 'void'), 409],
+        ] as const) {
+          const { answer, sql } = await sentFor(work);
+          assert.equal(answer.status, status, `${what}: ${JSON.stringify(answer.body)}`);
+          assert.equal(sql.length, 1, `${what} sent ${JSON.stringify(sql)}`);
+          assert.match(sql[0] ?? '', /^SELECT \* FROM ledger_(create|resolve)_movement\(/);
+        }
+        assert.equal(await poolOf(shop), 100 - 3);
+      });
+
+      test('when a key that called before is revoked, then its next create, post and void are 401 and change nothing', async () => {
+        const { shop, apiKey } = await countedShop(100);
+        const pending = randomUUID();
+        assert.equal((await shop.create(recharge(5, pending))).status, 201);
+        await revokeKey(db, apiKey);
+        for (const answer of [
+          await shop.create(recharge(5)),
+          await shop.resolve(pending, 'post'),
+          await shop.resolve(pending, 'void'),
+          await shop.post('/v1/movements', { id: 'not a uuid' }),
+        ]) {
+          assert.equal(answer.status, 401, JSON.stringify(answer.body));
+          assert.deepEqual(answer.body, { error: 'Unauthorized: invalid api key' });
+        }
+        const { rows } = await db.query<{ state: string; credits: number | string }>(
+          `SELECT m.state, c.credits FROM movements m JOIN customers c ON c.id = m.customer_id
+           WHERE m.id = $1`,
+          [pending],
+        );
+        assert.deepEqual(
+          rows.map((row) => ({ state: row.state, credits: Number(row.credits) })),
+          [{ state: 'pending', credits: 95 }],
+        );
+      });
+
+      test('when a key that called before sends a malformed body, then it is 400 InvalidMovement, after its key was checked', async () => {
+        const { shop } = await countedShop(10);
+        const { answer, sql } = await sentFor(() =>
+          shop.post('/v1/movements', {
+            id: 'not a uuid',
+            kind: 'recharge',
+            cardId: CARD,
+            credits: 1,
+          }),
+        );
+        assert.equal(answer.status, 400, JSON.stringify(answer.body));
+        assert.equal(answer.body.error, 'InvalidMovement');
+        assert.ok(
+          sql.some((statement) => statement.includes('FROM api_keys')),
+          `the key was looked up: ${JSON.stringify(sql)}`,
+        );
       });
     });
 

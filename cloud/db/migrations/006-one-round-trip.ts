@@ -125,11 +125,23 @@ RETURNS void LANGUAGE sql AS $$
   ON CONFLICT (customer_id, movement_id) WHERE movement_id IS NOT NULL DO NOTHING
 $$;
 
+-- The caller's API key is still valid for this customer. A key's customer never changes, so the
+-- ledger knows it from the key's first request; whether the key is revoked is read here, in the
+-- call's own transaction, so a call needs no round trip of its own for the key. NULL: checked
+-- by the caller already (the admin CLI, a first request).
+CREATE FUNCTION ledger_key_holds(p_key_hash text, p_customer uuid)
+RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT p_key_hash IS NULL OR EXISTS (
+    SELECT 1 FROM api_keys
+    WHERE key_hash = p_key_hash AND customer_id = p_customer AND revoked_at IS NULL)
+$$;
+
 -- POST /v1/movements (docs/cloud-api.md). p_credits or p_amount (a recharge by amount).
+-- p_key_hash (optional): the caller's API key, checked in this transaction (see below).
 CREATE FUNCTION ledger_create_movement(
   p_customer uuid, p_id uuid, p_kind text, p_card text, p_credits bigint, p_amount numeric,
   p_card_credits bigint, p_refuse_above boolean, p_till uuid, p_card_before text,
-  p_compensates uuid)
+  p_compensates uuid, p_key_hash text DEFAULT NULL)
 RETURNS ledger_answer LANGUAGE plpgsql AS $$
 DECLARE
   c customers%ROWTYPE;
@@ -142,6 +154,9 @@ DECLARE
   v_other record;
   v_checks_card boolean;
 BEGIN
+  IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
+    RETURN ledger_refusal('InvalidApiKey');
+  END IF;
   -- The id's lock first (a void of an unknown id takes it too): a create and a tombstone of one
   -- id never both happen. Then a recharge locks the customer row: the pool check, the
   -- reservation and the idempotency check see no concurrent change of this customer. Then the
@@ -278,12 +293,15 @@ $$;
 
 -- POST /v1/movements/{id}/post and /void (p_target 'posted' or 'voided').
 CREATE FUNCTION ledger_resolve_movement(p_customer uuid, p_id uuid, p_target text, p_till uuid,
-                                        p_evidence text)
+                                        p_evidence text, p_key_hash text DEFAULT NULL)
 RETURNS ledger_answer LANGUAGE plpgsql AS $$
 DECLARE
   m movements%ROWTYPE;
   v_pool bigint;
 BEGIN
+  IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
+    RETURN ledger_refusal('InvalidApiKey');
+  END IF;
   SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
   IF NOT FOUND THEN
     IF p_target <> 'voided' THEN
