@@ -98,12 +98,15 @@ export class AuthenticationGuard {
   }
 
   /**
-   * The customer of a key that authenticated here before, without a lookup, for a call that
-   * checks the key's validity in its own transaction (then `refused` if it is not valid);
-   * undefined for any other key, which `authenticate` must look up.
+   * The customer (and the hash) of a key that authenticated here before, without a lookup, for
+   * a call that checks the key's validity in its own transaction (then `refused` if it is not
+   * valid); undefined for any other key, which `authenticate` must look up.
    */
-  customerOf(apiKey: string | undefined): string | undefined {
-    return apiKey ? this.#customers.get(hashApiKey(apiKey)) : undefined;
+  customerOf(apiKey: string | undefined): { customerId: string; hash: string } | undefined {
+    if (!apiKey) return undefined;
+    const hash = hashApiKey(apiKey);
+    const customerId = this.#customers.get(hash);
+    return customerId === undefined ? undefined : { customerId, hash };
   }
 
   /** A key the database refused (unknown or revoked): counted as a failed authentication. */

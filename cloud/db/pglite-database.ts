@@ -39,7 +39,7 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
   let pglite: PGlite;
   try {
     if (!existsSync(join(dataDir, 'PG_VERSION'))) copyTemplate(dataDir);
-    compileWebAssemblyOnce();
+    keepWebAssemblyToBaselineCode();
     pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
     makePrivate(dataDir);
   } catch (error) {
@@ -102,10 +102,10 @@ const START_PARAMS = [
  * WebAssembly only: JavaScript is still optimised, and the one other module a worker could
  * compile (fetch's HTTP parser; the worker's own calls use node:http) is small.
  */
-let webAssemblyFlagsSet = false;
-function compileWebAssemblyOnce(): void {
-  if (webAssemblyFlagsSet) return;
-  webAssemblyFlagsSet = true;
+let baselineOnly = false;
+function keepWebAssemblyToBaselineCode(): void {
+  if (baselineOnly) return;
+  baselineOnly = true;
   setFlagsFromString('--liftoff-only');
 }
 

@@ -78,10 +78,9 @@ export function createPostgresDatabase(url: string, options: PostgresOptions = {
 
 /**
  * Every statement with parameters is prepared once per connection under a name (`pg` keeps
- * which ones each connection has), so the server parses and plans it once, not per call. The
- * contract calls are one statement each. PgBouncer
- * (1.21 and later, `max_prepared_statements`) keeps such protocol-level prepared statements
- * working in transaction mode.
+ * which ones each connection has), so the server parses and plans it once, not per call.
+ * PgBouncer (1.21 and later, with `max_prepared_statements`) keeps such protocol-level
+ * prepared statements working in transaction mode.
  */
 class PreparedStatements {
   readonly #names = new Map<string, string>();

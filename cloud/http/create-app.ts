@@ -4,7 +4,6 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { AuthenticationGuard, type FailedAuthenticationLimits } from '../authentication-guard.ts';
-import { hashApiKey } from '../api-keys.ts';
 import { LedgerError, ledgerErrors } from '../errors.ts';
 import type { Ledger } from '../ledger.ts';
 import { errorHandler, type Logger } from './error-handler.ts';
@@ -109,8 +108,8 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
       const apiKey = request.headers['x-api-key'] as string | undefined;
       const known = request.routeOptions.config.checksKey ? guard.customerOf(apiKey) : undefined;
       if (apiKey && known !== undefined) {
-        request.customerId = known;
-        request.keyCheck = { apiKey, hash: hashApiKey(apiKey), done: false };
+        request.customerId = known.customerId;
+        request.keyCheck = { apiKey, hash: known.hash, done: false };
         return;
       }
       request.customerId = await guard.authenticate(apiKey, request.ip);
