@@ -7,7 +7,9 @@
  * - raw SQL: movements (a recharge `pending` then its `post`, as the worker does) made by the
  *   ledger's own code, each call checking the key as the ledger's do, sent straight to the
  *   database by this process: one statement per call;
- * - ledger HTTP: the same movements through the ledger's HTTP API.
+ * - ledger HTTP: the same movements through the ledger's HTTP API;
+ * - and, to tell the database's share from the ledger's, the ledger's two calls per movement
+ *   run by pgbench itself.
  *
  * A movement is two transactions, so its targets are halves of pgbench's rate: ledger HTTP at
  * least 0.5 x pgbench transactions/s at 4 and 16 clients, raw SQL at least 0.6 x; and ledger
@@ -28,7 +30,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -68,8 +70,12 @@ const poolSize = values['pool-size'] === undefined ? undefined : Number(values['
 
 const keyOf = (i: number) => `bench-key-${String(i).padStart(4, '0')}-0123456789`;
 const customers = values.shared ? 1 : maxClients;
+/** Customer i's id (from 0), made the same way by SQL in the pgbench script below (from 1). */
+const CUSTOMER_ID_PREFIX = '00000000-0000-4000-8000-';
+const customerIdOf = (i: number) => `${CUSTOMER_ID_PREFIX}${String(i + 1).padStart(12, '0')}`;
 const seed: Seed = {
   customers: Array.from({ length: customers }, (_, i) => ({
+    id: customerIdOf(i),
     name: `Bench shop ${i}`,
     credits: 1_000_000_000,
     creditCost: '0.50',
@@ -148,12 +154,29 @@ async function initPgbench(url: string, db: Database): Promise<string> {
   return target.toString();
 }
 
-/** One round of pgbench's TPC-B: transactions per second, and the server's CPU per one. */
+/**
+ * The ledger's own calls (a recharge created, then posted: one statement each, prepared) run
+ * by pgbench's C client instead of the ledger's code: what the database does per movement
+ * with next to nothing in front of it. The key check is left out (pgbench cannot hash), one
+ * index look-up of the calls' work.
+ */
+const LEDGER_SCRIPT = `\\set c random(1, ${customers})
+SELECT id AS mid FROM ledger_create_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::text, 12, '0'))::uuid,
+  gen_random_uuid(), 'recharge', '04A1B2C3', 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL) \\gset
+SELECT state FROM ledger_resolve_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::text, 12, '0'))::uuid,
+  :mid, 'posted', NULL, NULL, NULL);
+`;
+
+/**
+ * One round of pgbench: TPC-B on its own database (transactions per second), or with
+ * `script`, that script on the ledger's (script runs per second); and the server's CPU per one.
+ */
 async function pgbenchRound(
   url: string,
   clients: number,
   seconds: number,
   processes: Processes,
+  script?: string,
 ): Promise<Round> {
   const before = postgresTicks(processes.postmaster);
   const threads = String(Math.min(clients, cpus().length));
@@ -165,6 +188,7 @@ async function pgbenchRound(
     threads,
     '-T',
     String(seconds),
+    ...(script === undefined ? [] : ['-M', 'prepared', '-f', script]),
     url,
   ]);
   const after = postgresTicks(processes.postmaster);
@@ -263,6 +287,8 @@ try {
   db = await openDatabase(postgres.url, { poolSize: maxClients });
   await applySeed(db, seed);
   const pgbenchUrl = await initPgbench(postgres.url, db);
+  const ledgerScript = join(postgres.dir, 'ledger-movement.sql');
+  writeFileSync(ledgerScript, LEDGER_SCRIPT);
   for (let i = 0; i < processCount; i += 1) {
     ledgers.push(await startLedgerProcess({ database: postgres.url, poolSize }));
   }
@@ -275,11 +301,26 @@ try {
   await round(maxClients, raw, WARM_UP_SECONDS, processes);
   await round(maxClients, http, WARM_UP_SECONDS, processes);
 
-  const results: { clients: number; pgbench: Round[]; raw: Round[]; http: Round[] }[] = [];
+  const results: {
+    clients: number;
+    pgbench: Round[];
+    ledgerSql: Round[];
+    raw: Round[];
+    http: Round[];
+  }[] = [];
   for (const clients of clientCounts) {
-    const result = { clients, pgbench: [] as Round[], raw: [] as Round[], http: [] as Round[] };
+    const result = {
+      clients,
+      pgbench: [] as Round[],
+      ledgerSql: [] as Round[],
+      raw: [] as Round[],
+      http: [] as Round[],
+    };
     for (let r = 0; r < rounds; r += 1) {
       result.pgbench.push(await pgbenchRound(pgbenchUrl, clients, roundSeconds, processes));
+      result.ledgerSql.push(
+        await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript),
+      );
       result.raw.push(await round(clients, raw, roundSeconds, processes));
       result.http.push(await round(clients, http, roundSeconds, processes));
     }
@@ -317,22 +358,35 @@ try {
   console.log('');
   console.log(
     table(
+      ['clients', "the ledger's calls run by pgbench, movements/s", '/ pgbench TPC-B'],
+      results.map((r) => [
+        r.clients,
+        rate(r.ledgerSql).toFixed(0),
+        (rate(r.ledgerSql) / rate(r.pgbench)).toFixed(2),
+      ]),
+    ),
+  );
+  console.log('');
+  console.log(
+    table(
       ['clients', 'side', 'per second', 'CPU µs per one: bench', 'ledger', 'postgres'],
-      results.flatMap(({ clients, pgbench: pgbenchRounds, raw: rawRounds, http: httpRounds }) =>
-        (
-          [
-            ['pgbench transaction', pgbenchRounds],
-            ['raw SQL movement', rawRounds],
-            ['ledger HTTP movement', httpRounds],
-          ] as const
-        ).map(([side, rs]) => [
-          clients,
-          side,
-          rate(rs).toFixed(0),
-          Number.isNaN(cpu(rs, 'bench')) ? '-' : cpu(rs, 'bench').toFixed(0),
-          cpu(rs, 'ledger').toFixed(0),
-          cpu(rs, 'postgres').toFixed(0),
-        ]),
+      results.flatMap(
+        ({ clients, pgbench: pgbenchRounds, ledgerSql, raw: rawRounds, http: httpRounds }) =>
+          (
+            [
+              ['pgbench transaction', pgbenchRounds],
+              ['pgbench ledger movement', ledgerSql],
+              ['raw SQL movement', rawRounds],
+              ['ledger HTTP movement', httpRounds],
+            ] as const
+          ).map(([side, rs]) => [
+            clients,
+            side,
+            rate(rs).toFixed(0),
+            Number.isNaN(cpu(rs, 'bench')) ? '-' : cpu(rs, 'bench').toFixed(0),
+            cpu(rs, 'ledger').toFixed(0),
+            cpu(rs, 'postgres').toFixed(0),
+          ]),
       ),
     ),
   );
