@@ -78,7 +78,7 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
  * PostgreSQL's memory inside PGlite, sized for what it is here: one connection to a database of
  * a few shops. PGlite keeps initdb's defaults (128 MB of shared buffers, 100 connections'
  * worth of shared state), and PostgreSQL initialises its shared memory at start, so every
- * PGlite held them resident: about 130 MB more than these settings (docs/benchmarks.md,
+ * PGlite held them resident: about 110 MB more than these settings (docs/benchmarks.md,
  * "Standalone footprint"). A till's ledger is a few hundred kB; the operating system's cache
  * holds what the buffers do not.
  */
