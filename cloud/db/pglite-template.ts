@@ -3,7 +3,7 @@
  * in WebAssembly, which took 8 s and about 900 MB at peak on the first start of a till, in a
  * second WebAssembly instance beside the one that then serves. The build runs initdb and the
  * migrations once and keeps the folder as a gzipped tar beside this module; a new folder is
- * then a copy of it (under 0.5 s), and PGlite opens it as an existing database. What the
+ * then a copy of it (well under a second), and PGlite opens it as an existing database. What the
  * folder holds is what initdb and the migrations would write there (the migrations newer than
  * the template still run at open). The template is used only by the PGlite version that made
  * it; any other, or a source tree without one, runs initdb as before.
@@ -19,10 +19,15 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { migrations } from './migrations/index.ts';
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const TEMPLATE_FILE = join(here, 'pglite-template.tar.gz');
-const TEMPLATE_STAMP = join(here, 'pglite-template.json');
+/** The template beside the built module (dist/cloud/db/), made by `npm run build`. */
+export const TEMPLATE_FILE = join(
+  dirname(fileURLToPath(import.meta.url)),
+  'pglite-template.tar.gz',
+);
 const BLOCK = 512;
+
+/** Beside each template, what made it (pglite-template.json). */
+const stampOf = (file: string) => file.replace(/\.tar\.gz$/, '.json');
 
 /** What a template is good for: this PGlite and these migrations. */
 export function templateStamp(): { pglite: string; migrations: string } {
@@ -37,22 +42,20 @@ export function templateStamp(): { pglite: string; migrations: string } {
   return { pglite: version, migrations: schema };
 }
 
-function readStamp(): { pglite?: string; migrations?: string } | undefined {
+function readStamp(file: string): { pglite?: string; migrations?: string } | undefined {
   try {
-    return JSON.parse(readFileSync(TEMPLATE_STAMP, 'utf8')) as { pglite?: string };
+    return JSON.parse(readFileSync(stampOf(file), 'utf8')) as { pglite?: string };
   } catch {
     return undefined;
   }
 }
 
-/** True when the template here was made by this PGlite with these migrations. */
-export function templateIsCurrent(): boolean {
-  const stamp = readStamp();
+/** True when the template was made by this PGlite with these migrations. */
+export function templateIsCurrent(file = TEMPLATE_FILE): boolean {
+  const stamp = readStamp(file);
   const current = templateStamp();
   return (
-    existsSync(TEMPLATE_FILE) &&
-    stamp?.pglite === current.pglite &&
-    stamp.migrations === current.migrations
+    existsSync(file) && stamp?.pglite === current.pglite && stamp.migrations === current.migrations
   );
 }
 
@@ -60,10 +63,10 @@ export function templateIsCurrent(): boolean {
  * Fills the empty folder `dataDir` from the template, folders 0700 and files 0600; false (and
  * nothing written) when there is no template for this PGlite.
  */
-export function copyTemplate(dataDir: string): boolean {
-  if (!existsSync(TEMPLATE_FILE) || readStamp()?.pglite !== templateStamp().pglite) return false;
+export function copyTemplate(dataDir: string, file = TEMPLATE_FILE): boolean {
+  if (!existsSync(file) || readStamp(file)?.pglite !== templateStamp().pglite) return false;
   // Large output chunks: the default 16 kB ones cost as much again in copies (40 MB out).
-  const archive = gunzipSync(readFileSync(TEMPLATE_FILE), { chunkSize: 8 * 1024 * 1024 });
+  const archive = gunzipSync(readFileSync(file), { chunkSize: 8 * 1024 * 1024 });
   for (let offset = 0; offset + BLOCK <= archive.length;) {
     const header = archive.subarray(offset, offset + BLOCK);
     const name = field(header, 0, 100);
@@ -89,7 +92,7 @@ export function copyTemplate(dataDir: string): boolean {
 }
 
 /** Writes `folder` (a closed PGlite database) as the template, with its stamp. */
-export function writeTemplate(folder: string): void {
+export function writeTemplate(folder: string, file = TEMPLATE_FILE): void {
   const blocks: Buffer[] = [];
   const walk = (path: string) => {
     for (const entry of readdirSync(path, { withFileTypes: true }).sort((a, b) =>
@@ -110,8 +113,8 @@ export function writeTemplate(folder: string): void {
   };
   walk(folder);
   blocks.push(Buffer.alloc(2 * BLOCK));
-  writeFileSync(TEMPLATE_FILE, gzipSync(Buffer.concat(blocks), { level: 9 }));
-  writeFileSync(TEMPLATE_STAMP, `${JSON.stringify(templateStamp())}\n`);
+  writeFileSync(file, gzipSync(Buffer.concat(blocks), { level: 9 }));
+  writeFileSync(stampOf(file), `${JSON.stringify(templateStamp())}\n`);
 }
 
 /** A ustar header: the name (under 100 characters here), size, type; the rest fixed. */
