@@ -38,8 +38,8 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
   acquireLock(lockPath, dataDir);
   let pglite: PGlite;
   try {
-    if (!existsSync(join(dataDir, 'PG_VERSION'))) copyTemplate(dataDir);
-    keepWebAssemblyToBaselineCode();
+    const exists = existsSync(join(dataDir, 'PG_VERSION')) || copyTemplate(dataDir);
+    compileWebAssembly(exists ? 'baseline' : 'optimised');
     pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
     makePrivate(dataDir);
   } catch (error) {
@@ -97,16 +97,15 @@ const START_PARAMS = [
  * then recompiles hot functions with its optimising one (TurboFan) on background threads,
  * whose memory stays with the process: about 75 MB of a standalone worker's 240 MB idle
  * (docs/benchmarks.md, "Standalone footprint"). Baseline code is fast enough for a till's
- * ledger (a movement is two calls of a few statements), so this process keeps to it. V8 reads
- * the flag when it compiles a module, so it is set before PGlite's first one. It touches
- * WebAssembly only: JavaScript is still optimised, and the one other module a worker could
- * compile (fetch's HTTP parser; the worker's own calls use node:http) is small.
+ * ledger (a movement is two calls of a few statements), so a database that exists is opened
+ * with it. Not a new one without a template (a source tree): initdb, PostgreSQL's bootstrap,
+ * takes several times as long on baseline code. V8 reads the flag when it compiles a module,
+ * so it is set before each PGlite is made. It touches WebAssembly only: JavaScript is still
+ * optimised, and the one other module a worker could compile (fetch's HTTP parser; the
+ * worker's own calls use node:http) is small.
  */
-let baselineOnly = false;
-function keepWebAssemblyToBaselineCode(): void {
-  if (baselineOnly) return;
-  baselineOnly = true;
-  setFlagsFromString('--liftoff-only');
+function compileWebAssembly(code: 'baseline' | 'optimised'): void {
+  setFlagsFromString(code === 'baseline' ? '--liftoff-only' : '--no-liftoff-only');
 }
 
 const PRIVATE_FOLDER = 0o700;
