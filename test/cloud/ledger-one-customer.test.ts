@@ -9,57 +9,26 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { test } from 'node:test';
-import type { Database, Queryable } from '../../cloud/db/database.ts';
+import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 import { defineLedgerSuite } from './ledger-suite.ts';
-
-interface Unit {
-  statements: { sql: string; params: readonly unknown[] }[];
-}
+import { watchedDatabase, type Unit } from './watched-database.ts';
 
 const units: Unit[] = [];
-/** Every customer the ledger acted for: what its key lookups answered. */
+/** Every customer the ledger acted for: what its key look-ups answered. */
 const customers = new Set<string>();
 
-/** The database, every statement recorded into `units`. */
-function recording(db: Database): Database {
-  const recorded = (target: Queryable, unit: Unit): Queryable => ({
-    query: async <Row>(sql: string, params: readonly unknown[] = []) => {
-      unit.statements.push({ sql, params });
-      const result = await target.query<Row>(sql, params);
-      for (const row of result.rows as { customer_id?: unknown }[]) {
-        if (sql.includes('FROM api_keys') && typeof row.customer_id === 'string') {
-          customers.add(row.customer_id);
-        }
+const recording = (db: Database) =>
+  watchedDatabase(db, {
+    unit: (unit) => units.push(unit),
+    answered: (sql, rows) => {
+      if (!sql.includes('FROM api_keys')) return;
+      for (const row of rows as { customer_id?: unknown }[]) {
+        if (typeof row.customer_id === 'string') customers.add(row.customer_id);
       }
-      return result;
-    },
-    exec: (sql) => {
-      unit.statements.push({ sql, params: [] });
-      return target.exec(sql);
     },
   });
-  const alone = (): Queryable => {
-    const unit: Unit = { statements: [] };
-    units.push(unit);
-    return recorded(db, unit);
-  };
-  return {
-    kind: db.kind,
-    description: db.description,
-    query: (sql, params) => alone().query(sql, params),
-    exec: (sql) => alone().exec(sql),
-    transaction: (work) =>
-      db.transaction((tx) => {
-        // A re-run after a deadlock starts its unit afresh.
-        const unit: Unit = { statements: [] };
-        units.push(unit);
-        return work(recorded(tx, unit));
-      }),
-    close: () => db.close(),
-  };
-}
 
 let folder = '';
 defineLedgerSuite('the contract suite, its statements recorded (PGlite)', async () => {

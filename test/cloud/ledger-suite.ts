@@ -16,6 +16,7 @@ import { openDatabase } from '../../cloud/db/open-database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
 import { LedgerClient, type Answer } from './ledger-client.ts';
+import { watchedDatabase, type Unit } from './watched-database.ts';
 
 export interface Backend {
   /** A postgres:// URL or a PGlite folder, empty. */
@@ -164,18 +165,11 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       let guarded: LedgerServer;
       let keyLookups = 0;
       before(async () => {
-        const observed = server.db;
-        const counting: Database = {
-          kind: observed.kind,
-          description: observed.description,
-          query: (sql, params) => {
+        const counting = watchedDatabase(server.db, {
+          answered: (sql) => {
             if (sql.includes('WHERE key_hash')) keyLookups += 1;
-            return observed.query(sql, params);
           },
-          exec: (sql) => observed.exec(sql),
-          transaction: (work) => observed.transaction(work),
-          close: () => Promise.resolve(),
-        };
+        });
         guarded = await startLedgerServer({
           database: counting,
           log: { error: () => undefined },
@@ -260,29 +254,12 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
     });
 
     describe('one round trip per call', () => {
-      // A second server on the same database, counting what it sends: every statement, and
-      // BEGIN, COMMIT or ROLLBACK around a transaction (each a round trip of its own).
+      // A second server on the same database, watching what it sends: statements sent alone,
+      // and transactions (BEGIN and COMMIT each a round trip of their own).
       let counted: LedgerServer;
-      const sent: string[] = [];
+      const sent: Unit[] = [];
       before(async () => {
-        const observed = server.db;
-        const counting: Database = {
-          kind: observed.kind,
-          description: observed.description,
-          query: (sql, params) => {
-            sent.push(sql);
-            return observed.query(sql, params);
-          },
-          exec: (sql) => {
-            sent.push(sql);
-            return observed.exec(sql);
-          },
-          transaction: (work) => {
-            sent.push('BEGIN');
-            return observed.transaction(work).finally(() => sent.push('COMMIT'));
-          },
-          close: () => Promise.resolve(),
-        };
+        const counting = watchedDatabase(server.db, { unit: (unit) => sent.push(unit) });
         counted = await startLedgerServer({ database: counting, log: { error: () => undefined } });
       });
       after(() => counted?.close());
@@ -300,13 +277,17 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         return { shop, apiKey };
       }
 
-      /** What the server sent for one HTTP call. */
+      /** What the server sent for one HTTP call: each statement, BEGIN and COMMIT. */
       async function sentFor(
         work: () => Promise<Answer>,
       ): Promise<{ answer: Answer; sql: string[] }> {
         sent.length = 0;
         const answer = await work();
-        return { answer, sql: [...sent] };
+        const sql = sent.flatMap((unit) => {
+          const statements = unit.statements.map((statement) => statement.sql);
+          return unit.transaction ? ['BEGIN', ...statements, 'COMMIT'] : statements;
+        });
+        return { answer, sql };
       }
 
       test('when a shop whose key called before creates, posts and voids, then each call is one statement to the database', async () => {
