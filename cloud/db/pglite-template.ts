@@ -19,11 +19,16 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { migrations } from './migrations/index.ts';
 
-/** The template beside the built module (dist/cloud/db/), made by `npm run build`. */
-export const TEMPLATE_FILE = join(
-  dirname(fileURLToPath(import.meta.url)),
-  'pglite-template.tar.gz',
-);
+const here = dirname(fileURLToPath(import.meta.url));
+/**
+ * The template beside the built module (dist/cloud/db/), made by `npm run build`; from the
+ * source tree (cloud/db/, run through tsx as the tests do), the built one, if any.
+ */
+export const TEMPLATE_FILE =
+  [
+    join(here, 'pglite-template.tar.gz'),
+    join(here, '..', '..', 'dist', 'cloud', 'db', 'pglite-template.tar.gz'),
+  ].find((file) => existsSync(file)) ?? join(here, 'pglite-template.tar.gz');
 const BLOCK = 512;
 
 /** Beside each template, what made it (pglite-template.json). */
