@@ -10,6 +10,9 @@ import { openDatabase } from './open-database.ts';
 import { TEMPLATE_FILE, templateIsCurrent, writeTemplate } from './pglite-template.ts';
 
 if (!templateIsCurrent()) {
+  // The old template goes first: the new one is made by initdb and every migration, never on
+  // top of an old copy (whose migrations may differ from those of the same numbers now).
+  rmSync(TEMPLATE_FILE, { force: true });
   const building = mkdtempSync(join(tmpdir(), 'cww-pglite-template-'));
   try {
     const folder = join(building, 'db');
