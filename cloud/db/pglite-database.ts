@@ -29,8 +29,14 @@ export const LOCK_FILE = 'card-wallet-cloud.lock';
  * PGlite writes the files of a new database with mode 0666 and folders with 0755 (its
  * in-memory initdb copies them out as such), and a few later files with the process's umask;
  * the folder's own 0700 keeps those unreachable while it is open.
+ *
+ * A new database starts from the template (every migration applied) unless `template` is
+ * false: then it is empty, for a test that migrates it step by step.
  */
-export async function openPgliteDatabase(folder: string): Promise<Database> {
+export async function openPgliteDatabase(
+  folder: string,
+  options: { template?: boolean } = {},
+): Promise<Database> {
   const dataDir = resolve(folder);
   mkdirSync(dataDir, { recursive: true, mode: PRIVATE_FOLDER });
   chmodSync(dataDir, PRIVATE_FOLDER);
@@ -38,7 +44,9 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
   acquireLock(lockPath, dataDir);
   let pglite: PGlite;
   try {
-    const exists = existsSync(join(dataDir, 'PG_VERSION')) || copyTemplate(dataDir);
+    const exists =
+      existsSync(join(dataDir, 'PG_VERSION')) ||
+      (options.template !== false && copyTemplate(dataDir));
     compileWebAssembly(exists ? 'baseline' : 'optimised');
     pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
     makePrivate(dataDir);
