@@ -149,6 +149,24 @@ export default tseslint.config(
     },
   },
   {
+    // The client package stands alone (browser and Node, no runtime dependency): its sources
+    // import only each other, never a package or another part of this repository.
+    files: ['client/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./)',
+              message: 'the client imports only its own files (./x.ts): it ships alone.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // A sandboxed preload is CommonJS: `import x = require()` is how TypeScript writes that.
     files: ['main/preload.cts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -155,7 +155,13 @@ describe('customer resolution on every authenticated endpoint', () => {
     try {
       const res = await get(fresh, '/readcard', TEST_API_KEY);
       assert.equal(res.status, 500);
-      assert.deepEqual(res.json, { error: 'LedgerUnavailable' });
+      const answer = res.json as { error: string; detail: string };
+      assert.equal(answer.error, 'LedgerUnavailable', res.text);
+      assert.match(
+        answer.detail,
+        new RegExp(`^the ledger at ${proxy.url} did not answer`),
+        res.text,
+      );
     } finally {
       await fresh.close();
     }

@@ -58,7 +58,7 @@ test('when the headless service restarts with another key, then the earlier key 
   const start = (key: string) =>
     startWorkerProcess(['--port', '0', '--api-key', key, '--data-dir', folder], noPcscd);
   const embeddedLedger = (stderr: string) => {
-    const url = /the embedded ledger \((http:\/\/[^)]+)\)/.exec(stderr)?.[1];
+    const url = /^ {2}ledger: (http:\/\/\S+)$/m.exec(stderr)?.[1];
     assert.ok(url, `no embedded ledger URL in:\n${stderr}`);
     return url;
   };

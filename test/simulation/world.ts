@@ -424,6 +424,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   let engine: MovementEngine | undefined;
   let journal: MovementJournal | undefined;
   const log: Logger = {
+    debug: () => undefined,
     info: () => undefined,
     warn: () => undefined,
     error: (message) => note(`log error: ${message}`),
