@@ -43,6 +43,12 @@ export interface CardEventsOptions extends CallOptions {
   lastEventId?: string;
   /** A stream silent for this long (heartbeats come every 15 s) is reconnected (default 45 s). */
   silenceMs?: number;
+  /**
+   * Called each time the stream could not be opened or broke, before it is tried again, with
+   * why (`ServiceUnreachable`, or the refusal: 429 TooManyRequests, a 5xx): for a "connecting"
+   * state in the POS. The next event means the stream is open again.
+   */
+  onReconnect?: (problem: CardWalletError<'cardEvents'>) => void;
 }
 
 /** Exactly one of credits or amount (euros, at most 2 decimals). */
@@ -164,46 +170,44 @@ export class CardWalletClient {
         clearTimeout(silence);
         silence = setTimeout(() => attempt.abort(), options.silenceMs ?? 45_000);
       };
+      // Why the stream is not open (any more), to say before trying again.
+      let problem: CardWalletError<'cardEvents'>;
       try {
         awake();
-        let res: Response | undefined;
-        try {
-          res = await this.#fetch(this.#url('cardEvents'), {
-            headers: {
-              ...this.#headers(),
-              Accept: 'text/event-stream',
-              ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
-            },
-            signal: attempt.signal,
-          });
-        } catch {
-          // Nothing answered: wait, and try again.
-        }
-        if (res) this.#noteSimulator(res);
-        if (res && !res.ok) {
-          const error = await this.#errorOf('cardEvents', res, undefined);
+        const res = await this.#fetch(this.#url('cardEvents'), {
+          headers: {
+            ...this.#headers(),
+            Accept: 'text/event-stream',
+            ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
+          },
+          signal: attempt.signal,
+        });
+        this.#noteSimulator(res);
+        if (!res.ok || !res.body) {
+          problem = await this.#errorOf('cardEvents', res, undefined);
           // Too many streams (an old one not closed yet) or a service problem: try again later.
-          if (res.status !== 429 && res.status < 500) throw error;
-          await this.#sleep(this.#backoff(failures, error.retryAfterSeconds), signal);
-          continue;
-        }
-        if (res?.body) {
-          try {
-            for await (const event of readEventStream(res.body, awake)) {
-              failures = 0;
-              lastEventId = event.id;
-              yield event;
-            }
-          } catch {
-            // The stream broke (or went silent and was cut): reopen it.
+          if (res.status !== 429 && res.status < 500) throw problem;
+        } else {
+          for await (const event of readEventStream(res.body, awake)) {
+            failures = 0;
+            lastEventId = event.id;
+            yield event;
           }
+          problem = this.#unreachable('cardEvents', 'the service ended the event stream');
         }
+      } catch (cause) {
+        if (cause instanceof CardWalletError) throw cause;
+        // Nothing answered, or the stream broke (or went silent and was cut).
+        problem = this.#unreachable('cardEvents', `${this.#baseUrl} did not answer`, cause);
       } finally {
         clearTimeout(silence);
         signal?.removeEventListener('abort', stop);
         attempt.abort();
       }
-      if (!signal?.aborted) await this.#sleep(this.#backoff(failures), signal).catch(() => {});
+      if (signal?.aborted) return;
+      options.onReconnect?.(problem);
+      const wait = this.#backoff(failures, problem.retryAfterSeconds);
+      await this.#sleep(wait, signal).catch(() => {});
     }
   }
 
@@ -265,16 +269,14 @@ export class CardWalletClient {
           await this.#sleep(this.#backoff(attempt), signal);
           continue;
         }
-        throw new CardWalletError({
+        throw this.#unreachable(
           operation,
-          status: 0,
-          code: 'ServiceUnreachable',
-          detail: timeout.signal.aborted
+          timeout.signal.aborted
             ? `no answer from ${this.#baseUrl} within ${this.#timeoutMs} ms`
             : `${this.#baseUrl} did not answer (${(cause as Error).message}): is the service running there, and is this page's origin on its allowlist?`,
-          idempotencyKey,
           cause,
-        });
+          idempotencyKey,
+        );
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', stop);
@@ -348,6 +350,22 @@ export class CardWalletClient {
             ? undefined
             : `${res.status} ${text.slice(0, 100)}`,
       retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : undefined,
+      idempotencyKey,
+    });
+  }
+
+  #unreachable<Op extends OperationId>(
+    operation: Op,
+    detail: string,
+    cause?: unknown,
+    idempotencyKey?: string,
+  ): CardWalletError<Op> {
+    return new CardWalletError({
+      operation,
+      status: 0,
+      code: 'ServiceUnreachable',
+      detail,
+      cause,
       idempotencyKey,
     });
   }

@@ -414,7 +414,10 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     await wallet.simulator.takeAway();
     await cardOnReader(wallet, null);
     const stop = new AbortController();
-    const events = wallet.cardEvents({ signal: stop.signal })[Symbol.asyncIterator]();
+    const reconnects: string[] = [];
+    const events = wallet
+      .cardEvents({ signal: stop.signal, onReconnect: (problem) => reconnects.push(problem.code) })
+      [Symbol.asyncIterator]();
     const next = async () => {
       const { value, done } = await events.next();
       check(!done && value, 'an event');
@@ -447,9 +450,41 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     );
     check(Number(removed.id) > Number(present.id), `ids go on: ${present.id}, ${removed.id}`);
     same(lastIds, [null, present.id], 'the reconnection said what it had seen');
+    same(reconnects, ['ServiceUnreachable'], 'the drop was reported once');
 
     stop.abort();
     same((await events.next()).done, true, 'the iterator ends when aborted');
+  },
+
+  async 'when nothing listens, then the event iterator keeps trying, says why each time, and ends when aborted'({
+    client,
+    deadUrl,
+    apiKey,
+  }) {
+    const wallet = new client.CardWalletClient({ baseUrl: deadUrl, apiKey, retryDelayMs: 10 });
+    const stop = new AbortController();
+    const problems: unknown[] = [];
+    const reading = (async () => {
+      for await (const event of wallet.cardEvents({
+        signal: stop.signal,
+        onReconnect: (problem) => {
+          problems.push([problem.status, problem.code]);
+          if (problems.length === 3) stop.abort();
+        },
+      })) {
+        throw new Error(`an event from nowhere: ${JSON.stringify(event)}`);
+      }
+    })();
+    await reading;
+    same(
+      problems,
+      [
+        [0, 'ServiceUnreachable'],
+        [0, 'ServiceUnreachable'],
+        [0, 'ServiceUnreachable'],
+      ],
+      'each failed attempt',
+    );
   },
 
   async 'when the key is wrong, then the event stream ends with a typed 401 instead of retrying'({

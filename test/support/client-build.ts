@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const run = promisify(execFile);
 
 export interface ClientBuild {
+  /** Holds client/, scenarios/ and an empty index.html: a site to load them in a browser. */
+  dir: string;
   /** The package's build (what client/dist holds after `npm run build`). */
   clientDir: string;
   /** The folder holding test/client/client-scenarios.js, compiled for a browser. */
@@ -35,7 +37,8 @@ export async function buildClient(): Promise<ClientBuild> {
     [tsc, '-p', 'test/client/tsconfig.scenarios.json', '--outDir', scenariosDir],
     { cwd: root },
   );
-  return { clientDir, scenariosDir };
+  writeFileSync(join(out, 'index.html'), '<!doctype html><title>client tests</title>\n');
+  return { dir: out, clientDir, scenariosDir };
 }
 
 /** The built client package, loaded in this process. */
