@@ -89,7 +89,7 @@ function partMap() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'test-results/', 'release/'] },
+  { ignores: ['node_modules/', 'dist/', 'client/dist/', 'test-results/', 'release/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -415,9 +415,11 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     await cardOnReader(wallet, null);
     const stop = new AbortController();
     const reconnects: string[] = [];
-    const events = wallet
-      .cardEvents({ signal: stop.signal, onReconnect: (problem) => reconnects.push(problem.code) })
-      [Symbol.asyncIterator]();
+    const stream = wallet.cardEvents({
+      signal: stop.signal,
+      onReconnect: (problem) => reconnects.push(problem.code),
+    });
+    const events = stream[Symbol.asyncIterator]();
     const next = async () => {
       const { value, done } = await events.next();
       check(!done && value, 'an event');
