@@ -7,14 +7,14 @@ import { didYouMean } from './did-you-mean.ts';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 interface Command {
-  /** How the command is typed, for "card-wallet-worker simulator --help lists them". */
+  /** How the command is typed, for "(see card-wallet-worker simulator --help)". */
   name: string;
   allowPositionals?: boolean;
   /** Suggested for an unexpected argument (a mistyped subcommand). */
   subcommands?: readonly string[];
 }
 
-export const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
+const HELP_FLAG = { help: { type: 'boolean', short: 'h' } } as const;
 
 /**
  * Parses `argv` against `options` (strict). An unknown option or argument is a ConfigError

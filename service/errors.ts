@@ -25,8 +25,8 @@ export class AppError extends Error {
 }
 
 /** An error whose `detail` tells the caller what to fix (it is also its message, for the log). */
-const withDetail = (code: string, status: number, detail: string) =>
-  new AppError(code, status, undefined, { detail });
+const withDetail = (code: string, status: number, detail: string | undefined) =>
+  new AppError(code, status, undefined, detail === undefined ? undefined : { detail });
 
 /** The spec's error codes and the service's own, each with its HTTP status. */
 export const errors = {
@@ -145,18 +145,16 @@ export const errors = {
     ),
   invalidJson: (detail = 'the body is not valid JSON') => withDetail('InvalidJson', 400, detail),
   payloadTooLarge: (limitBytes?: number) =>
-    limitBytes === undefined
-      ? new AppError('PayloadTooLarge', 413)
-      : withDetail('PayloadTooLarge', 413, `the body is over ${limitBytes} bytes`),
+    withDetail(
+      'PayloadTooLarge',
+      413,
+      limitBytes === undefined ? undefined : `the body is over ${limitBytes} bytes`,
+    ),
   unsupportedMediaType: (detail = 'the body must be application/json') =>
     withDetail('UnsupportedMediaType', 415, detail),
   requestAborted: () => new AppError('RequestAborted', 400),
-  notFound: (detail?: string) =>
-    detail === undefined ? new AppError('NotFound', 404) : withDetail('NotFound', 404, detail),
-  methodNotAllowed: (detail?: string) =>
-    detail === undefined
-      ? new AppError('MethodNotAllowed', 405)
-      : withDetail('MethodNotAllowed', 405, detail),
+  notFound: (detail?: string) => withDetail('NotFound', 404, detail),
+  methodNotAllowed: (detail?: string) => withDetail('MethodNotAllowed', 405, detail),
   tooManyEventStreams: () =>
     new AppError('TooManyRequests', 429, 'Too many event streams for this key'),
   // Live settings (the tray window): never an HTTP answer (SETTINGS_ONLY_CODES).

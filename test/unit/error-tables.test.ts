@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { AppError, errors, SETTINGS_ONLY_CODES } from '../../service/errors.ts';
+import type { AppError } from '../../service/errors.ts';
+import { errors, SETTINGS_ONLY_CODES } from '../../service/errors.ts';
 import { openApiPath } from '../../service/http/openapi.ts';
 
 type Statuses = Map<string, Set<number>>;
