@@ -184,7 +184,8 @@ export class CardWalletClient {
         });
         this.#noteSimulator(res);
         if (!res.ok || !res.body) {
-          problem = await this.#errorOf('cardEvents', res, undefined);
+          const text = await res.text().catch(() => '');
+          problem = this.#errorOf('cardEvents', res, text, undefined);
           // Too many streams (an old one not closed yet) or a service problem: try again later.
           if (res.status !== 429 && res.status < 500) throw problem;
         } else {
@@ -256,6 +257,7 @@ export class CardWalletClient {
       const stop = () => timeout.abort();
       signal?.addEventListener('abort', stop);
       let res: Response;
+      let text: string;
       try {
         res = await this.#fetch(this.#url(operation), {
           method,
@@ -263,6 +265,8 @@ export class CardWalletClient {
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: timeout.signal,
         });
+        // The answer is not had until its body is: a connection lost on the way is no answer.
+        text = await res.text();
       } catch (cause) {
         signal?.throwIfAborted();
         if (resendable && attempt < this.#retries) {
@@ -282,8 +286,8 @@ export class CardWalletClient {
         signal?.removeEventListener('abort', stop);
       }
       this.#noteSimulator(res);
-      if (res.ok) return (await this.#answerOf(operation, res, idempotencyKey)) as Answers[Op];
-      const error = await this.#errorOf(operation, res, idempotencyKey);
+      if (res.ok) return this.#answerOf(operation, res, text, idempotencyKey) as Answers[Op];
+      const error = this.#errorOf(operation, res, text, idempotencyKey);
       const wait = this.#retryWait(error, attempt);
       if (wait === undefined) throw error;
       await this.#sleep(wait, signal);
@@ -302,12 +306,12 @@ export class CardWalletClient {
     return undefined;
   }
 
-  async #answerOf(
+  #answerOf(
     operation: OperationId,
     res: Response,
+    text: string,
     idempotencyKey: string | undefined,
-  ): Promise<unknown> {
-    const text = await res.text();
+  ): unknown {
     try {
       return JSON.parse(text);
     } catch (cause) {
@@ -322,12 +326,12 @@ export class CardWalletClient {
     }
   }
 
-  async #errorOf<Op extends OperationId>(
+  #errorOf<Op extends OperationId>(
     operation: Op,
     res: Response,
+    text: string,
     idempotencyKey: string | undefined,
-  ): Promise<CardWalletError<Op>> {
-    const text = await res.text().catch(() => '');
+  ): CardWalletError<Op> {
     let answer: { error?: unknown; detail?: unknown } = {};
     try {
       answer = JSON.parse(text) as typeof answer;
