@@ -19,6 +19,7 @@ interface Schema {
   required?: string[];
   items?: Schema;
   oneOf?: Schema[];
+  allOf?: Schema[];
   description?: string;
 }
 interface Response {
@@ -55,6 +56,7 @@ export async function generateApiTypes(yamlText: string): Promise<string> {
     if (schema.const !== undefined) return JSON.stringify(schema.const);
     if (schema.enum) return schema.enum.map((value) => JSON.stringify(value)).join(' | ');
     if (schema.oneOf) return schema.oneOf.map(typeOf).join(' | ');
+    if (schema.allOf) return schema.allOf.map((part) => `(${typeOf(part)})`).join(' & ');
     const types = Array.isArray(schema.type) ? schema.type : [schema.type];
     return types.map((type) => singleType(type, schema)).join(' | ');
   };

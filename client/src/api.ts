@@ -42,6 +42,30 @@ export type DischargeResult = {
   dischargedAmount: number;
 };
 
+export type SettleResult = {
+  cardId: CardId;
+  /** Other tills' movements the card decided now. */
+  settled: Array<
+    SettledMovement & {
+      state: 'posted' | 'voided';
+    }
+  >;
+  /** Pending movements of the card it cannot decide here. */
+  undecided: Array<
+    SettledMovement & {
+      reason: string;
+    }
+  >;
+};
+
+export type SettledMovement = {
+  id: string;
+  /** The till that made it; null for a worker that names no till. */
+  tillId: string | null;
+  kind: 'recharge' | 'discharge';
+  credits: number;
+};
+
 export type PersonalizeResult = {
   cardId: CardId;
   /** The card's balance (kept by personalization). */
@@ -173,6 +197,8 @@ export const operations = {
         'CardWriteUnverified',
         'MovementUnsettled',
         'MovementVoided',
+        'MovementConflict',
+        'MovementPendingAtOtherTill',
         'LedgerUnavailable',
         'UnexpectedError',
       ],
@@ -206,6 +232,41 @@ export const operations = {
         'CardAccountExceeded',
         'NegativeCredits',
         'CardRemovedDuringWrite',
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'MovementUnsettled',
+        'MovementVoided',
+        'MovementConflict',
+        'MovementPendingAtOtherTill',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** Decide other tills' pending movements of the card on the reader (an operator's action) */
+  settleCard: {
+    method: 'POST',
+    path: '/cards/settle',
+    errors: {
+      400: [
+        'InvalidBody',
+        'InvalidJson',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
         'CorruptCard',
         'NoReader',
         'CardNotResponding',
@@ -360,6 +421,7 @@ export interface Answers {
   info: CustomerInfo;
   rechargeCard: RechargeResult;
   dischargeCard: DischargeResult;
+  settleCard: SettleResult;
   personalizeCard: PersonalizeResult;
   simulatorStatus: SimulatorStatus;
   simulatorPlace: SimulatedCard;

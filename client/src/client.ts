@@ -146,6 +146,14 @@ export class CardWalletClient {
     return this.#call('personalizeCard', options);
   }
 
+  /**
+   * `POST /cards/settle`: an operator's action. The card on the reader decides the movements
+   * other tills of the shop left pending on it (docs/integrators.md, "Several tills").
+   */
+  settleCard(options: CallOptions = {}): Promise<Answers['settleCard']> {
+    return this.#call('settleCard', options);
+  }
+
   /** `GET /openapi.json`: the OpenAPI document of the service's API. */
   openapi(options: CallOptions = {}): Promise<Answers['openapi']> {
     return this.#call('openapi', options);

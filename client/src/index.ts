@@ -26,6 +26,8 @@ export {
   type DischargeResult,
   type PersonalizeResult,
   type RechargeResult,
+  type SettledMovement,
+  type SettleResult,
   type SimulatedCard,
   type SimulatorFaultRequest,
   type SimulatorPlaceRequest,

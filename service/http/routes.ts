@@ -11,6 +11,7 @@ import type { Idempotency } from '../wallet/movement-journal.ts';
 import { personalizeCard, type CardPersonalizer } from '../wallet/personalize-card.ts';
 import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';
+import { settleCard } from '../wallet/settle-card.ts';
 import { parseRechargeRequest } from '../wallet/recharge-request.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
@@ -121,6 +122,17 @@ export function apiRoutes(deps: RouteDependencies): Router {
     },
   );
 
+  router.post(
+    '/cards/settle',
+    ...limited('settle'),
+    ...jsonBody(),
+    resolveCustomer,
+    async (req, res) => {
+      takesNoFields(req.body, 'it settles the card on the reader');
+      res.json(await settleCard(cards, movements, ledger, authenticatedLocals(res).apiKey));
+    },
+  );
+
   router.get('/events', authenticate, resolveCustomer, events.handler());
 
   allowOnly(router, API_METHODS);
@@ -136,6 +148,7 @@ export const API_METHODS: Readonly<Record<string, readonly string[]>> = {
   '/writecard': ['POST'],
   '/dischargecard': ['POST'],
   '/cards/personalize': ['POST'],
+  '/cards/settle': ['POST'],
   '/events': ['GET', 'HEAD'],
 };
 

@@ -86,6 +86,13 @@ describe('careless requests', () => {
       '"cardId": not a field here; it takes no body (it personalizes the card on the reader)',
     ));
 
+  test('when /cards/settle is sent a field, then 400 InvalidBody naming it', () =>
+    refused(
+      () => call('POST', '/cards/settle', { tillId: 'x' }),
+      'InvalidBody',
+      '"tillId": not a field here; it takes no body (it settles the card on the reader)',
+    ));
+
   test('when /writecard has an unknown field beside credits, then 400 naming it, and nothing is charged', () =>
     refused(
       () => call('POST', '/writecard', { credits: 5, note: 'birthday' }),
