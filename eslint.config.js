@@ -89,7 +89,7 @@ function partMap() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'test-results/', 'release/'] },
+  { ignores: ['node_modules/', 'dist/', 'client/dist/', 'test-results/', 'release/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -144,6 +144,24 @@ export default tseslint.config(
         {
           selector: "NewExpression[callee.name='LedgerError']",
           message: 'Every error code comes from the table in cloud/errors.ts.',
+        },
+      ],
+    },
+  },
+  {
+    // The client package stands alone (browser and Node, no runtime dependency): its sources
+    // import only each other, never a package or another part of this repository.
+    files: ['client/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(?!\\./)',
+              message: 'the client imports only its own files (./x.ts): it ships alone.',
+            },
+          ],
         },
       ],
     },

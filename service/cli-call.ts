@@ -12,6 +12,9 @@ export interface ServiceCall {
   body?: Record<string, unknown>;
 }
 
+/** What a subcommand's arguments ask for: a call to make, or its usage (--help). */
+export type ServiceCommand = ServiceCall | { help: string };
+
 /** The options every subcommand that calls the service takes. */
 export const SERVICE_FLAGS = {
   port: { type: 'string' },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommandLine } from './cli-args.ts';
 import { ConfigError, parseConfig, type Config } from './config.ts';
 
 export const USAGE = `Usage: card-wallet-worker [options]
@@ -25,13 +25,17 @@ Options (each also settable in the JSON file given with --config, by its camelCa
   --cloud-url URL             the cloud ledger (default: the embedded ledger)
   --data-dir DIR              data folder (default: the user's data folder)
   --simulator                 a simulated reader with virtual cards instead of PC/SC (off by default)
+  --log-level info|debug      debug adds stack traces to the log (default info)
   -h, --help                  this text
   -v, --version               the version
 
-Commands calling a running service:
+Commands calling a running service (each takes --help):
   card-wallet-worker personalize     give the card on the reader its own keys
   card-wallet-worker simulator ...   drive the card simulator of a --simulator service
 `;
+
+/** The subcommands, for "did you mean" when one is mistyped. */
+export const SUBCOMMANDS = ['simulator', 'personalize'] as const;
 
 const FLAGS = {
   config: { type: 'string' },
@@ -47,14 +51,18 @@ const FLAGS = {
   'data-dir': { type: 'string' },
   simulator: { type: 'boolean' },
   'refuse-cards-above-account': { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
+  'log-level': { type: 'string' },
   version: { type: 'boolean', short: 'v' },
 } as const;
 
+/** A key generated for a first start, written to the data folder only once the start can go on. */
+export interface NewApiKey {
+  file: string;
+  key: string;
+}
+
 export type CliRequest =
-  | { kind: 'help' }
-  | { kind: 'version' }
-  | { kind: 'run'; config: Config; generatedKeyFile?: string };
+  { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config: Config; newApiKey?: NewApiKey };
 
 export interface CliEnvironment {
   env: Record<string, string | undefined>;
@@ -63,14 +71,16 @@ export interface CliEnvironment {
   cwd: string;
 }
 
-/** Turns argv, the config file and the environment into a validated Config (or help/version). */
+/**
+ * Turns argv, the config file and the environment into a validated Config (or help/version).
+ * It writes nothing: on a first start without a key, the key it makes up is `newApiKey`, for
+ * the host to keep (storeApiKey) once it knows the service can start.
+ */
 export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequest {
-  let values: ReturnType<typeof parseArgs<{ options: typeof FLAGS }>>['values'];
-  try {
-    ({ values } = parseArgs({ args: argv, options: FLAGS, strict: true, allowPositionals: false }));
-  } catch (error) {
-    throw new ConfigError(`${(error as Error).message}\n\n${USAGE}`);
-  }
+  const { values } = parseCommandLine(argv, FLAGS, {
+    name: 'card-wallet-worker',
+    subcommands: SUBCOMMANDS,
+  });
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
 
@@ -88,6 +98,7 @@ export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequ
     dataDir: values['data-dir'] && resolve(host.cwd, values['data-dir']),
     simulator: values.simulator,
     refuseCardsAboveAccount: values['refuse-cards-above-account'],
+    logLevel: values['log-level'],
   };
   const merged: Record<string, unknown> = { ...fromFile };
   if (host.env.CARD_WALLET_API_KEY) merged.apiKey = host.env.CARD_WALLET_API_KEY;
@@ -99,13 +110,15 @@ export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequ
   }
   merged.dataDir ??= defaultDataDir(host);
 
-  let generatedKeyFile: string | undefined;
+  let newApiKey: NewApiKey | undefined;
   if (merged.apiKey === undefined && typeof merged.dataDir === 'string') {
-    const stored = loadOrCreateApiKey(merged.dataDir);
-    merged.apiKey = stored.key;
-    if (stored.created) generatedKeyFile = stored.file;
+    const file = join(merged.dataDir, 'api-key');
+    const stored = readApiKey(file);
+    if (stored === undefined)
+      newApiKey = { file, key: `cww_${randomBytes(24).toString('base64url')}` };
+    merged.apiKey = stored ?? newApiKey?.key;
   }
-  return { kind: 'run', config: parseConfig(merged), generatedKeyFile };
+  return { kind: 'run', config: parseConfig(merged), newApiKey };
 }
 
 function numberFlag(setting: string, value: string | undefined): number | string | undefined {
@@ -150,19 +163,28 @@ export function defaultDataDir({ env, platform, home }: CliEnvironment): string 
   return join(env.XDG_DATA_HOME ?? join(home, '.local', 'share'), 'card-wallet-worker');
 }
 
-/**
- * On first start without a key, one is generated and kept (mode 0600) in the data folder, so
- * the service starts on embedded defaults and the key stays the same across restarts.
- */
-function loadOrCreateApiKey(dataDir: string): { key: string; file: string; created: boolean } {
-  const file = join(dataDir, 'api-key');
+/** The key kept in the data folder by an earlier first start, if any. */
+function readApiKey(file: string): string | undefined {
   try {
-    return { key: readFileSync(file, 'utf8').trim(), file, created: false };
+    return readFileSync(file, 'utf8').trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return undefined;
   }
-  const key = `cww_${randomBytes(24).toString('base64url')}`;
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  return { key, file, created: true };
+}
+
+/**
+ * Keeps a first start's generated key (mode 0600) in the data folder, so the service starts on
+ * embedded defaults and the key stays the same across restarts. Another process that got there
+ * first wins: its key is the one to use. Returns the key in the file.
+ */
+export function storeApiKey({ file, key }: NewApiKey): { key: string; created: boolean } {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
+    return { key, created: true };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return { key: readFileSync(file, 'utf8').trim(), created: false };
+  }
 }

@@ -1,9 +1,9 @@
 // `card-wallet-worker personalize`: gives the card on the reader its own keys, through the
 // running service's POST /cards/personalize (cli-call.ts), as the POS or the tray would.
-import { parseArgs } from 'node:util';
-import { SERVICE_FLAGS, serviceTarget, type ServiceCall } from './cli-call.ts';
+import { parseCommandLine } from './cli-args.ts';
+import { SERVICE_FLAGS, serviceTarget, type ServiceCommand } from './cli-call.ts';
 import type { CliEnvironment } from './cli-options.ts';
-import { ConfigError, DEFAULT_PORT } from './config.ts';
+import { DEFAULT_PORT } from './config.ts';
 
 export const PERSONALIZE_USAGE = `Usage: card-wallet-worker personalize [options]
 
@@ -15,16 +15,15 @@ Options:
   --port N                    the service's port (default ${DEFAULT_PORT})
   --api-key KEY               the key (default: env CARD_WALLET_API_KEY, else the data folder's)
   --data-dir DIR              the service's data folder (for its key)
+  -h, --help                  this text
 `;
 
-/** Turns `personalize ...` arguments into the HTTP call to make. */
-export function resolvePersonalizeCall(argv: string[], host: CliEnvironment): ServiceCall {
-  let values;
-  try {
-    ({ values } = parseArgs({ args: argv, options: SERVICE_FLAGS, strict: true }));
-  } catch (error) {
-    throw new ConfigError(`${(error as Error).message}\n\n${PERSONALIZE_USAGE}`);
-  }
+/** Turns `personalize ...` arguments into the HTTP call to make (or the usage, for --help). */
+export function resolvePersonalizeCall(argv: string[], host: CliEnvironment): ServiceCommand {
+  const { values } = parseCommandLine(argv, SERVICE_FLAGS, {
+    name: 'card-wallet-worker personalize',
+  });
+  if (values.help) return { help: PERSONALIZE_USAGE };
   const { baseUrl, apiKey } = serviceTarget(values, host);
   return { method: 'POST', url: `${baseUrl}/cards/personalize`, apiKey };
 }

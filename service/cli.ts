@@ -1,31 +1,28 @@
 #!/usr/bin/env node
 // The headless host: runs the service core without Electron. It alone reads the environment,
 // writes to the terminal and exits.
-import { homedir } from 'node:os';
 import { readFileSync } from 'node:fs';
-import type { ServiceCall } from './cli-call.ts';
-import { resolveCliRequest, USAGE } from './cli-options.ts';
-import { ConfigError } from './config.ts';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import type { ServiceCommand } from './cli-call.ts';
+import { resolveCliRequest, storeApiKey, USAGE } from './cli-options.ts';
+import { ConfigError, type Config } from './config.ts';
 import { openEarlierKeysFile } from './earlier-keys-file.ts';
 import { stderrLogger } from './logger.ts';
 import type { WorkerService } from './worker-service.ts';
 
 const EXIT_CONFIG = 2;
+const NAME = 'card-wallet-worker';
 
 async function main(): Promise<void> {
   if (process.argv[2] === 'simulator') return simulatorCommand(process.argv.slice(3));
   if (process.argv[2] === 'personalize') return personalizeCommand(process.argv.slice(3));
   let request;
   try {
-    request = resolveCliRequest(process.argv.slice(2), {
-      env: process.env,
-      platform: process.platform,
-      home: homedir(),
-      cwd: process.cwd(),
-    });
+    request = resolveCliRequest(process.argv.slice(2), cliHost());
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`card-wallet-worker: ${error.message}\n`);
+      process.stderr.write(`${NAME}: ${error.message}\n`);
       process.exit(EXIT_CONFIG);
     }
     throw error;
@@ -39,18 +36,36 @@ async function main(): Promise<void> {
     return;
   }
 
-  const log = stderrLogger((line) => process.stderr.write(line));
-  if (request.generatedKeyFile) {
-    log.info(`generated an API key, kept in ${request.generatedKeyFile}: ${request.config.apiKey}`);
+  // Before anything is created (a key, a ledger, a journal): a port in use is said at once.
+  const { config } = request;
+  const portProblem = await checkPortFree(config.port);
+  if (portProblem) cannotStart(portProblem);
+
+  const log = stderrLogger((line) => process.stderr.write(line), {
+    debug: config.logLevel === 'debug',
+  });
+  if (request.newApiKey) {
+    const stored = storeApiKey(request.newApiKey);
+    config.apiKey = stored.key;
+    if (stored.created) {
+      log.info(`generated an API key, kept in ${request.newApiKey.file}: ${stored.key}`);
+    }
   }
+  // The provider's ledger is checked while the service starts; its one line comes before the
+  // banner, so the operator reads at once whether money calls can work.
+  const ledgerCheck = config.cloudUrl
+    ? import('./cloud/ledger-check.ts').then(({ checkLedger }) =>
+        checkLedger(config.cloudUrl as string, config.apiKey),
+      )
+    : undefined;
   let service: WorkerService;
   try {
     // Loaded only now: a bad flag or --help answers without loading PC/SC and express.
     const { startWorkerService } = await import('./worker-service.ts');
     service = await startWorkerService({
-      config: request.config,
+      config,
       log,
-      earlierKeys: openEarlierKeysFile(request.config.dataDir, request.config.apiKey),
+      earlierKeys: openEarlierKeysFile(config.dataDir, config.apiKey),
       pcscdSocket:
         process.platform === 'win32' || process.platform === 'darwin'
           ? undefined
@@ -58,10 +73,7 @@ async function main(): Promise<void> {
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === 'EADDRINUSE' ? `port ${request.config.port} is in use` : (error as Error).message;
-    process.stderr.write(`card-wallet-worker: cannot start: ${reason}\n`);
-    process.exit(1);
+    cannotStart(code === 'EADDRINUSE' ? portInUse(config.port) : (error as Error).message);
   }
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -81,24 +93,41 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
-  if (!request.config.cloudUrl) {
-    const key = request.config.apiKey;
-    process.stderr.write(
-      [
-        `standalone mode: the embedded ledger (${service.ledgerUrl}) holds the demo shop;`,
-        `API key: ${key}`,
-        'try:',
-        `  curl -s ${service.url}/ping`,
-        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/info`,
-        `  curl -s -H 'X-Api-Key: ${key}' ${service.url}/readcard`,
-        '',
-      ].join('\n'),
-    );
-  }
-  if (request.config.simulator)
-    process.stderr.write(simulatorBanner(service.url, request.config.apiKey));
+  const checked = await ledgerCheck;
+  if (checked?.ok) log.info(checked.line);
+  else if (checked) log.warn(checked.line);
+  process.stderr.write(banner(config, service));
+  if (!config.cloudUrl) process.stderr.write(standaloneBanner(service.url, config.apiKey));
+  if (config.simulator) process.stderr.write(simulatorBanner(service.url, config.apiKey));
   // Last: whoever waits for this line may act at once; everything above is already out.
   process.stdout.write(`listening on ${service.url}\n`);
+}
+
+/** What this service is: its version and address, mode, ledger, reader and allowlist. */
+function banner(config: Config, service: WorkerService): string {
+  const origins = config.allowedOrigins;
+  return [
+    `${NAME} ${packageVersion()} on ${service.url}`,
+    `  mode: ${config.cloudUrl ? "cloud (the provider's ledger)" : 'standalone (the embedded ledger, with a demo shop)'}`,
+    `  ledger: ${service.ledgerUrl}`,
+    `  reader: ${config.simulator ? 'the card simulator (no real reader)' : config.reader ? `PC/SC, the reader named like "${config.reader}"` : 'PC/SC, the first contactless reader'}`,
+    origins.length > 0
+      ? `  allowed origins: ${origins.join(', ')} (browser pages elsewhere are refused)`
+      : '  allowed origins: none (browser pages are refused; add a POS page with --allowed-origins)',
+    '',
+  ].join('\n');
+}
+
+/** Standalone mode on embedded defaults: the key and calls to try at once. */
+function standaloneBanner(url: string, key: string): string {
+  return [
+    `API key: ${key}`,
+    'try:',
+    `  curl -s ${url}/ping`,
+    `  curl -s -H 'X-Api-Key: ${key}' ${url}/info`,
+    `  curl -s -H 'X-Api-Key: ${key}' ${url}/readcard`,
+    '',
+  ].join('\n');
 }
 
 /** Says loudly that the cards are simulated, and how to place one. */
@@ -114,41 +143,71 @@ function simulatorBanner(url: string, key: string): string {
   ].join('\n');
 }
 
+/** Why the port cannot be listened on, or nothing (port 0 takes any free one). */
+function checkPortFree(port: number): Promise<string | undefined> {
+  if (port === 0) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(error.code === 'EADDRINUSE' ? portInUse(port) : `port ${port}: ${error.message}`),
+    );
+    probe.listen({ port, host: '127.0.0.1', exclusive: true }, () =>
+      probe.close(() => resolve(undefined)),
+    );
+  });
+}
+
+function portInUse(port: number): string {
+  return `port ${port} is in use (another ${NAME}, or the tray app?): stop it, or choose another port with --port N`;
+}
+
+function cannotStart(reason: string): never {
+  process.stderr.write(`${NAME}: cannot start: ${reason}\n`);
+  process.exit(1);
+}
+
 /** `card-wallet-worker simulator ...`: one call to the running service's control API. */
 async function simulatorCommand(argv: string[]): Promise<void> {
   const { resolveSimulatorCall } = await import('./cli-simulator.ts');
   const answer = await serviceCommand('simulator', () => resolveSimulatorCall(argv, cliHost()));
-  if (answer.status === 404 && answer.text.includes('"NotFound"')) {
-    process.stderr.write('card-wallet-worker simulator: the service runs without --simulator\n');
+  if (answer?.status === 404 && answer.text.includes('"NotFound"')) {
+    process.stderr.write(`${NAME} simulator: the service runs without --simulator\n`);
   }
-  if (answer.status >= 400) process.exit(1);
+  if (answer && answer.status >= 400) process.exit(1);
 }
 
 /** `card-wallet-worker personalize`: POST /cards/personalize on the running service. */
 async function personalizeCommand(argv: string[]): Promise<void> {
   const { resolvePersonalizeCall } = await import('./cli-personalize.ts');
   const answer = await serviceCommand('personalize', () => resolvePersonalizeCall(argv, cliHost()));
-  if (answer.status >= 400) process.exit(1);
+  if (answer && answer.status >= 400) process.exit(1);
 }
 
 function cliHost() {
   return { env: process.env, platform: process.platform, home: homedir(), cwd: process.cwd() };
 }
 
-/** Resolves a subcommand's call (exit 2 on bad options), makes it and prints the answer. */
+/**
+ * Resolves a subcommand's call (exit 2 on bad options), makes it and prints the answer; for
+ * --help prints the usage and resolves with nothing.
+ */
 async function serviceCommand(
   name: string,
-  resolveCall: () => ServiceCall,
-): Promise<{ status: number; text: string }> {
-  let call: ServiceCall;
+  resolveCall: () => ServiceCommand,
+): Promise<{ status: number; text: string } | undefined> {
+  let call: ServiceCommand;
   try {
     call = resolveCall();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`card-wallet-worker ${name}: ${error.message}\n`);
+      process.stderr.write(`${NAME} ${name}: ${error.message}\n`);
       process.exit(EXIT_CONFIG);
     }
     throw error;
+  }
+  if ('help' in call) {
+    process.stdout.write(call.help);
+    return undefined;
   }
   const { callService } = await import('./cli-call.ts');
   let answer;
@@ -157,7 +216,7 @@ async function serviceCommand(
   } catch (error) {
     const reason =
       ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
-    process.stderr.write(`card-wallet-worker ${name}: cannot reach ${call.url}: ${reason}\n`);
+    process.stderr.write(`${NAME} ${name}: cannot reach ${call.url}: ${reason}\n`);
     process.exit(1);
   }
   process.stdout.write(`${answer.text}\n`);
@@ -178,6 +237,6 @@ function packageVersion(): string {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`card-wallet-worker: ${(error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`${NAME}: ${(error as Error).stack ?? String(error)}\n`);
   process.exit(1);
 });

@@ -119,6 +119,8 @@ export const configSchema = z
      * without a reader. Off unless asked for: with it on, no real reader is used.
      */
     simulator: z.boolean().default(false),
+    /** How much the headless host logs: `debug` adds stack traces of unexpected errors. */
+    logLevel: z.enum(['info', 'debug']).default('info'),
   })
   .strict();
 

@@ -1,27 +1,43 @@
 /**
  * The one error type of the service. `code` is the text integrators see in `{ "error": code }`
- * (the spec's codes are kept to the letter); `status` is the HTTP status. Anything thrown that
- * is not an AppError becomes a 500 `UnexpectedError` with no detail in the response.
+ * (the spec's codes are kept to the letter); `status` is the HTTP status. `detail`, when set,
+ * is answered beside the code: what the caller should fix (the field and the rule, the origin,
+ * the ledger's URL), in words, never a secret, a stack or a file path. Anything thrown that is
+ * not an AppError becomes a 500 `UnexpectedError` with no detail in the response.
  */
 export class AppError extends Error {
   readonly code: string;
   readonly status: number;
+  readonly detail: string | undefined;
 
-  constructor(code: string, status: number, message?: string, options?: ErrorOptions) {
-    super(message ?? code, options);
+  constructor(
+    code: string,
+    status: number,
+    message?: string,
+    options?: ErrorOptions & { detail?: string },
+  ) {
+    super(message ?? options?.detail ?? code, options);
     this.name = 'AppError';
     this.code = code;
     this.status = status;
+    this.detail = options?.detail;
   }
 }
+
+/** An error whose `detail` tells the caller what to fix (it is also its message, for the log). */
+const withDetail = (code: string, status: number, detail: string | undefined) =>
+  new AppError(code, status, undefined, detail === undefined ? undefined : { detail });
 
 /** The spec's error codes and the service's own, each with its HTTP status. */
 export const errors = {
   missingApiKey: () => new AppError('Unauthorized: missing api key', 401),
   invalidApiKey: () => new AppError('Unauthorized: invalid api key', 401),
   missingCustomer: () => new AppError('Missing customerId from auth flow', 400),
-  invalidCreditsOrAmount: (detail?: string) =>
-    new AppError('Invalid credits or amount value', 400, detail),
+  /** `detail` names the field and the rule, e.g. "amount: at most 2 decimals (got 0.301)". */
+  invalidCreditsOrAmount: (detail: string) =>
+    withDetail('Invalid credits or amount value', 400, detail),
+  /** A body with a field the endpoint does not take (`/dischargecard` takes none). */
+  invalidBody: (detail: string) => withDetail('InvalidBody', 400, detail),
   noCard: (cause?: unknown) => new AppError('NoCard', 400, 'No card on the reader', { cause }),
   authenticationFail: (cause?: unknown) =>
     new AppError('AuthenticationFail', 400, 'The card could not be authenticated', { cause }),
@@ -81,14 +97,22 @@ export const errors = {
       500,
       'An earlier movement on this card could not be settled; the card is not written',
     ),
-  ledgerUnavailable: (cause?: unknown) =>
-    new AppError('LedgerUnavailable', 500, 'The cloud ledger could not be reached', { cause }),
+  /** `detail` names the ledger's URL and what went wrong there (no answer, or not a ledger). */
+  ledgerUnavailable: (cause?: unknown, detail?: string) =>
+    new AppError('LedgerUnavailable', 500, detail ?? 'The cloud ledger could not be reached', {
+      cause,
+      ...(detail === undefined ? {} : { detail }),
+    }),
   cardOperationFailed: (cause?: unknown) =>
     new AppError('CardOperationFailed', 500, 'The card operation failed', { cause }),
   unexpected: () => new AppError('UnexpectedError', 500),
   // Idempotency-Key (the integrator guide explains each).
   invalidIdempotencyKey: () =>
-    new AppError('InvalidIdempotencyKey', 400, 'Idempotency-Key must be 1-255 visible ASCII'),
+    withDetail(
+      'InvalidIdempotencyKey',
+      400,
+      'Idempotency-Key: must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
+    ),
   idempotencyKeyInUse: () =>
     new AppError('IdempotencyKeyInUse', 409, 'A request with this key is still running'),
   idempotencyKeyReused: () =>
@@ -113,36 +137,59 @@ export const errors = {
       'The card holds this movement but the ledger voided it and refused to record it again; the card is flagged for the operator',
     ),
   // Several tills of one shop (docs/integrators.md, "Several tills").
+  /** `detail` names the movement and its till, as the ledger does. */
   movementPendingAtOtherTill: (detail?: string) =>
-    new AppError(
+    withDetail(
       'MovementPendingAtOtherTill',
       500,
       detail ??
         "This card's last movement at another till is not finished; present the card at that till, or settle it here (POST /cards/settle)",
     ),
   // HTTP framing and the security checks in front of every route.
-  forbiddenHost: (host: string | undefined) =>
-    new AppError('ForbiddenHost', 403, `Host ${host ?? '(none)'} is not this service`),
+  forbiddenHost: (host: string | undefined, serviceUrl: string) =>
+    withDetail(
+      'ForbiddenHost',
+      403,
+      `Host ${host ?? '(none)'} is not this service: call ${serviceUrl}`,
+    ),
   forbiddenOrigin: (origin: string) =>
-    new AppError('ForbiddenOrigin', 403, `Origin ${origin} is not on the allowlist`),
-  invalidJson: (detail = 'The body is not valid JSON') => new AppError('InvalidJson', 400, detail),
-  payloadTooLarge: () => new AppError('PayloadTooLarge', 413),
-  unsupportedMediaType: (detail?: string) => new AppError('UnsupportedMediaType', 415, detail),
+    withDetail(
+      'ForbiddenOrigin',
+      403,
+      `Origin ${origin} is not on this till's allowlist: the shop adds it in the tray app (or --allowed-origins)`,
+    ),
+  invalidJson: (detail = 'the body is not valid JSON') => withDetail('InvalidJson', 400, detail),
+  payloadTooLarge: (limitBytes?: number) =>
+    withDetail(
+      'PayloadTooLarge',
+      413,
+      limitBytes === undefined ? undefined : `the body is over ${limitBytes} bytes`,
+    ),
+  unsupportedMediaType: (detail = 'the body must be application/json') =>
+    withDetail('UnsupportedMediaType', 415, detail),
   requestAborted: () => new AppError('RequestAborted', 400),
-  notFound: () => new AppError('NotFound', 404),
-  methodNotAllowed: () => new AppError('MethodNotAllowed', 405),
+  notFound: (detail?: string) => withDetail('NotFound', 404, detail),
+  methodNotAllowed: (detail?: string) => withDetail('MethodNotAllowed', 405, detail),
   tooManyEventStreams: () =>
     new AppError('TooManyRequests', 429, 'Too many event streams for this key'),
-  // Live settings (the tray window).
+  // Live settings (the tray window): never an HTTP answer (SETTINGS_ONLY_CODES).
   invalidSetting: (problems: string) => new AppError('InvalidSetting', 400, problems),
   portInUse: (port: number) => new AppError('PortInUse', 500, `port ${port} is in use`),
   listenFailed: (port: number, code: string | undefined) =>
     new AppError('ListenFailed', 500, `port ${port}: ${code}`),
   // The card simulator's control API (only when the simulator is on).
-  invalidSimulatorRequest: (detail: string) => new AppError('InvalidSimulatorRequest', 400, detail),
-  noSimulatedCard: () => new AppError('NoSimulatedCard', 409, 'No simulated card is in the field'),
+  invalidSimulatorRequest: (detail: string) => withDetail('InvalidSimulatorRequest', 400, detail),
+  // The tray window shows these texts too (main/simulator-ipc.ts).
+  noSimulatedCard: () => withDetail('NoSimulatedCard', 409, 'No simulated card is in the field'),
   simulatedCardExists: (cardId: string) =>
-    new AppError('SimulatedCardExists', 409, `Card ${cardId} exists; put it back instead`),
+    withDetail('SimulatedCardExists', 409, `Card ${cardId} exists; put it back instead`),
   unknownSimulatedCard: (cardId: string) =>
-    new AppError('UnknownSimulatedCard', 404, `The simulator has never seen card ${cardId}`),
+    withDetail('UnknownSimulatedCard', 404, `The simulator has never seen card ${cardId}`),
 } as const;
+
+/** The codes only the tray's live settings see (WorkerService.applySettings), never HTTP. */
+export const SETTINGS_ONLY_CODES: readonly string[] = [
+  'InvalidSetting',
+  'PortInUse',
+  'ListenFailed',
+];

@@ -1,9 +1,13 @@
-// The example POS page: every call of the local API, and live card events. Plain browser
-// JavaScript, no build step. See docs/integrators.md.
+// The example POS page: every call of the local API through the client library (client/), and
+// live card events. Plain browser JavaScript, no build step: index.html's import map says where
+// the client is. See docs/integrators.md.
+import { CardWalletClient, isCardWalletError, newIdempotencyKey } from 'card-wallet-worker-client';
 
 const $ = (testId) => document.querySelector(`[data-testid="${testId}"]`);
-const baseUrl = () => $('base-url').value.replace(/\/+$/, '');
-const apiKey = () => $('api-key').value;
+
+/** A client for what the cashier typed (the URL and the key may change between calls). */
+const wallet = () =>
+  new CardWalletClient({ baseUrl: $('base-url').value, apiKey: $('api-key').value });
 
 /** Shows one call and its answer (status and body), or the failure to reach the service. */
 function show(call, status, body, ok) {
@@ -14,65 +18,77 @@ function show(call, status, body, ok) {
   $('result-body').textContent = typeof body === 'string' ? body : JSON.stringify(body, null, 2);
 }
 
-async function call(method, path, body, idempotencyKey) {
-  const headers = { 'X-Api-Key': apiKey() };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (idempotencyKey) headers['Idempotency-Key'] = idempotencyKey;
-  const label = `${method} ${path}${idempotencyKey ? ` (Idempotency-Key ${idempotencyKey})` : ''}`;
+/** A service running the card simulator says so on every answer. */
+function noteSimulator(client) {
+  if (client.simulated) $('simulator-banner').hidden = false;
+}
+
+/** Runs one call of the client and shows what came of it. */
+async function run(label, call) {
+  const client = wallet();
   try {
-    const res = await fetch(`${baseUrl()}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    // A service running the card simulator says so on every answer.
-    if (res.headers.get('Card-Wallet-Simulator') === '1') $('simulator-banner').hidden = false;
-    const text = await res.text();
-    let answer = text;
-    try {
-      answer = JSON.parse(text);
-    } catch {
-      // a plain-text 401
-    }
-    show(label, `${res.status}${res.ok ? ' OK' : ` ${answer.error ?? answer}`}`, answer, res.ok);
+    const answer = await call(client);
+    show(label, '200 OK', answer, true);
   } catch (error) {
-    // The browser refused (CORS: the page's origin is not on the allowlist) or nothing listens.
-    show(
-      label,
-      'not reachable',
-      `${error.message}: is the service running, and is ${location.origin} on its allowlist?`,
-      false,
-    );
+    if (!isCardWalletError(error)) throw error;
+    if (error.code === 'ServiceUnreachable') {
+      // The browser says the same for a service that is down and for a refused origin.
+      show(label, 'not reachable', `${error.detail} (this page is ${location.origin})`, false);
+    } else {
+      const body = error.detail
+        ? { error: error.code, detail: error.detail }
+        : { error: error.code };
+      show(label, `${error.status} ${error.code}`, body, false);
+    }
+  } finally {
+    noteSimulator(client);
   }
 }
 
-$('ping').addEventListener('click', () => call('GET', '/ping'));
-$('readcard').addEventListener('click', () => call('GET', '/readcard'));
-$('info').addEventListener('click', () => call('GET', '/info'));
+/** A money call with its Idempotency-Key shown, as a POS would keep it to retry that movement. */
+function money(label, call) {
+  const idempotencyKey = newIdempotencyKey();
+  return run(`${label} (Idempotency-Key ${idempotencyKey})`, (client) =>
+    call(client, { idempotencyKey }),
+  );
+}
+
+$('ping').addEventListener('click', () => run('GET /ping', (c) => c.ping()));
+$('readcard').addEventListener('click', () => run('GET /readcard', (c) => c.readCard()));
+$('info').addEventListener('click', () => run('GET /info', (c) => c.info()));
 $('recharge-credits').addEventListener('click', () =>
-  call('POST', '/writecard', { credits: Number($('credits').value) }, crypto.randomUUID()),
+  money('POST /writecard', (c, options) =>
+    c.rechargeCard({ credits: Number($('credits').value) }, options),
+  ),
 );
 $('recharge-amount').addEventListener('click', () =>
-  call('POST', '/writecard', { amount: Number($('amount').value) }, crypto.randomUUID()),
+  money('POST /writecard', (c, options) =>
+    c.rechargeCard({ amount: Number($('amount').value) }, options),
+  ),
 );
 $('discharge').addEventListener('click', () =>
-  call('POST', '/dischargecard', undefined, crypto.randomUUID()),
+  money('POST /dischargecard', (c, options) => c.dischargeCard(options)),
 );
 
-// The card simulator's control API (docs/integrators.md, "Testing against the card simulator").
+// The card simulator's controls (docs/integrators.md, "Testing against the card simulator").
 $('sim-place').addEventListener('click', () =>
-  call('POST', '/simulator/place', { credits: Number($('sim-credits').value) }),
+  run('POST /simulator/place', (c) =>
+    c.simulator.place({ credits: Number($('sim-credits').value) }),
+  ),
 );
-$('sim-take-away').addEventListener('click', () => call('POST', '/simulator/take-away', {}));
+$('sim-take-away').addEventListener('click', () =>
+  run('POST /simulator/take-away', (c) => c.simulator.takeAway()),
+);
 $('sim-put-back').addEventListener('click', () =>
-  call('POST', '/simulator/put-back', { cardId: $('sim-card-id').value.trim() }),
+  run('POST /simulator/put-back', (c) => c.simulator.putBack($('sim-card-id').value.trim())),
 );
 $('sim-fault-arm').addEventListener('click', () =>
-  call('POST', '/simulator/fault', { fault: $('sim-fault').value }),
+  run('POST /simulator/fault', (c) => c.simulator.fault($('sim-fault').value)),
 );
-$('sim-status').addEventListener('click', () => call('GET', '/simulator'));
+$('sim-status').addEventListener('click', () => run('GET /simulator', (c) => c.simulator.status()));
 
-// Card events: EventSource cannot send X-Api-Key, so the stream is read with fetch.
+// Card events: the client reads GET /events (an EventSource cannot send X-Api-Key) and resumes
+// with Last-Event-ID after a drop, so no event is missed.
 let listening;
 
 function logEvent(text) {
@@ -87,69 +103,32 @@ function setEventState(text, ok) {
   element.className = `status ${ok ? 'ok' : 'error'}`;
 }
 
-/**
- * Reads GET /events until stopped: parses the text/event-stream (id, event, data fields; a
- * blank line ends an event; comment lines are heartbeats), and reconnects after a drop with
- * Last-Event-ID so no event is missed, waiting longer after each failure.
- */
-async function listen(signal) {
-  let lastEventId;
-  let backoff = 500;
-  while (!signal.aborted) {
-    try {
-      const headers = { 'X-Api-Key': apiKey() };
-      if (lastEventId) headers['Last-Event-ID'] = lastEventId;
-      const res = await fetch(`${baseUrl()}/events`, { headers, signal });
-      if (!res.ok) {
-        const answer = await res.json().catch(() => ({}));
-        setEventState(`refused: ${res.status} ${answer.error ?? ''}`, false);
-        if (res.status === 401 || res.status === 403) return;
-      } else {
-        setEventState('listening', true);
-        backoff = 500;
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = '';
-        let event = { data: '' };
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer += value;
-          let end;
-          while ((end = buffer.indexOf('\n')) >= 0) {
-            const line = buffer.slice(0, end).replace(/\r$/, '');
-            buffer = buffer.slice(end + 1);
-            if (line === '') {
-              if (event.data) {
-                if (event.id) lastEventId = event.id;
-                const data = JSON.parse(event.data);
-                logEvent(`${event.event ?? 'message'} ${describe(event.event, data)}`);
-              }
-              event = { data: '' };
-            } else if (!line.startsWith(':')) {
-              const colon = line.indexOf(':');
-              const field = colon < 0 ? line : line.slice(0, colon);
-              const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-              if (field === 'data') event.data += text;
-              else if (field === 'id' || field === 'event') event[field] = text;
-            }
-          }
-        }
-      }
-    } catch (error) {
-      if (signal.aborted) break;
-      setEventState(`not reachable: ${error.message}`, false);
-    }
-    if (signal.aborted) break;
-    await new Promise((resolve) => setTimeout(resolve, backoff));
-    backoff = Math.min(backoff * 2, 10_000);
-  }
-  setEventState('not listening', false);
+function describe(event) {
+  if (event.type === 'card') return `${event.data.type} ${event.data.cardId}`;
+  return `${event.data.state}${event.data.reader ? ` (${event.data.reader})` : ''}`;
 }
 
-function describe(event, data) {
-  if (event === 'card') return `${data.type} ${data.cardId}`;
-  if (event === 'reader') return `${data.state}${data.reader ? ` (${data.reader})` : ''}`;
-  return JSON.stringify(data);
+async function listen(signal) {
+  const client = wallet();
+  const onReconnect = (problem) =>
+    setEventState(
+      problem.code === 'ServiceUnreachable'
+        ? `not reachable: ${problem.detail}`
+        : `refused: ${problem.status} ${problem.code}`,
+      false,
+    );
+  try {
+    for await (const event of client.cardEvents({ signal, onReconnect })) {
+      setEventState('listening', true);
+      logEvent(`${event.type} ${describe(event)}`);
+      noteSimulator(client);
+    }
+  } catch (error) {
+    if (!isCardWalletError(error)) throw error;
+    setEventState(`refused: ${error.status} ${error.code}`, false);
+    return;
+  }
+  setEventState('not listening', false);
 }
 
 $('events-connect').addEventListener('click', () => {

@@ -85,6 +85,7 @@ export class LedgerRefusal extends Error {
  */
 export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachability] }> {
   readonly #http: AxiosInstance;
+  readonly #baseUrl: string;
   #reachability: LedgerReachability = { reachable: null, at: null };
   readonly #retries: number;
   readonly #backoffMs: number;
@@ -93,8 +94,9 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
 
   constructor(options: LedgerClientOptions) {
     super();
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#http = axios.create({
-      baseURL: options.baseUrl.replace(/\/+$/, ''),
+      baseURL: this.#baseUrl,
       timeout: options.timeoutMs ?? 5_000,
       // Every status comes back as a response; this class decides what is an error.
       validateStatus: () => true,
@@ -188,12 +190,23 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
         if (attempt < this.#retries) await sleep(this.#backoff(attempt));
         continue;
       }
+      if (!isContractAnswer(response)) {
+        // Something answers there, but not the ledger (a web server, a captive portal, a
+        // proxy's error page): no retry makes it one, and the URL is what to check.
+        this.#reached(false);
+        throw failure(
+          errors.ledgerUnavailable(
+            new Error(`${method} ${path} answered ${response.status} ${contentType(response)}`),
+            `${this.#baseUrl} is not a card wallet ledger: it answered ${method} ${path} with ${response.status} ${contentType(response)}; check --cloud-url`,
+          ),
+        );
+      }
       if (response.status >= 200 && response.status < 300) {
         this.#reached(true);
         return response.data as T;
       }
       if (response.status === 429 || response.status >= 500) {
-        lastProblem = new Error(`ledger answered ${response.status}`);
+        lastProblem = new Error(`answered ${response.status}`);
         // 429 is refused before anything is done; a 5xx may come after the work.
         if (response.status >= 500) unanswered = true;
         const retryAfter = retryAfterMs(response.headers['retry-after']);
@@ -205,7 +218,12 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
       throw failure(refusal(response));
     }
     this.#reached(false);
-    throw failure(errors.ledgerUnavailable(lastProblem));
+    throw failure(
+      errors.ledgerUnavailable(
+        lastProblem,
+        `the ledger at ${this.#baseUrl} did not answer ${method} ${path}: ${problemOf(lastProblem)}`,
+      ),
+    );
   }
 
   #reached(reachable: boolean): void {
@@ -218,6 +236,26 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     const base = this.#backoffMs * 2 ** attempt;
     return base / 2 + Math.random() * (base / 2);
   }
+}
+
+/**
+ * Whether an answer is in the ledger's contract: a JSON object, and for a refusal one with its
+ * `error` code. A 5xx or 429 without one is still an outage (retried); anything else is not.
+ */
+function isContractAnswer(response: AxiosResponse<unknown>): boolean {
+  const data = response.data;
+  if (response.status === 429 || response.status >= 500) return true;
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return false;
+  return response.status < 300 || typeof (data as { error?: unknown }).error === 'string';
+}
+
+function contentType(response: AxiosResponse<unknown>): string {
+  const type = response.headers['content-type'];
+  return typeof type === 'string' && type !== '' ? type.split(';')[0]!.trim() : 'no content type';
+}
+
+function problemOf(problem: unknown): string {
+  return problem instanceof Error ? problem.message : String(problem);
 }
 
 function refusal(response: AxiosResponse<unknown>): AppError | LedgerRefusal {

@@ -13,8 +13,8 @@ import { errorHandler, notFound } from './error-handler.ts';
 import { hostCheck } from './host-check.ts';
 import { originPolicy } from './origin-policy.ts';
 import { RATE_LIMITS, type RateLimits } from './rate-limits.ts';
-import { apiRoutes } from './routes.ts';
-import { simulatorHeader, simulatorRoutes } from './simulator-routes.ts';
+import { API_METHODS, apiRoutes } from './routes.ts';
+import { SIMULATOR_METHODS, simulatorHeader, simulatorRoutes } from './simulator-routes.ts';
 import type { CardSimulator } from '../card/simulator/card-simulator.ts';
 
 /** Read on every request, so settings saved in the tray apply to the next request. */
@@ -70,8 +70,8 @@ export function createApp(deps: AppDependencies): Express {
     next();
   });
   if (deps.simulator) app.use(simulatorHeader());
-  app.use(originPolicy(() => deps.settings().allowedOrigins));
-  app.use(hostCheck(deps.port));
+  app.use(originPolicy(() => deps.settings().allowedOrigins, deps.log));
+  app.use(hostCheck(deps.port, deps.log));
 
   const limits = deps.limits ?? RATE_LIMITS;
   const auth = authenticate(() => deps.settings().apiKey, limits.failedAuth, deps.activity);
@@ -92,7 +92,8 @@ export function createApp(deps: AppDependencies): Express {
 
   if (deps.simulator) app.use(simulatorRoutes(deps.simulator, auth));
 
-  app.use(notFound());
+  const paths = Object.keys({ ...API_METHODS, ...(deps.simulator ? SIMULATOR_METHODS : {}) });
+  app.use(notFound(paths, !deps.simulator));
   app.use(errorHandler(deps.log));
   return app;
 }

@@ -21,7 +21,7 @@ export function jsonBody(): RequestHandler[] {
       try {
         new TextDecoder('utf-8', { fatal: true }).decode(buffer);
       } catch {
-        throw errors.invalidJson('The body is not valid UTF-8');
+        throw errors.invalidJson('the body is not valid UTF-8');
       }
       const text = buffer.toString('utf8');
       // An empty body (Content-Length: 0) is no body: body-parser answers it as {}.
@@ -30,8 +30,8 @@ export function jsonBody(): RequestHandler[] {
       // JSON, and an error thrown here that is not ours would be answered as a 500.
       try {
         JSON.parse(text);
-      } catch {
-        throw errors.invalidJson();
+      } catch (error) {
+        throw errors.invalidJson(`the body is not valid JSON: ${(error as Error).message}`);
       }
       checkShape(text);
     },
@@ -44,7 +44,12 @@ export function jsonBody(): RequestHandler[] {
       return;
     }
     if (!req.is('application/json')) {
-      next(errors.unsupportedMediaType('The body must be application/json'));
+      const type = req.headers['content-type'];
+      next(
+        errors.unsupportedMediaType(
+          `the body must be application/json (got ${type === undefined ? 'no Content-Type' : type})`,
+        ),
+      );
       return;
     }
     next();
@@ -64,7 +69,7 @@ function checkShape(text: string): void {
     const top = open[open.length - 1];
     if (ch === '{' || ch === '[') {
       if (open.length >= BODY_LIMITS.depth) {
-        throw errors.invalidJson('The body is nested too deep');
+        throw errors.invalidJson(`the body is nested deeper than ${BODY_LIMITS.depth} levels`);
       }
       open.push({ object: ch === '{', keys: new Set(), expectKey: ch === '{' });
     } else if (ch === '}' || ch === ']') {
@@ -76,9 +81,11 @@ function checkShape(text: string): void {
       if (top?.expectKey) {
         const key = JSON.parse(text.slice(i, end + 1)) as string;
         if (POISON_KEYS.has(key)) {
-          throw errors.invalidJson(`The key ${key} is not allowed`);
+          throw errors.invalidJson(`the key ${JSON.stringify(key)} is not allowed`);
         }
-        if (top.keys.has(key)) throw errors.invalidJson(`The key ${key} appears twice`);
+        if (top.keys.has(key)) {
+          throw errors.invalidJson(`the key ${JSON.stringify(key)} appears twice`);
+        }
         top.keys.add(key);
         top.expectKey = false;
       }

@@ -98,6 +98,8 @@ export function apiRoutes(deps: RouteDependencies): Router {
     ...jsonBody(),
     resolveCustomer,
     async (req, res) => {
+      // A body asking for part of the balance would otherwise pay out all of it.
+      takesNoFields(req.body, 'it pays out the whole balance');
       const { keyFingerprint } = authenticatedLocals(res);
       const discharged = await dischargeCard(cards, movements, {
         keyFingerprint,
@@ -114,7 +116,8 @@ export function apiRoutes(deps: RouteDependencies): Router {
     ...limited('personalize'),
     ...jsonBody(),
     resolveCustomer,
-    async (_req, res) => {
+    async (req, res) => {
+      takesNoFields(req.body, 'it personalizes the card on the reader');
       res.json(await personalizeCard(cards, movements, personalizer));
     },
   );
@@ -124,25 +127,46 @@ export function apiRoutes(deps: RouteDependencies): Router {
     ...limited('settle'),
     ...jsonBody(),
     resolveCustomer,
-    async (_req, res) => {
+    async (req, res) => {
+      takesNoFields(req.body, 'it settles the card on the reader');
       res.json(await settleCard(cards, movements, ledger, authenticatedLocals(res).apiKey));
     },
   );
 
   router.get('/events', authenticate, resolveCustomer, events.handler());
 
-  allowOnly(router, {
-    '/ping': ['GET', 'HEAD'],
-    '/openapi.json': ['GET', 'HEAD'],
-    '/readcard': ['GET', 'HEAD'],
-    '/info': ['GET', 'HEAD'],
-    '/writecard': ['POST'],
-    '/dischargecard': ['POST'],
-    '/cards/personalize': ['POST'],
-    '/cards/settle': ['POST'],
-    '/events': ['GET', 'HEAD'],
-  });
+  allowOnly(router, API_METHODS);
   return router;
+}
+
+/** The paths of the API and the methods each answers (others: 405 with Allow). */
+export const API_METHODS: Readonly<Record<string, readonly string[]>> = {
+  '/ping': ['GET', 'HEAD'],
+  '/openapi.json': ['GET', 'HEAD'],
+  '/readcard': ['GET', 'HEAD'],
+  '/info': ['GET', 'HEAD'],
+  '/writecard': ['POST'],
+  '/dischargecard': ['POST'],
+  '/cards/personalize': ['POST'],
+  '/cards/settle': ['POST'],
+  '/events': ['GET', 'HEAD'],
+};
+
+/**
+ * The body of an endpoint that takes none: no body, or `{}`. Anything else is refused before
+ * anything happens, naming what was sent.
+ */
+function takesNoFields(body: unknown, why: string): void {
+  if (body === undefined) return;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : typeof body;
+    throw errors.invalidBody(`the body must be empty or {} (got ${got}): ${why}`);
+  }
+  const fields = Object.keys(body);
+  if (fields.length > 0) {
+    const named = fields.map((field) => JSON.stringify(field)).join(', ');
+    throw errors.invalidBody(`${named}: not a field here; it takes no body (${why})`);
+  }
 }
 
 /** A sensible Idempotency-Key: 1 to 255 visible ASCII characters (a UUID is typical). */
@@ -169,11 +193,16 @@ function idempotencyOf(
 }
 
 /** 405 with Allow for a known path called with another method. */
-function allowOnly(router: Router, methods: Record<string, string[]>): void {
+export function allowOnly(
+  router: Router,
+  methods: Readonly<Record<string, readonly string[]>>,
+): void {
   for (const [path, allowed] of Object.entries(methods)) {
-    router.all(path, (_req, res, next) => {
+    router.all(path, (req, res, next) => {
       res.setHeader('Allow', allowed.join(', '));
-      next(errors.methodNotAllowed());
+      next(
+        errors.methodNotAllowed(`${req.method} ${path}: this path answers ${allowed.join(', ')}`),
+      );
     });
   }
 }

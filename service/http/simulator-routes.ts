@@ -4,6 +4,7 @@ import { SIMULATOR_FAULTS, type CardSimulator } from '../card/simulator/card-sim
 import { MAX_CARD_BALANCE } from '../card/wallet-format.ts';
 import { errors } from '../errors.ts';
 import { jsonBody } from './json-body.ts';
+import { allowOnly } from './routes.ts';
 
 /** Every answer of a service running the simulator says so: its cards are not real. */
 export const SIMULATOR_HEADER = 'Card-Wallet-Simulator';
@@ -30,6 +31,7 @@ export const simulatorRequests = {
     })
     .strict(),
   putBack: z.object({ cardId: uid }).strict(),
+  takeAway: z.object({}).strict(),
   fault: z
     .object({
       fault: z.enum(SIMULATOR_FAULTS),
@@ -59,7 +61,8 @@ export function simulatorRoutes(simulator: CardSimulator, authenticate: RequestH
   router.post('/simulator/place', authenticate, ...jsonBody(), async (req, res) => {
     res.json(await simulator.place(parse(simulatorRequests.place, req.body)));
   });
-  router.post('/simulator/take-away', authenticate, ...jsonBody(), async (_req, res) => {
+  router.post('/simulator/take-away', authenticate, ...jsonBody(), async (req, res) => {
+    parse(simulatorRequests.takeAway, req.body);
     await simulator.takeAway();
     res.json(simulator.status());
   });
@@ -70,18 +73,15 @@ export function simulatorRoutes(simulator: CardSimulator, authenticate: RequestH
     const { fault, delayMs } = parse(simulatorRequests.fault, req.body);
     res.json(await simulator.arm(fault, delayMs));
   });
-  const methods: Record<string, string> = {
-    '/simulator': 'GET, HEAD',
-    '/simulator/place': 'POST',
-    '/simulator/take-away': 'POST',
-    '/simulator/put-back': 'POST',
-    '/simulator/fault': 'POST',
-  };
-  for (const [path, allowed] of Object.entries(methods)) {
-    router.all(path, (_req, res, next) => {
-      res.setHeader('Allow', allowed);
-      next(errors.methodNotAllowed());
-    });
-  }
+  allowOnly(router, SIMULATOR_METHODS);
   return router;
 }
+
+/** The control API's paths and the methods each answers. */
+export const SIMULATOR_METHODS: Readonly<Record<string, readonly string[]>> = {
+  '/simulator': ['GET', 'HEAD'],
+  '/simulator/place': ['POST'],
+  '/simulator/take-away': ['POST'],
+  '/simulator/put-back': ['POST'],
+  '/simulator/fault': ['POST'],
+};

@@ -2,12 +2,11 @@
 // simulator (no pcscd, no virtual reader rig): the cashier's flow and a torn write, driven
 // only through the page, with the ledger and the card agreeing at the end.
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/browser.ts';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { serveFolder, type StaticServer } from '../support/static-server.ts';
+import { EXAMPLE_PAGE, serveExamplePages, type StaticServer } from '../support/static-server.ts';
 import {
   shopCredits,
   startTestLedger,
@@ -16,15 +15,13 @@ import {
 } from '../support/test-ledger.ts';
 import { startTestService, type TestService } from '../support/test-service.ts';
 
-const pageFolder = fileURLToPath(new URL('../../docs/example', import.meta.url));
-
 let site: StaticServer;
 let ledger: TestLedger;
 let service: TestService;
 let browser: Browser;
 
 before(async () => {
-  site = await serveFolder(pageFolder, '127.0.0.2');
+  [site] = (await serveExamplePages(['127.0.0.2'])) as [StaticServer];
   ledger = await startTestLedger();
   service = await startTestService(
     { cloudUrl: ledger.url, simulator: true, allowedOrigins: [site.origin] },
@@ -62,7 +59,7 @@ async function click(page: Page, button: string): Promise<{ status: string; body
 test('when the cashier places a simulated card, recharges it and a write tears, then the page shows each answer, the banner, and money stays exact', async () => {
   const page = await browser.newPage();
   try {
-    await page.goto(`${site.origin}/`);
+    await page.goto(`${site.origin}${EXAMPLE_PAGE}`);
     await page.getByTestId('base-url').fill(service.url);
     await page.getByTestId('api-key').fill(TEST_API_KEY);
     assert.equal(await page.getByTestId('simulator-banner').isHidden(), true);

@@ -7,14 +7,13 @@ import { launchChromium } from '../support/browser.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { RequestRecord } from '../../service/http/activity.ts';
 import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
-import { serveFolder, type StaticServer } from '../support/static-server.ts';
+import { EXAMPLE_PAGE, serveExamplePages, type StaticServer } from '../support/static-server.ts';
 import { importCardBalance, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
 // The example POS page in Debian's Chromium, served from a second loopback origin that is on
 // the allowlist, against the real service and a virtual card; and the same page from an origin
 // that is not, which must get nothing and cause no card operation.
-const pageFolder = fileURLToPath(new URL('../../docs/example', import.meta.url));
 const screenshots = fileURLToPath(new URL('../../test-results/browser', import.meta.url));
 
 let allowed: StaticServer;
@@ -25,8 +24,10 @@ const requests: RequestRecord[] = [];
 
 before(async () => {
   mkdirSync(screenshots, { recursive: true });
-  allowed = await serveFolder(pageFolder, '127.0.0.2');
-  foreign = await serveFolder(pageFolder, '127.0.0.3');
+  [allowed, foreign] = (await serveExamplePages(['127.0.0.2', '127.0.0.3'])) as [
+    StaticServer,
+    StaticServer,
+  ];
   rig = await startCardRig({ allowedOrigins: [allowed.origin] });
   rig.service.activity.on('request', (record) => requests.push(record));
   browser = await launchChromium();
@@ -40,7 +41,7 @@ after(async () => {
 
 async function openPage(origin: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 900, height: 900 } });
-  await page.goto(`${origin}/`);
+  await page.goto(`${origin}${EXAMPLE_PAGE}`);
   await page.getByTestId('base-url').fill(rig.service.url);
   await page.getByTestId('api-key').fill(TEST_API_KEY);
   return page;

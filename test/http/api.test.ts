@@ -10,7 +10,7 @@ import { CardEventStream } from '../../service/http/card-events.ts';
 import { keyFingerprint } from '../../service/http/api-key.ts';
 import { createApp } from '../../service/http/create-app.ts';
 import { listen, type RunningServer } from '../../common/listen.ts';
-import { silentLogger } from '../../service/logger.ts';
+import { silentLogger, type Logger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementEngine } from '../../service/wallet/movement-engine.ts';
@@ -20,6 +20,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { httpRequest, shown } from '../support/http-client.ts';
+import { memoryLogger } from '../support/memory-logger.ts';
 import { openEventStream } from '../support/sse-client.ts';
 import { startTestLedger, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, TEST_API_KEY, type TestService } from '../support/test-service.ts';
@@ -34,7 +35,7 @@ const startService = (overrides: Partial<ConfigInput> = {}) =>
   startTestService({ cloudUrl: ledger.url, ...overrides });
 
 /** The app alone over real HTTP, with the given card access, for failures hard to cause. */
-async function startAppWith(cards: CardAccess): Promise<RunningServer> {
+async function startAppWith(cards: CardAccess, log: Logger = silentLogger): Promise<RunningServer> {
   const client = new LedgerClient({ baseUrl: ledger.url });
   const journal = new MovementJournal(mkdtempSync(join(tmpdir(), 'cww-app-')));
   await journal.open();
@@ -66,7 +67,7 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
     }),
     refuseCardsAboveAccount: false,
     activity: new HttpActivity(),
-    log: silentLogger,
+    log,
   });
   const server = await listen(app, 0);
   listening.server = server;
@@ -243,21 +244,37 @@ describe('rate limits', () => {
 
 describe('Host and Origin checks', () => {
   let service: TestService;
-  before(async () => (service = await startService({ allowedOrigins: [ALLOWED] })));
+  const log = memoryLogger();
+  before(
+    async () =>
+      (service = await startTestService(
+        { cloudUrl: ledger.url, allowedOrigins: [ALLOWED, 'http://127.0.0.1:8080'] },
+        { log },
+      )),
+  );
   after(() => service.close());
+  const warnings = (about: string) =>
+    log.lines.filter((line) => line.startsWith('warn ') && line.includes(about));
 
   for (const host of ['evil.example', '127.0.0.1.nip.io', 'localhost.evil', '127.0.0.1:1']) {
-    test(`when the Host is ${host}, then 403 ForbiddenHost`, async () => {
-      const res = await httpRequest(`${service.url}/ping`, { headers: { Host: host } });
-      assert.equal(res.status, 403);
-      assert.deepEqual(res.json, { error: 'ForbiddenHost' });
+    test(`when the Host is ${host}, then 403 ForbiddenHost saying what to call, logged once`, async () => {
+      for (let i = 0; i < 3; i += 1) {
+        const res = await httpRequest(`${service.url}/ping`, { headers: { Host: host } });
+        assert.equal(res.status, 403, shown(res));
+        assert.deepEqual(res.json, {
+          error: 'ForbiddenHost',
+          detail: `Host ${host} is not this service: call ${service.url}`,
+        });
+      }
+      assert.equal(warnings(`refused Host ${host}:`).length, 1, log.lines.join('\n'));
+      assert.match(warnings(`refused Host ${host}:`)[0] ?? '', new RegExp(`call ${service.url}$`));
     });
   }
 
   test('when there is no Host header, then 403 ForbiddenHost', async () => {
     const res = await httpRequest(`${service.url}/ping`, { omitHost: true });
     assert.equal(res.status, 403);
-    assert.deepEqual(res.json, { error: 'ForbiddenHost' });
+    assert.equal((res.json as { error: string }).error, 'ForbiddenHost', shown(res));
   });
 
   test('when the Origin is allowed, then it is echoed with Vary: Origin', async () => {
@@ -279,10 +296,36 @@ describe('Host and Origin checks', () => {
         headers: { Origin: origin, 'X-Api-Key': TEST_API_KEY },
       });
       assert.equal(res.status, 403);
-      assert.deepEqual(res.json, { error: 'ForbiddenOrigin' });
+      assert.equal((res.json as { error: string }).error, 'ForbiddenOrigin', shown(res));
       assert.equal(res.headers['access-control-allow-origin'], undefined);
     });
   }
+
+  test('when a page at localhost calls a till that allows it at 127.0.0.1, then the refusal is logged once, saying to open the page at 127.0.0.1', async () => {
+    const origin = 'http://localhost:8080';
+    for (let i = 0; i < 3; i += 1) {
+      const res = await httpRequest(`${service.url}/readcard`, {
+        headers: { Origin: origin, 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.equal(res.status, 403, shown(res));
+      assert.match(
+        String((res.json as { detail?: string }).detail),
+        /not on this till's allowlist/,
+      );
+    }
+    const logged = warnings(`refused Origin ${origin} `);
+    assert.equal(logged.length, 1, log.lines.join('\n'));
+    assert.match(
+      logged[0] ?? '',
+      /The allowlist has http:\/\/127\.0\.0\.1:8080: open the page there, or add http:\/\/localhost:8080 too\./,
+    );
+    const other = warnings('refused Origin https://evil.example ');
+    assert.equal(other.length, 1, log.lines.join('\n'));
+    assert.match(
+      other[0] ?? '',
+      /add https:\/\/evil\.example in the tray app or with --allowed-origins/,
+    );
+  });
 
   test('when an allowed origin preflights, then 204 with methods, headers and private network', async () => {
     const res = await httpRequest(`${service.url}/writecard`, {
@@ -318,10 +361,11 @@ describe('Host and Origin checks', () => {
 
 describe('errors', () => {
   let server: RunningServer;
+  const log = memoryLogger();
   const failingCards: CardAccess = {
     withCard: () => Promise.reject(new Error('boom at /home/shop/secret.ts with key abc')),
   };
-  before(async () => (server = await startAppWith(failingCards)));
+  before(async () => (server = await startAppWith(failingCards, log)));
   after(() => server.close());
 
   test('when a use case fails unexpectedly, then 500 UnexpectedError without stack, path or key', async () => {
@@ -333,10 +377,54 @@ describe('errors', () => {
     assert.doesNotMatch(res.text, /secret|home|at |abc|test-key/);
   });
 
+  test('when a use case fails unexpectedly, then the log has one error line, and its stack only at debug', () => {
+    const errorLines = log.lines.filter((line) => line.startsWith('error '));
+    assert.deepEqual(errorLines, [
+      'error GET /readcard -> 500 UnexpectedError: boom at /home/shop/secret.ts with key abc',
+    ]);
+    const debug = log.lines.filter((line) => line.startsWith('debug '));
+    assert.equal(debug.length, 1, log.lines.join('\n'));
+    assert.match(
+      debug[0] ?? '',
+      /^debug GET \/readcard -> 500 UnexpectedError: Error: boom[^\n]*\n\s+at /,
+    );
+  });
+
+  test('when a request is refused with a 4xx, then it is logged at info in one line with its detail', async () => {
+    await httpRequest(`${server.url}/writecard`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+      body: '{"amount": 0.30000000000000004}',
+    });
+    assert.ok(
+      log.lines.includes(
+        'info POST /writecard -> 400 Invalid credits or amount value: amount: at most 2 decimals (got 0.30000000000000004)',
+      ),
+      log.lines.join('\n'),
+    );
+  });
+
   test('when a path is unknown, then 404 NotFound in the error shape', async () => {
     const res = await httpRequest(`${server.url}/nothing-here`);
     assert.equal(res.status, 404);
-    assert.deepEqual(res.json, { error: 'NotFound' });
+    assert.deepEqual(res.json, {
+      error: 'NotFound',
+      detail: 'no such path /nothing-here: the paths are in /openapi.json',
+    });
+  });
+
+  test('when a path differs from a documented one by case or a trailing slash, then 404 names the documented one', async () => {
+    for (const path of ['/readCard', '/writecard/', '/Cards/Personalize']) {
+      const res = await httpRequest(`${server.url}${path}`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.equal(res.status, 404, shown(res));
+      assert.match(
+        String((res.json as { detail?: string }).detail),
+        /did you mean \/(readcard|writecard|cards\/personalize)\?/,
+        shown(res),
+      );
+    }
   });
 
   test('when /readcard is POSTed, then 405 with Allow', async () => {
@@ -346,7 +434,10 @@ describe('errors', () => {
     });
     assert.equal(res.status, 405);
     assert.equal(res.headers.allow, 'GET, HEAD');
-    assert.deepEqual(res.json, { error: 'MethodNotAllowed' });
+    assert.deepEqual(res.json, {
+      error: 'MethodNotAllowed',
+      detail: 'POST /readcard: this path answers GET, HEAD',
+    });
   });
 
   test('when a card error is an AppError, then its code and status are answered', async () => {

@@ -65,15 +65,34 @@ describe('card-wallet-worker simulator', () => {
   });
 
   test('when the control API refuses, then it prints the answer and exits 1', async () => {
-    const res = await simulator('fault', 'melt');
-    assert.equal(res.code, 1);
-    assert.deepEqual(JSON.parse(res.stdout), { error: 'InvalidSimulatorRequest' });
+    const res = await simulator('put-back', 'DEADBEEF');
+    assert.equal(res.code, 1, res.stderr);
+    assert.equal(JSON.parse(res.stdout).error, 'UnknownSimulatedCard');
+  });
+
+  test('when the fault does not exist, then it exits 2 listing the faults, with the nearest one', async () => {
+    const melt = await simulator('fault', 'melt');
+    assert.equal(melt.code, 2, melt.stderr);
+    assert.equal(
+      melt.stderr,
+      'card-wallet-worker simulator: unknown fault melt (the faults: tear-before-commit, tear-after-commit, wrong-key, corrupt, slow, none)\n',
+    );
+    const typo = await simulator('fault', 'tear-befor-commit');
+    assert.match(typo.stderr, /unknown fault tear-befor-commit; did you mean tear-before-commit\?/);
   });
 
   test('when the command is unknown, then it exits 2 with the usage', async () => {
     const res = await simulator('juggle');
     assert.equal(res.code, 2);
     assert.match(res.stderr, /unknown simulator command juggle/);
+    const typo = await simulator('plase');
+    assert.match(typo.stderr, /unknown simulator command plase; did you mean place\?/);
+  });
+
+  test('when an option is mistyped, then it exits 2 saying which it meant', async () => {
+    const res = await simulator('place', '--credit', '5');
+    assert.equal(res.code, 2);
+    assert.match(res.stderr, /unknown option --credit; did you mean --credits\?/);
   });
 
   test('when no key is given and the data folder has none, then it exits 2 saying where it looked', async () => {

@@ -1,10 +1,20 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { httpRequest } from '../support/http-client.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import { fileURLToPath } from 'node:url';
+import { listen } from '../../common/listen.ts';
+import { waitUntil } from '../support/card-rig.ts';
+import { httpRequest, shown } from '../support/http-client.ts';
+import { serveFolder, type StaticServer } from '../support/static-server.ts';
+import {
+  startTestLedger,
+  TEST_API_KEY,
+  UNASSIGNED_KEY,
+  UNKNOWN_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
 import { runWorker, startWorkerProcess } from '../support/worker-process.ts';
 
 const KEY = TEST_API_KEY;
@@ -126,7 +136,19 @@ describe('card-wallet-worker (headless host)', () => {
     ['key type C', ['--card-key-type', 'C'], /cardKeyType/],
     ['wallet sector 0', ['--wallet-sector', '0'], /walletSector/],
     ['a cloud URL that is not http', ['--cloud-url', 'ftp://x'], /cloudUrl/],
-    ['an unknown flag', ['--colour', 'red'], /Unknown option '--colour'/],
+    [
+      'an unknown flag',
+      ['--colour', 'red'],
+      /unknown option --colour \(see card-wallet-worker --help\)/,
+    ],
+    ['a mistyped flag', ['--simulater'], /unknown option --simulater; did you mean --simulator\?/],
+    [
+      'a mistyped subcommand',
+      ['simulatr'],
+      /unexpected argument simulatr; did you mean simulator\?/,
+    ],
+    ['a flag without its value', ['--port'], /option --port argument missing/],
+    ['a log level that does not exist', ['--log-level', 'verbose'], /logLevel/],
   ];
   for (const [what, args, message] of invalid) {
     test(`when given ${what}, then it exits 2 naming the setting and starts nothing`, async () => {
@@ -232,22 +254,185 @@ describe('card-wallet-worker (headless host)', () => {
     assert.match(result.stderr, /colour/);
   });
 
-  test('when the port is in use, then it says so and exits non-zero', async () => {
+  test('when the port is in use, then it says so and exits 1 before creating anything (no key, no ledger, no journal)', async () => {
     const first = await startWorkerProcess(
       ['--port', '0', '--api-key', KEY, '--data-dir', join(dir, 'h'), ...cloud],
       NO_PCSCD,
     );
     try {
       const port = new URL(first.url).port;
-      const result = await runWorker(
-        ['--port', port, '--api-key', KEY, '--data-dir', join(dir, 'h'), ...cloud],
-        NO_PCSCD,
+      // No key and no ledger given: a start that got further would generate a key and start
+      // the embedded ledger in this folder.
+      const fresh = join(dir, 'h2');
+      const result = await runWorker(['--port', port, '--data-dir', fresh], NO_PCSCD);
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(
+        result.stderr,
+        `card-wallet-worker: cannot start: port ${port} is in use (another card-wallet-worker, or the tray app?): stop it, or choose another port with --port N\n`,
       );
-      assert.equal(result.code, 1);
-      assert.match(result.stderr, new RegExp(`port ${port} is in use`));
+      assert.equal(existsSync(fresh), false, 'nothing was created');
     } finally {
       await first.stop();
     }
+  });
+
+  test('when it starts, then the banner says its version, mode, ledger, reader and allowlist, and the ledger check says the ledger works', async () => {
+    const worker = await startWorkerProcess(
+      [
+        '--port',
+        '0',
+        '--api-key',
+        KEY,
+        '--data-dir',
+        join(dir, 'banner'),
+        ...cloud,
+        '--allowed-origins',
+        'https://a.example,http://127.0.0.1:8080',
+      ],
+      NO_PCSCD,
+    );
+    try {
+      const lines = worker.stderr().split('\n');
+      const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string })
+        .version;
+      for (const expected of [
+        `card-wallet-worker ${version} on ${worker.url}`,
+        "  mode: cloud (the provider's ledger)",
+        `  ledger: ${ledger.url}`,
+        '  reader: PC/SC, the first contactless reader',
+        '  allowed origins: https://a.example, http://127.0.0.1:8080 (browser pages elsewhere are refused)',
+      ]) {
+        assert.ok(lines.includes(expected), `${expected}\nnot in:\n${worker.stderr()}`);
+      }
+      assert.match(
+        worker.stderr(),
+        new RegExp(
+          `info ledger check: ${ledger.url} answers, accepts this till's key, shop Test shop \\(.+\\) holds \\d+ credits at 0\\.50 each`,
+        ),
+      );
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  describe('the ledger check at start', () => {
+    let website: StaticServer;
+    before(
+      async () =>
+        (website = await serveFolder(
+          fileURLToPath(new URL('../../docs/example', import.meta.url)),
+          '127.0.0.1',
+        )),
+    );
+    after(() => website.close());
+
+    const startWith = (cloudUrl: string, key: string, folder: string, extra: string[] = []) =>
+      startWorkerProcess(
+        [
+          '--port',
+          '0',
+          '--api-key',
+          key,
+          '--data-dir',
+          join(dir, folder),
+          '--cloud-url',
+          cloudUrl,
+          ...extra,
+        ],
+        NO_PCSCD,
+      );
+    const checkLine = (worker: { stderr(): string }) =>
+      worker
+        .stderr()
+        .split('\n')
+        .filter((line) => line.includes(' ledger check: '));
+
+    test('when nothing listens at the ledger URL, then one warning names the URL and the service starts anyway', async () => {
+      const closed = await listen(() => undefined, 0);
+      await closed.close();
+      const url = `http://127.0.0.1:${closed.port}`;
+      const worker = await startWith(url, KEY, 'check-down');
+      try {
+        const lines = checkLine(worker);
+        assert.equal(lines.length, 1, worker.stderr());
+        assert.match(
+          lines[0] ?? '',
+          new RegExp(
+            `warn ledger check: the ledger at ${url} did not answer GET /v1/customer: .*ECONNREFUSED.*; until it answers, money calls answer LedgerUnavailable$`,
+          ),
+        );
+        assert.equal((await httpRequest(`${worker.url}/ping`)).status, 200);
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    test('when the ledger does not know the key, then one warning says so', async () => {
+      const worker = await startWith(ledger.url, UNKNOWN_KEY, 'check-key');
+      try {
+        assert.match(
+          checkLine(worker).join('\n'),
+          new RegExp(`warn ledger check: ${ledger.url} refuses this till's API key`),
+        );
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    test('when the key is assigned to no shop, then one warning says so', async () => {
+      const worker = await startWith(ledger.url, UNASSIGNED_KEY, 'check-shop');
+      try {
+        assert.match(
+          checkLine(worker).join('\n'),
+          /knows this till's API key but it is assigned to no shop/,
+        );
+      } finally {
+        await worker.stop();
+      }
+    });
+
+    test('when the URL answers like a plain web server, then the check and every call say LedgerUnavailable naming it, in one line without a stack unless --log-level debug', async () => {
+      const quiet = await startWith(website.origin, KEY, 'check-web');
+      const verbose = await startWith(website.origin, KEY, 'check-web-debug', [
+        '--log-level',
+        'debug',
+      ]);
+      try {
+        assert.match(
+          checkLine(quiet).join('\n'),
+          new RegExp(
+            `warn ledger check: ${website.origin} is not a card wallet ledger: it answered GET /v1/customer with 404 no content type; check --cloud-url`,
+          ),
+        );
+        for (const worker of [quiet, verbose]) {
+          const res = await httpRequest(`${worker.url}/readcard`, {
+            headers: { 'X-Api-Key': KEY },
+          });
+          assert.equal(res.status, 500, shown(res));
+          assert.deepEqual(res.json, {
+            error: 'LedgerUnavailable',
+            detail: `${website.origin} is not a card wallet ledger: it answered GET /v1/customer with 404 no content type; check --cloud-url`,
+          });
+        }
+        await waitUntil(
+          () => /error GET \/readcard -> 500 LedgerUnavailable/.test(verbose.stderr()),
+          5_000,
+          'the error line',
+        );
+        assert.match(
+          quiet.stderr(),
+          /error GET \/readcard -> 500 LedgerUnavailable: .*is not a card wallet ledger/,
+        );
+        assert.doesNotMatch(quiet.stderr(), /\n\s+at /, 'no stack trace');
+        assert.match(
+          verbose.stderr(),
+          /debug GET \/readcard -> 500 LedgerUnavailable: Error: GET \/v1\/customer answered 404[^\n]*\n\s+at /,
+        );
+      } finally {
+        await quiet.stop();
+        await verbose.stop();
+      }
+    });
   });
 
   test('when asked for --help, then it prints the usage and exits 0', async () => {
@@ -255,4 +440,13 @@ describe('card-wallet-worker (headless host)', () => {
     assert.equal(result.code, 0);
     assert.match(result.stdout, /--allowed-origins/);
   });
+
+  for (const command of [['simulator'], ['simulator', 'place'], ['personalize']]) {
+    test(`when asked for ${command.join(' ')} --help, then it prints that command's usage and exits 0`, async () => {
+      const result = await runWorker([...command, '--help']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, new RegExp(`^Usage: card-wallet-worker ${command[0]}`));
+      assert.equal(result.stderr, '');
+    });
+  }
 });

@@ -50,12 +50,15 @@ test('when README command 1 starts the service and its simulator block runs, the
   );
   assert.equal(command1?.[1], 'npx card-wallet-worker --simulator');
 
+  // In a process group of its own, stopped as a group: npx does not pass SIGTERM on to the
+  // worker it starts, which would otherwise outlive the test.
   const child = spawn('bash', ['-c', `exec ${command1[1]} --port 0`], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
-  stopService = () => child.kill('SIGTERM');
+  stopService = () => process.kill(-(child.pid as number), 'SIGTERM');
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {

@@ -188,16 +188,27 @@ describe('the card simulator', () => {
 
   test('when a control request is invalid, then it answers InvalidSimulatorRequest and changes nothing', async () => {
     const before = (await call('GET', '/simulator')).json;
-    for (const body of [{ credits: -1 }, { uid: 'xyz' }, { credits: 1.5 }, { other: 1 }]) {
-      const res = await call('POST', '/simulator/place', body);
+    const refusals: [string, unknown, RegExp][] = [
+      ['/simulator/place', { credits: -1 }, /^credits: /],
+      ['/simulator/place', { uid: 'xyz' }, /^uid: must be 8 or 14 hex digits/],
+      ['/simulator/place', { credits: 1.5 }, /^credits: /],
+      ['/simulator/place', { other: 1 }, /"other"/],
+      ['/simulator/take-away', { cardId: 'DEADBEEF' }, /"cardId"/],
+      ['/simulator/fault', { fault: 'melt' }, /^fault: .*tear-before-commit/],
+    ];
+    for (const [path, body, detail] of refusals) {
+      const res = await call('POST', path, body);
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
-      assert.deepEqual(res.json, { error: 'InvalidSimulatorRequest' });
+      const answer = res.json as { error: string; detail: string };
+      assert.equal(answer.error, 'InvalidSimulatorRequest', res.text);
+      assert.match(answer.detail, detail, res.text);
     }
-    const fault = await call('POST', '/simulator/fault', { fault: 'melt' });
-    assert.deepEqual(fault.json, { error: 'InvalidSimulatorRequest' });
     const unknown = await call('POST', '/simulator/put-back', { cardId: 'DEADBEEF' });
     assert.equal(unknown.status, 404, unknown.text);
-    assert.deepEqual(unknown.json, { error: 'UnknownSimulatedCard' });
+    assert.deepEqual(unknown.json, {
+      error: 'UnknownSimulatedCard',
+      detail: 'The simulator has never seen card DEADBEEF',
+    });
     assert.deepEqual((await call('GET', '/simulator')).json, before);
   });
 
@@ -306,7 +317,10 @@ describe('a real-reader configuration', () => {
           headers: { 'X-Api-Key': TEST_API_KEY },
         });
         assert.equal(res.status, 404, res.text);
-        assert.deepEqual(res.json, { error: 'NotFound' });
+        assert.deepEqual(res.json, {
+          error: 'NotFound',
+          detail: `no such path ${path}: the card simulator's paths exist only with --simulator`,
+        });
         assert.equal(res.headers['card-wallet-simulator'], undefined);
       }
       const ping = await httpRequest(`${real.url}/ping`);

@@ -56,9 +56,10 @@ test('when the headless service restarts with another key, then the earlier key 
   const folder = join(dataDir, 'headless');
   const noPcscd = { PCSCLITE_CSOCK_NAME: join(dataDir, 'no-pcscd.sock') };
   const start = (key: string) =>
-    startWorkerProcess(['--port', '0', '--api-key', key, '--data-dir', folder], noPcscd);
+    // A standalone start (PGlite) on a busy machine: the same bound as cli.test.ts gives it.
+    startWorkerProcess(['--port', '0', '--api-key', key, '--data-dir', folder], noPcscd, 90_000);
   const embeddedLedger = (stderr: string) => {
-    const url = /the embedded ledger \((http:\/\/[^)]+)\)/.exec(stderr)?.[1];
+    const url = /^ {2}ledger: (http:\/\/\S+)$/m.exec(stderr)?.[1];
     assert.ok(url, `no embedded ledger URL in:\n${stderr}`);
     return url;
   };

@@ -110,7 +110,11 @@ describe('POST /writecard', () => {
         ).length;
         const res = await post('/writecard', body);
         assert.equal(res.status, 400, shown(res));
-        assert.deepEqual(res.json, { error: 'Invalid credits or amount value' }, shown(res));
+        assert.equal(
+          (res.json as { error: string }).error,
+          'Invalid credits or amount value',
+          shown(res),
+        );
         assert.equal(rig.reader.apdus.length, 0, 'no APDU');
         assert.equal(
           rig.ledgerProxy.requests.filter((r) => r.path.startsWith('/v1/movements')).length,
@@ -127,7 +131,7 @@ describe('POST /writecard', () => {
     rig.reader.resetApduLog();
     const broken = await post('/writecard', '{"credits": 5');
     assert.equal(broken.status, 400, shown(broken));
-    assert.deepEqual(broken.json, { error: 'InvalidJson' }, shown(broken));
+    assert.equal((broken.json as { error: string }).error, 'InvalidJson', shown(broken));
     const text = await post('/writecard', undefined, { 'Content-Type': 'text/plain' });
     assert.equal(text.status, 400, `no body at all is an empty request: ${shown(text)}`);
     const form = await httpRequest(`${rig.service.url}/writecard`, {
@@ -136,11 +140,11 @@ describe('POST /writecard', () => {
       body: 'credits=5',
     });
     assert.equal(form.status, 415, shown(form));
-    assert.deepEqual(form.json, { error: 'UnsupportedMediaType' }, shown(form));
+    assert.equal((form.json as { error: string }).error, 'UnsupportedMediaType', shown(form));
     const duplicate = await post('/writecard', '{"credits": 1, "credits": 500}');
-    assert.deepEqual(duplicate.json, { error: 'InvalidJson' }, shown(duplicate));
+    assert.equal((duplicate.json as { error: string }).error, 'InvalidJson', shown(duplicate));
     const poisoned = await post('/writecard', '{"credits": 1, "__proto__": {"admin": true}}');
-    assert.deepEqual(poisoned.json, { error: 'InvalidJson' }, shown(poisoned));
+    assert.equal((poisoned.json as { error: string }).error, 'InvalidJson', shown(poisoned));
     assert.equal(rig.reader.apdus.length, 0);
   });
 

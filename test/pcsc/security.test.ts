@@ -63,12 +63,12 @@ describe('Host header (DNS rebinding)', () => {
     test(`when the Host is ${host}, then 403 and nothing is touched`, async () => {
       const res = await untouched('/writecard', recharge({ Host: host }));
       assert.equal(res.status, 403);
-      assert.deepEqual(res.json, { error: 'ForbiddenHost' });
+      assert.equal((res.json as { error: string }).error, 'ForbiddenHost');
     });
   }
   test('when there is no Host, then 403 and nothing is touched', async () => {
     const res = await untouched('/writecard', { ...recharge({}), omitHost: true });
-    assert.deepEqual(res.json, { error: 'ForbiddenHost' });
+    assert.equal((res.json as { error: string }).error, 'ForbiddenHost');
   });
 });
 
@@ -84,7 +84,7 @@ describe('Origin', () => {
     test(`when the Origin is ${origin}, then 403, no CORS headers, and nothing is touched`, async () => {
       const res = await untouched('/writecard', recharge({ Origin: origin }));
       assert.equal(res.status, 403);
-      assert.deepEqual(res.json, { error: 'ForbiddenOrigin' });
+      assert.equal((res.json as { error: string }).error, 'ForbiddenOrigin');
       assert.equal(res.headers['access-control-allow-origin'], undefined);
     });
   }
@@ -180,7 +180,7 @@ describe('bodies', () => {
     test(`when the body is ${what}, then ${status} ${code} and nothing is touched`, async () => {
       const res = await untouched('/writecard', options);
       assert.equal(res.status, status, res.text);
-      assert.deepEqual(res.json, { error: code });
+      assert.equal((res.json as { error: string }).error, code);
     });
   }
   test('when the body is not valid UTF-8, then 400 InvalidJson and nothing is touched', async () => {
@@ -190,7 +190,7 @@ describe('bodies', () => {
       body: Buffer.from([0x7b, 0x22, 0x63, 0xff, 0xfe, 0x22, 0x3a, 0x35, 0x7d]),
     });
     assert.equal(res.status, 400);
-    assert.deepEqual(res.json, { error: 'InvalidJson' });
+    assert.equal((res.json as { error: string }).error, 'InvalidJson');
   });
 });
 

@@ -410,6 +410,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   let engine: MovementEngine | undefined;
   let journal: MovementJournal | undefined;
   const log: Logger = {
+    debug: () => undefined,
     info: (message) => (process.env.SIM_VERBOSE ? note(`log info: ${message}`) : undefined),
     warn: (message) => (process.env.SIM_VERBOSE ? note(`log warn: ${message}`) : undefined),
     error: (message) => note(`log error: ${message}`),

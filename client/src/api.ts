@@ -1,0 +1,432 @@
+// Generated from docs/openapi.yaml by scripts/generate-client-types.ts (npm run client:types).
+// Do not edit: test/unit/client-types.test.ts fails when this file and the document disagree.
+
+/** The version of the API these types describe (the document's info.version). */
+export const API_VERSION = '2.0.0';
+
+/** What to fix, for a person reading it: which field and which rule, which origin or Host, or which ledger URL. Not for matching in code: match `error`. */
+export type ErrorDetail = string;
+
+/** The card's UID, uppercase hex, no separators (4 or 7 bytes). */
+export type CardId = string;
+
+export type Card = {
+  cardId: CardId;
+  credits: number;
+  rechargeAmount: null;
+};
+
+export type CustomerInfo = {
+  credits: string;
+  creditCost: string;
+};
+
+/** Exactly one of credits or amount (null counts as absent); no other field. */
+export type RechargeRequest = {
+  credits?: number | null;
+  /** Euros, at most two decimals, worth at least one credit. */
+  amount?: number | null;
+};
+
+export type RechargeResult = {
+  cardId: CardId;
+  /** The balance after the recharge. */
+  credits: number;
+  /** Euros charged: credits x creditCost. */
+  rechargeAmount: number;
+};
+
+export type DischargeResult = {
+  cardId: CardId;
+  dischargedCredits: number;
+  dischargedAmount: number;
+};
+
+export type SettleResult = {
+  cardId: CardId;
+  /** Other tills' movements the card decided now. */
+  settled: Array<
+    SettledMovement & {
+      state: 'posted' | 'voided';
+    }
+  >;
+  /** Pending movements of the card it cannot decide here. */
+  undecided: Array<
+    SettledMovement & {
+      reason: string;
+    }
+  >;
+};
+
+export type SettledMovement = {
+  id: string;
+  /** The till that made it; null for a worker that names no till. */
+  tillId: string | null;
+  kind: 'recharge' | 'discharge';
+  credits: number;
+};
+
+export type PersonalizeResult = {
+  cardId: CardId;
+  /** The card's balance (kept by personalization). */
+  credits: number;
+  /** True when its own key already opened the card and nothing was written. */
+  alreadyPersonalized: boolean;
+};
+
+export type SimulatorPlaceRequest = {
+  uid?: string;
+  credits?: number;
+};
+
+export type SimulatorPutBackRequest = {
+  cardId: CardId;
+};
+
+export type SimulatorFaultRequest = {
+  fault: 'tear-before-commit' | 'tear-after-commit' | 'wrong-key' | 'corrupt' | 'slow' | 'none';
+  delayMs?: number;
+};
+
+export type SimulatedCard = {
+  cardId: CardId;
+  /** The wallet balance on the card; null when it cannot be read (corrupt). */
+  credits: number | null;
+};
+
+export type SimulatorStatus = {
+  card: SimulatedCard | null;
+  cards: Array<SimulatedCard>;
+};
+
+/** Every operation: its method and path, and its documented error codes by HTTP status. */
+export const operations = {
+  /** Health check */
+  ping: {
+    method: 'GET',
+    path: '/ping',
+    errors: {
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      431: ['BadRequest'],
+    },
+  },
+  /** This document, as JSON */
+  openapi: {
+    method: 'GET',
+    path: '/openapi.json',
+    errors: {
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Read the card on the reader */
+  readCard: {
+    method: 'GET',
+    path: '/readcard',
+    errors: {
+      400: ['Missing customerId from auth flow', 'NoCard', 'AuthenticationFail'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'MovementUnsettled',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** The shop's credits and the cost of one credit, from the cloud ledger */
+  info: {
+    method: 'GET',
+    path: '/info',
+    errors: {
+      400: ['Missing customerId from auth flow', 'CustomerReadError'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['UnexpectedError', 'LedgerUnavailable'],
+    },
+  },
+  /** Recharge the card on the reader */
+  rechargeCard: {
+    method: 'POST',
+    path: '/writecard',
+    errors: {
+      400: [
+        'Invalid credits or amount value',
+        'InvalidJson',
+        'InvalidIdempotencyKey',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      409: ['IdempotencyKeyInUse', 'IdempotencyKeyOtherCard'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      422: ['IdempotencyKeyReused'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'NoCredits',
+        'CardAccountExceeded',
+        'NegativeCredits',
+        'CardBalanceOverflow',
+        'CardRemovedDuringWrite',
+        'CardRemovedDuringPersonalization',
+        'PersonalizationTorn',
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'CardWriteUnverified',
+        'MovementUnsettled',
+        'MovementVoided',
+        'MovementConflict',
+        'MovementPendingAtOtherTill',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** Pay the card out (reset it to zero) */
+  dischargeCard: {
+    method: 'POST',
+    path: '/dischargecard',
+    errors: {
+      400: [
+        'InvalidBody',
+        'InvalidJson',
+        'InvalidIdempotencyKey',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      409: ['IdempotencyKeyInUse', 'IdempotencyKeyOtherCard'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      422: ['IdempotencyKeyReused'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'ErrorTrackingDischargeMovement',
+        'CardAccountExceeded',
+        'NegativeCredits',
+        'CardRemovedDuringWrite',
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'MovementUnsettled',
+        'MovementVoided',
+        'MovementConflict',
+        'MovementPendingAtOtherTill',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** Decide other tills' pending movements of the card on the reader (an operator's action) */
+  settleCard: {
+    method: 'POST',
+    path: '/cards/settle',
+    errors: {
+      400: [
+        'InvalidBody',
+        'InvalidJson',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'MovementUnsettled',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** Give the card on the reader its own keys */
+  personalizeCard: {
+    method: 'POST',
+    path: '/cards/personalize',
+    errors: {
+      400: [
+        'InvalidBody',
+        'InvalidJson',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      409: ['CardMasterKeyNotSet'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'CardRemovedDuringPersonalization',
+        'PersonalizationTorn',
+        'CardWriteUnverified',
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'MovementUnsettled',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** The card simulator's field and the cards it knows (only with --simulator) */
+  simulatorStatus: {
+    method: 'GET',
+    path: '/simulator',
+    errors: {
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Put a new simulated card in the field (the one there is taken away) */
+  simulatorPlace: {
+    method: 'POST',
+    path: '/simulator/place',
+    errors: {
+      400: ['InvalidSimulatorRequest', 'InvalidJson', 'RequestAborted'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      409: ['NoSimulatedCard', 'SimulatedCardExists'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Take the card out of the field (the simulator remembers it) */
+  simulatorTakeAway: {
+    method: 'POST',
+    path: '/simulator/take-away',
+    errors: {
+      400: ['InvalidSimulatorRequest', 'InvalidJson', 'RequestAborted'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Put a card seen before back in the field, with its memory as it was */
+  simulatorPutBack: {
+    method: 'POST',
+    path: '/simulator/put-back',
+    errors: {
+      400: ['InvalidSimulatorRequest', 'InvalidJson', 'RequestAborted'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['UnknownSimulatedCard', 'NotFound'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Arm a fault on the card in the field */
+  simulatorFault: {
+    method: 'POST',
+    path: '/simulator/fault',
+    errors: {
+      400: ['InvalidSimulatorRequest', 'InvalidJson', 'RequestAborted'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      409: ['NoSimulatedCard', 'SimulatedCardExists'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Reader and card events, as Server-Sent Events */
+  cardEvents: {
+    method: 'GET',
+    path: '/events',
+    errors: {
+      400: ['Missing customerId from auth flow'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['UnexpectedError', 'LedgerUnavailable'],
+    },
+  },
+} as const;
+
+/** What each operation answers with a 2xx. */
+export interface Answers {
+  ping: 'pong';
+  openapi: {
+    openapi: string;
+    info: Record<string, unknown>;
+    paths: Record<string, unknown>;
+  };
+  readCard: Card;
+  info: CustomerInfo;
+  rechargeCard: RechargeResult;
+  dischargeCard: DischargeResult;
+  settleCard: SettleResult;
+  personalizeCard: PersonalizeResult;
+  simulatorStatus: SimulatorStatus;
+  simulatorPlace: SimulatedCard;
+  simulatorTakeAway: SimulatorStatus;
+  simulatorPutBack: SimulatedCard;
+  simulatorFault: SimulatedCard;
+  cardEvents: string;
+}

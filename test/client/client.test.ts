@@ -1,0 +1,41 @@
+// The client library (client/, built as its package) in Node against the real service with the
+// card simulator on port 0: the shared scenarios (client-scenarios.ts), which
+// client-browser.test.ts runs in Chromium.
+import { after, before, describe, test } from 'node:test';
+import { listen } from '../../common/listen.ts';
+import { buildClient, importClient } from '../support/client-build.ts';
+import { ROOMY_LIMITS } from '../support/card-rig.ts';
+import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import { startTestService, type TestService } from '../support/test-service.ts';
+import { CLIENT_TEST_LIMITS, scenarios, type World } from './client-scenarios.ts';
+
+let ledger: TestLedger;
+let service: TestService;
+let world: World;
+
+before(async () => {
+  const [build, started] = await Promise.all([buildClient(), startTestLedger()]);
+  ledger = started;
+  service = await startTestService(
+    { cloudUrl: ledger.url, simulator: true, cardTimeoutMs: 20_000 },
+    { limits: { ...ROOMY_LIMITS, ...CLIENT_TEST_LIMITS } },
+  );
+  const closed = await listen(() => undefined, 0);
+  await closed.close();
+  world = {
+    client: await importClient(build),
+    baseUrl: service.url,
+    apiKey: TEST_API_KEY,
+    deadUrl: closed.url,
+  };
+});
+after(async () => {
+  await service?.close();
+  await ledger?.close();
+});
+
+describe('the client library in Node', () => {
+  for (const [name, scenario] of Object.entries(scenarios)) {
+    test(name, () => scenario(world));
+  }
+});
