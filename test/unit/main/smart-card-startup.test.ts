@@ -125,7 +125,10 @@ describe('reader start-up', () => {
 
   test('when nfc-pcsc cannot be loaded (no libpcsclite, wrong ABI), then it is a reader problem named for what to do, and the manager stays up', async () => {
     for (const [message, code] of [
-      ['libpcsclite.so.1: cannot open shared object file: No such file or directory', 'library-missing'],
+      [
+        'libpcsclite.so.1: cannot open shared object file: No such file or directory',
+        'library-missing',
+      ],
       [
         "The module '/x/pcsclite.node' was compiled against a different Node.js version using NODE_MODULE_VERSION 115. This version of Node.js requires NODE_MODULE_VERSION 133.",
         'wrong-abi',
