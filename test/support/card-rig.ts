@@ -3,6 +3,7 @@ import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manag
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import type { RateLimits } from '../../service/http/rate-limits.ts';
+import type { WorkerServiceOptions } from '../../service/worker-service.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
 import {
@@ -83,11 +84,14 @@ export async function startCardRig(
     limits = ROOMY_LIMITS,
     eventHeartbeatMs,
     ledgerProcess = false,
+    createNfc,
   }: {
     limits?: RateLimits;
     eventHeartbeatMs?: number;
     /** The ledger as a process of its own on PostgreSQL, instead of in this process on PGlite. */
     ledgerProcess?: boolean;
+    /** PC/SC through another host than nfc-pcsc in this process (the tray's PC/SC host). */
+    createNfc?: WorkerServiceOptions['createNfc'];
   } = {},
 ): Promise<CardRig> {
   if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
@@ -101,7 +105,7 @@ export async function startCardRig(
   const ledgerProxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },
-    { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs },
+    { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs, createNfc },
   );
   await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
   const reader = new VirtualReader(first.port);
