@@ -39,9 +39,12 @@ async function main(): Promise<void> {
     return;
   }
 
-  const log = stderrLogger((line) => process.stderr.write(line));
+  // The tray app's log format (service/logger.ts), keys redacted: stderr may end up in a journal.
+  const log = stderrLogger((line) => process.stderr.write(line), {
+    secrets: () => [request.config.apiKey, request.config.cardMasterKey],
+  });
   if (request.generatedKeyFile) {
-    log.info(`generated an API key, kept in ${request.generatedKeyFile}: ${request.config.apiKey}`);
+    log.info(`generated an API key, kept in ${request.generatedKeyFile}`);
   }
   let service: WorkerService;
   try {
