@@ -43,9 +43,9 @@ export function openAppLog(
     try {
       rotate(file, keep);
     } catch {
-      // A rotated file held open by another program (Windows): keep the newest quarter
-      // instead, as electron-log does when its own rotation fails.
-      current.crop(Math.round(maxBytes / 4));
+      // A rotated file held open by another program (Windows): start the file over rather
+      // than let it grow without end.
+      current.clear();
     }
   };
   const log = lineLogger((line) => {
