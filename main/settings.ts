@@ -29,6 +29,11 @@ export interface Settings {
   startAtLogin: boolean;
   /** The built-in card simulator instead of PC/SC: virtual cards, no real reader. Off by default. */
   simulator: boolean;
+  /**
+   * Where updates are published (an electron-builder generic feed: latest.yml and the
+   * installers); null: the app never looks for updates.
+   */
+  updateFeedUrl: string | null;
 }
 
 /** The settings as the window is shown them: of the card master key, only whether it is set. */
@@ -58,6 +63,8 @@ export const DEFAULT_SETTINGS: Omit<Settings, 'apiKey'> = {
   startAtLogin: false,
   // Never on by accident: settings stored before it existed load with it off.
   simulator: false,
+  // Off until a feed is set (docs/operators.md, "Updates").
+  updateFeedUrl: null,
 };
 
 /** A problem with one field, said so the operator can fix it. */
@@ -81,6 +88,8 @@ const MESSAGES: Partial<Record<keyof Settings, string>> = {
   walletSector: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
   reader: 'The reader name must not be empty (leave it unset for the first contactless reader).',
   simulator: 'The card simulator setting must be on or off.',
+  updateFeedUrl:
+    'The update feed must be a full https:// (or http://) address, e.g. https://updates.example.com/card-wallet-worker/; leave it empty for no updates.',
 };
 
 /**
@@ -115,7 +124,25 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
     if (!shape[field].safeParse(value).success)
       problems.push({ field, message: MESSAGES[field] ?? `${field} is not valid.` });
   }
+  if (settings.updateFeedUrl !== null && !isFeedUrl(settings.updateFeedUrl))
+    problems.push({ field: 'updateFeedUrl', message: MESSAGES.updateFeedUrl as string });
   return problems;
+}
+
+/** An http(s) URL without credentials (they would be logged and shown). */
+function isFeedUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      url.username === '' &&
+      url.password === '' &&
+      !/\s/.test(value)
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** The service core's configuration from the window's settings (validated by parseConfig). */
@@ -152,8 +179,17 @@ export function editedSettings(current: Settings, edit: SettingsEdit): Settings 
   };
 }
 
-/** Settings the running service takes at once; any other change restarts the service core. */
-const LIVE: readonly (keyof Settings)[] = ['apiKey', 'allowedOrigins', 'port', 'startAtLogin'];
+/**
+ * Settings the running service takes at once, or that are not the service's (the login item,
+ * the update feed); any other change restarts the service core.
+ */
+const LIVE: readonly (keyof Settings)[] = [
+  'apiKey',
+  'allowedOrigins',
+  'port',
+  'startAtLogin',
+  'updateFeedUrl',
+];
 
 export function needsRestart(before: Settings, after: Settings): boolean {
   return (Object.keys(after) as (keyof Settings)[]).some(

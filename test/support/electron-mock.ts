@@ -62,6 +62,12 @@ export class FakeWebContents extends EventEmitter {
   isDestroyed(): boolean {
     return this.destroyed;
   }
+  reloads = 0;
+  /** Electron starts a new renderer for a page whose renderer died (render-process-gone). */
+  reload(): void {
+    if (this.destroyed) throw new TypeError('Object has been destroyed');
+    this.reloads += 1;
+  }
   setWindowOpenHandler(handler: FakeWebContents['windowOpenHandler']): void {
     this.windowOpenHandler = handler;
   }

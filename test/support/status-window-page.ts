@@ -25,6 +25,13 @@ const BRIDGE = `
     putBackSimulatedCard: (request) => invoke('simulator:put-back', request),
     armSimulatorFault: (request) => invoke('simulator:fault', request),
     personalizeCard: () => invoke('card:personalize'),
+    copyApiKey: () => invoke('settings:copy-api-key'),
+    unlockSettings: () => invoke('settings:unlock'),
+    fixSmartCardService: () => invoke('reader:fix-service'),
+    retryReader: () => invoke('reader:retry'),
+    openLogFolder: () => invoke('app:open-log-folder'),
+    installUpdate: () => invoke('update:install'),
+    dismissNotice: (id) => invoke('notice:dismiss', id),
     onStatus: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
   });
   window.__cardWalletPush = (snapshot) => { for (const listener of listeners) listener(snapshot); };
@@ -95,6 +102,8 @@ export interface MainSide {
   /** A restart of the service core (default: none; the tests record it). */
   restart?(next: Settings): Promise<void>;
   recovery?(): string | null;
+  /** Why the stored keys cannot be read (keychain denied), as SettingsStore.locked says. */
+  locked?(): string | null;
   plainTextKeyStorage?: boolean;
   /** Channels main/ answers with its own handlers, registered on this mock ipcMain. */
   handlers?: { ipcMain: FakeIpcMain; channels: (channel: string) => boolean };
@@ -116,6 +125,8 @@ export function playMain(side: MainSide): (channel: string, args: unknown[]) => 
           settings: windowSettings(side.settings()),
           plainTextKeyStorage: side.plainTextKeyStorage ?? false,
           recovery: side.recovery?.() ?? null,
+          locked: side.locked?.() ?? null,
+          masterKeyLocked: false,
         } satisfies SettingsView;
       case 'settings:save':
         return saveSettings(side.settings(), args[0] as SettingsEdit, {

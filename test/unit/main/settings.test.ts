@@ -202,25 +202,76 @@ describe('settings against the service schema', () => {
 });
 
 describe('settings recovery', () => {
-  test('when the key cannot be decrypted (keychain denied, keyring locked), then the file is backed up, defaults load and the key is asked for again', () => {
-    const store = memoryStore();
-    new SettingsStore(store, secretBox(true)).save({ ...valid, port: 5000 });
-    const backups: Record<string, unknown>[] = [];
-    const denied: SecretBox = {
-      ...secretBox(true),
-      decryptString: () => {
-        throw new Error(
-          'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
-        );
+  /** safeStorage that refuses to decrypt until `unlock()`, as a denied keychain or locked keyring. */
+  function lockedBox() {
+    let locked = true;
+    const box: SecretBox = {
+      ...secretBox(true, 'gnome_libsecret'),
+      decryptString: (buffer) => {
+        if (locked)
+          throw new Error(
+            'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
+          );
+        return [...buffer.toString()].reverse().join('');
       },
     };
-    const settings = new SettingsStore(store, denied, (raw) => backups.push(raw));
-    const loaded = settings.load(() => 'generated-key-0123456789');
-    assert.equal(loaded.apiKey, 'generated-key-0123456789');
-    assert.equal(loaded.port, DEFAULT_SETTINGS.port);
-    assert.equal(backups.length, 1);
-    assert.equal(backups[0]?.port, 5000);
-    assert.match(settings.recovery ?? '', /could not be read/);
+    return { box, unlock: () => (locked = false) };
+  }
+
+  test('when the key cannot be decrypted (keychain denied, keyring locked), then nothing is replaced: the ledger URL, origins and port load as stored, no key is generated, the file is untouched, and it says why', () => {
+    const store = memoryStore();
+    const shop = {
+      ...valid,
+      port: 5000,
+      cloudUrl: 'https://ledger.example.com',
+      allowedOrigins: ['https://pos.example.com'],
+    };
+    new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save(shop);
+    const before = JSON.stringify(store.store);
+    const backups: Record<string, unknown>[] = [];
+    const { box, unlock } = lockedBox();
+    const settings = new SettingsStore(store, box, (raw) => backups.push(raw));
+    let generated = 0;
+    const loaded = settings.load(() => {
+      generated += 1;
+      return 'generated-key-0123456789';
+    });
+    assert.deepEqual(
+      { port: loaded.port, cloudUrl: loaded.cloudUrl, allowedOrigins: loaded.allowedOrigins },
+      {
+        port: 5000,
+        cloudUrl: 'https://ledger.example.com',
+        allowedOrigins: ['https://pos.example.com'],
+      },
+    );
+    assert.equal(loaded.apiKey, '', 'no key: the service waits');
+    assert.equal(generated, 0, 'no new key was made');
+    assert.equal(JSON.stringify(store.store), before, 'the file is as it was');
+    assert.deepEqual(backups, []);
+    assert.equal(settings.recovery, null);
+    assert.match(
+      settings.locked ?? '',
+      /The API key could not be decrypted .*Unlock it and click Retry/,
+    );
+    // The operator unlocks the keyring and retries: the stored key is back.
+    unlock();
+    assert.equal(settings.load(() => 'generated-key-0123456789').apiKey, KEY);
+    assert.equal(settings.locked, null);
+  });
+
+  test('when the key cannot be decrypted and the operator enters it again, then it is saved with the stored settings, and the locked entry is kept (as stored) among the earlier keys', () => {
+    const store = memoryStore();
+    new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save({ ...valid, port: 5000 });
+    const lockedEntry = store.store.apiKey;
+    // The keyring lost its key for good (a new user profile): decrypting fails, encrypting works.
+    const { box } = lockedBox();
+    const settings = new SettingsStore(store, box);
+    const loaded = settings.load(() => 'unused-generated-key-0000');
+    settings.save({ ...loaded, apiKey: 'the-key-the-pos-uses-0123' });
+    assert.equal(settings.locked, null);
+    assert.equal(store.store.port, 5000);
+    assert.deepEqual(store.store.earlierApiKeys, [lockedEntry]);
+    assert.deepEqual(settings.earlierApiKeys, [], 'not readable: not handed to the service');
   });
 
   test('when the stored settings are invalid, then they are backed up and defaults load', () => {
@@ -305,7 +356,7 @@ describe('settings recovery', () => {
       assert.deepEqual(settings.earlierApiKeys, [NEW_KEY]);
     });
 
-    test('when a stored earlier key cannot be decrypted, then the settings are recovered like an unreadable key', () => {
+    test('when a stored earlier key cannot be decrypted, then the settings load and that key is kept as stored until it decrypts again', () => {
       const store = memoryStore();
       seed(store);
       open(store).save({ ...valid, apiKey: NEW_KEY });
@@ -319,11 +370,15 @@ describe('settings recovery', () => {
           return [...buffer.toString()].reverse().join('');
         },
       };
+      const stored = JSON.stringify(store.store.earlierApiKeys);
       const settings = new SettingsStore(store, failsOnEarlier, (raw) => backups.push(raw));
-      settings.load(() => 'generated-key-0123456789');
-      assert.equal(backups.length, 1, 'the unreadable settings are kept');
-      assert.match(settings.recovery ?? '', /keyring locked/);
+      assert.equal(settings.load(() => 'generated-key-0123456789').apiKey, NEW_KEY);
+      assert.deepEqual(backups, []);
+      assert.equal(settings.recovery, null);
+      assert.equal(settings.locked, null);
       assert.deepEqual(settings.earlierApiKeys, []);
+      settings.save({ ...valid, apiKey: NEW_KEY, port: 5001 });
+      assert.equal(JSON.stringify(store.store.earlierApiKeys), stored, 'kept as stored');
     });
   });
 });
@@ -362,25 +417,39 @@ describe('the card master key and autoPersonalize', () => {
     assert.deepEqual(store.store.cardMasterKey, { plain: MASTER });
   });
 
-  for (const [what, stored] of [
-    ['bare text (a hand-edited file)', MASTER],
-    ['encrypted but the keyring is locked', { encrypted: 'bm90IGEga2V5' }],
-  ] as const) {
-    test(`when the stored master key is ${what}, then the settings are set aside and defaults load`, () => {
-      const backups: unknown[] = [];
-      const store = memoryStore({ version: 1, apiKey: { plain: KEY }, cardMasterKey: stored });
-      const box: SecretBox = {
-        ...secretBox(true, 'gnome_libsecret'),
-        decryptString: () => {
-          throw new Error('keyring locked');
-        },
-      };
-      const settings = new SettingsStore(store, box, (raw) => backups.push(raw));
-      assert.equal(settings.load(() => 'generated-key-0123456789').cardMasterKey, null);
-      assert.equal(backups.length, 1, 'the unreadable settings are kept');
-      assert.notEqual(settings.recovery, null);
+  test('when the stored master key is bare text (a hand-edited file), then the settings are set aside and defaults load', () => {
+    const backups: unknown[] = [];
+    const store = memoryStore({ version: 1, apiKey: { plain: KEY }, cardMasterKey: MASTER });
+    const settings = new SettingsStore(store, secretBox(true, 'gnome_libsecret'), (raw) =>
+      backups.push(raw),
+    );
+    assert.equal(settings.load(() => 'generated-key-0123456789').cardMasterKey, null);
+    assert.equal(backups.length, 1, 'the unreadable settings are kept');
+    assert.notEqual(settings.recovery, null);
+  });
+
+  test('when the stored master key does not decrypt (keyring locked), then the settings are locked, not replaced, and say so', () => {
+    const store = memoryStore({
+      version: 1,
+      apiKey: { plain: KEY },
+      cardMasterKey: { encrypted: 'bm90IGEga2V5' },
     });
-  }
+    const box: SecretBox = {
+      ...secretBox(true, 'gnome_libsecret'),
+      decryptString: () => {
+        throw new Error('keyring locked');
+      },
+    };
+    const settings = new SettingsStore(store, box);
+    const loaded = settings.load(() => 'generated-key-0123456789');
+    assert.equal(loaded.apiKey, KEY);
+    assert.equal(settings.masterKeyLocked, true);
+    assert.match(
+      settings.locked ?? '',
+      /The card master key could not be decrypted \(keyring locked\)/,
+    );
+    assert.equal(settings.recovery, null);
+  });
 
   for (const cardMasterKey of ['00112233', `${MASTER}00`, 'g'.repeat(32), '', 42]) {
     test(`when the master key is ${JSON.stringify(cardMasterKey)}, then the operator is told what it must be, without the value`, () => {
