@@ -12,6 +12,7 @@ import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
 import { FakeIpcMain } from '../support/electron-mock.ts';
 import { apiCaller } from '../support/http-client.ts';
 import {
+  openAdvanced,
   openStatusWindow,
   playMain,
   type StatusWindowPage,
@@ -100,6 +101,7 @@ before(async () => {
   feed = followService(service, emptySnapshot(), statusWindow.push);
   await page.goto(statusWindow.url);
   await page.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
+  await openAdvanced(page);
 });
 after(async () => {
   feed?.stop();

@@ -65,6 +65,7 @@ before(async () => {
     walletSector: 1,
     startAtLogin: false,
     simulator: false,
+    updateFeedUrl: null,
   };
   const opened = await openStatusWindow(bridgeInvoke);
   statusWindow = opened;

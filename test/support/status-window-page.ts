@@ -107,7 +107,25 @@ export interface MainSide {
   plainTextKeyStorage?: boolean;
   /** Channels main/ answers with its own handlers, registered on this mock ipcMain. */
   handlers?: { ipcMain: FakeIpcMain; channels: (channel: string) => boolean };
+  /** Answers to the window's actions (Retry, the reader fix...), by channel; default: done. */
+  actions?: Partial<Record<string, (...args: unknown[]) => unknown>>;
+  /** Every channel the window invoked, in order (with its argument). */
+  invoked?: { channel: string; args: unknown[] }[];
 }
+
+/** What main/ answers to the window's actions when a test does not say otherwise. */
+const DONE: Record<string, unknown> = {
+  'settings:copy-api-key': true,
+  'settings:unlock': { ok: true, message: 'The keys are readable again; the service is starting.' },
+  'reader:fix-service': {
+    ok: true,
+    message: 'The smart-card service now starts automatically; the reader is being looked for.',
+  },
+  'reader:retry': undefined,
+  'app:open-log-folder': { ok: true, message: '/home/till/.config/Card Wallet Worker/logs' },
+  'update:install': true,
+  'notice:dismiss': undefined,
+};
 
 /**
  * Answers the window's channels as main/ does: the status from the feed, the settings as the
@@ -116,7 +134,11 @@ export interface MainSide {
  */
 export function playMain(side: MainSide): (channel: string, args: unknown[]) => Promise<unknown> {
   return async (channel, args) => {
+    side.invoked?.push({ channel, args });
     if (side.handlers?.channels(channel)) return side.handlers.ipcMain.invoke(channel, {}, ...args);
+    const action = side.actions?.[channel];
+    if (action) return action(...args);
+    if (channel in DONE) return DONE[channel];
     switch (channel) {
       case 'status:get':
         return side.snapshot();
@@ -140,4 +162,11 @@ export function playMain(side: MainSide): (channel: string, args: unknown[]) => 
         throw new Error(`unknown channel ${channel}`);
     }
   };
+}
+
+/** Opens the settings' Advanced section (card keys, sector, simulator, updates), closed at first. */
+export async function openAdvanced(page: Page): Promise<void> {
+  const advanced = page.getByTestId('advanced');
+  if (!(await advanced.evaluate((element) => (element as unknown as { open: boolean }).open)))
+    await advanced.locator('summary').click();
 }
