@@ -16,8 +16,8 @@ export interface AppLogOptions extends LineLoggerOptions {
 
 /**
  * The tray app's log: the headless worker's lines (service/logger.ts: time, level, message,
- * secrets redacted) in `folder` (app.getPath('logs'): %APPDATA%\Card Wallet Worker\logs,
- * ~/Library/Logs/Card Wallet Worker, ~/.config/Card Wallet Worker/logs), rotated by size, so
+ * secrets redacted) in `folder` (app.getPath('logs'): %APPDATA%\card-wallet-worker\logs,
+ * ~/Library/Logs/card-wallet-worker, ~/.config/card-wallet-worker/logs), rotated by size, so
  * an operator can open the folder and send the file to support.
  *
  * Written by electron-log's file transport: built for exactly this in Electron apps (appends

@@ -122,7 +122,7 @@ const DONE: Record<string, unknown> = {
     message: 'The smart-card service now starts automatically; the reader is being looked for.',
   },
   'reader:retry': undefined,
-  'app:open-log-folder': { ok: true, message: '/home/till/.config/Card Wallet Worker/logs' },
+  'app:open-log-folder': { ok: true, message: '/home/till/.config/card-wallet-worker/logs' },
   'update:install': true,
   'notice:dismiss': undefined,
 };
