@@ -14,8 +14,15 @@ export interface ReaderAdvice {
   title: string;
   /** What to do, in a sentence or two. */
   todo: string;
-  action: ReaderAction | null;
+  /** The button (window) and menu item (tray) that does it, if one can. */
+  action: { id: ReaderAction; label: string } | null;
 }
+
+const FIX_SERVICE = {
+  id: 'fix-service',
+  label: 'Set the smart-card service to start automatically',
+} as const;
+const RETRY = { id: 'retry', label: 'Check again' } as const;
 
 type Platform = NodeJS.Platform;
 
@@ -23,30 +30,30 @@ const ADVICE: Record<ReaderProblemCode, (platform: Platform) => ReaderAdvice> = 
   'service-on-demand': () => ({
     title: 'Smart-card service starts only with a reader',
     todo: 'Plug in the card reader: Windows starts its smart-card service then. So that it always runs, set it to start automatically (Windows asks for an administrator, once).',
-    action: 'fix-service',
+    action: FIX_SERVICE,
   }),
   'service-stopped': (platform) =>
     platform === 'win32'
       ? {
           title: 'Smart-card service stopped',
           todo: 'Plug the card reader in again, or start the smart-card service and set it to start automatically (Windows asks for an administrator).',
-          action: 'fix-service',
+          action: FIX_SERVICE,
         }
       : platform === 'linux'
         ? {
             title: 'pcscd is not running',
             todo: 'Install and start the PC/SC daemon: sudo apt install pcscd (it starts with the reader), then Check again.',
-            action: 'retry',
+            action: RETRY,
           }
         : {
             title: 'Smart-card service not available',
             todo: 'Unplug the reader and plug it in again, then Check again.',
-            action: 'retry',
+            action: RETRY,
           },
   'service-disabled': () => ({
     title: 'Smart-card service disabled',
     todo: 'The Windows Smart Card service is disabled on this computer. Enable it and set it to start automatically (Windows asks for an administrator).',
-    action: 'fix-service',
+    action: FIX_SERVICE,
   }),
   'library-missing': (platform) => ({
     title: 'PC/SC library missing',
@@ -54,7 +61,7 @@ const ADVICE: Record<ReaderProblemCode, (platform: Platform) => ReaderAdvice> = 
       platform === 'linux'
         ? 'Install it: sudo apt install pcscd libpcsclite1, then Check again.'
         : 'Part of the app is missing: reinstall Card Wallet Worker.',
-    action: 'retry',
+    action: RETRY,
   }),
   'wrong-abi': () => ({
     title: 'Reader module does not fit this app',
@@ -69,7 +76,7 @@ const ADVICE: Record<ReaderProblemCode, (platform: Platform) => ReaderAdvice> = 
   'host-not-answering': () => ({
     title: 'Reader connection restarted',
     todo: 'The part of the app that talks to the reader stopped answering and was restarted. If this repeats, unplug the reader and plug it in again, and send the log to support.',
-    action: 'retry',
+    action: RETRY,
   }),
   'card-unreadable': () => ({
     title: 'Card not readable',
@@ -79,7 +86,7 @@ const ADVICE: Record<ReaderProblemCode, (platform: Platform) => ReaderAdvice> = 
   'pcsc-error': () => ({
     title: 'Reader error',
     todo: 'Unplug the reader and plug it in again. If this repeats, send the log to support.',
-    action: 'retry',
+    action: RETRY,
   }),
 };
 

@@ -86,11 +86,6 @@ function updateLine(update: StatusSnapshot['update']): string | null {
   }
 }
 
-const READER_ACTION_LABEL = {
-  'fix-service': 'Set the smart-card service to start automatically…',
-  retry: 'Look for the reader again',
-} as const;
-
 /** The menu: status lines (disabled), then the actions. */
 export function trayMenu(snapshot: StatusSnapshot, startAtLogin: boolean): TrayMenuItem[] {
   const lastCard = snapshot.lastCard
@@ -117,7 +112,12 @@ export function trayMenu(snapshot: StatusSnapshot, startAtLogin: boolean): TrayM
     { id: 'copy-api-key', label: 'Copy API key', enabled: true },
     readerAction === null
       ? null
-      : { id: `reader-${readerAction}`, label: READER_ACTION_LABEL[readerAction], enabled: true },
+      : {
+          id: `reader-${readerAction.id}`,
+          // The fix opens Windows' administrator prompt: the ellipsis says more is asked.
+          label: readerAction.id === 'fix-service' ? `${readerAction.label}…` : readerAction.label,
+          enabled: true,
+        },
     snapshot.update.state === 'ready'
       ? {
           id: 'install-update',

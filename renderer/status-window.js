@@ -36,11 +36,6 @@ let view = null;
 /** The snapshot last rendered, for the header when the settings change. */
 let shown = null;
 
-const READER_ACTIONS = {
-  'fix-service': 'Set the smart-card service to start automatically',
-  retry: 'Check again',
-};
-
 /**
  * The one thing to say at the top, and the one thing to do about it: the service's keys locked,
  * the service not running, the reader, connecting the POS; nothing to do once the POS calls.
@@ -65,8 +60,8 @@ function headline(snapshot) {
       text: reader.advice.title,
       detail: reader.advice.todo,
       action: reader.advice.action && {
-        label: READER_ACTIONS[reader.advice.action],
-        run: () => readerAction(reader.advice.action),
+        label: reader.advice.action.label,
+        run: () => readerAction(reader.advice.action.id),
       },
     };
   if (requests.length === 0)
@@ -152,8 +147,8 @@ function renderReader(reader, simulated) {
   $('reader-advice').textContent = advice?.todo ?? '';
   const action = $('reader-action');
   action.hidden = !advice?.action;
-  action.textContent = advice?.action ? READER_ACTIONS[advice.action] : '';
-  action.dataset.action = advice?.action ?? '';
+  action.textContent = advice?.action?.label ?? '';
+  action.dataset.action = advice?.action?.id ?? '';
 }
 
 const UPDATE_TEXT = {
