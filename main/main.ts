@@ -109,6 +109,18 @@ const pcscHost = new PcscHost({
   log,
 });
 
+// A host that hung or died is replaced by itself; the window keeps saying it happened.
+pcscHost.on('lost', (problem) =>
+  notice({
+    id: `process-gone:${PCSC_HOST_NAME}`,
+    level: 'warning',
+    title: 'The reader connection stopped and was restarted',
+    text: `${problem.message}. If this repeats, unplug the reader and plug it in again, and send the log to support.`,
+    action: 'open-log-folder',
+    at: new Date().toISOString(),
+  }),
+);
+
 const updates = updateChecker({
   createUpdater: async () =>
     (await import('electron-updater')).autoUpdater as unknown as UpdaterLike,

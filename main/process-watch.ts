@@ -57,6 +57,8 @@ export function watchProcesses(
       `child process gone: ${name} (${details.type}, ${details.reason}, exit code ${details.exitCode})`,
     );
     const host = details.serviceName === options.hostServiceName;
+    // Killed by its supervisor for not answering: main/pcsc-host-client.ts said why already.
+    if (host && details.reason === 'killed') return;
     notice({
       id: `process-gone:${name}`,
       level: 'warning',

@@ -49,25 +49,26 @@ describe('processes that die', () => {
     assert.deepEqual(notices, []);
   });
 
-  test('when a child process dies (the PC/SC host, the GPU), then it is logged and shown; a clean exit is not', () => {
+  test('when a child process dies (the PC/SC host, the GPU), then it is logged and shown; a clean exit, or the host its supervisor killed (it says why itself), is not shown', () => {
     const { app, logged, notices } = watched();
+    const host = 'Card Wallet Worker PC/SC';
     app.emit(
       'child-process-gone',
       {},
-      {
-        type: 'Utility',
-        reason: 'crashed',
-        exitCode: 3,
-        serviceName: 'Card Wallet Worker PC/SC',
-      },
+      { type: 'Utility', reason: 'crashed', exitCode: 3, serviceName: host },
     );
     app.emit('child-process-gone', {}, { type: 'GPU', reason: 'oom', exitCode: 1 });
     app.emit(
       'child-process-gone',
       {},
+      { type: 'Utility', reason: 'killed', exitCode: 15, serviceName: host },
+    );
+    app.emit(
+      'child-process-gone',
+      {},
       { type: 'Utility', reason: 'clean-exit', exitCode: 0, name: 'x' },
     );
-    assert.equal(logged.length, 2, logged.join('\n'));
+    assert.equal(logged.length, 3, logged.join('\n'));
     assert.deepEqual(
       notices.map((notice) => notice.title),
       ['The reader connection stopped and was restarted', 'A part of the app stopped (GPU)'],
