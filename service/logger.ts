@@ -58,10 +58,5 @@ export function lineLogger(write: (line: string) => void, options: LineLoggerOpt
   };
 }
 
-/** Timestamped lines on stderr; stdout stays for the one `listening on` line. */
-export function stderrLogger(
-  write: (line: string) => void,
-  options: LineLoggerOptions = {},
-): Logger {
-  return lineLogger(write, options);
-}
+/** The headless worker's logger: lines on stderr; stdout stays for the one `listening on` line. */
+export const stderrLogger = lineLogger;
