@@ -23,8 +23,9 @@ async function attached(
   service: TestService,
   { name, port }: { name: string; port: number },
   apiKey: string,
+  withinMs = 5_000,
 ): Promise<Till> {
-  await waitUntil(() => service.readers.status.reader === name, 5_000, 'reader attached');
+  await waitUntil(() => service.readers.status.reader === name, withinMs, 'reader attached');
   const reader = new VirtualReader(port);
   return {
     service,
@@ -137,7 +138,10 @@ export async function startCardRig(
     eventHeartbeatMs?: number;
     /** The ledger as a process of its own on PostgreSQL, instead of in this process on PGlite. */
     ledgerProcess?: boolean;
-    /** PC/SC through another host than nfc-pcsc in this process (the tray's PC/SC host). */
+    /**
+     * PC/SC through another host than nfc-pcsc in this process (the tray's PC/SC host, a
+     * process that starts first: the reader is waited for longer).
+     */
     createNfc?: WorkerServiceOptions['createNfc'];
   } = {},
 ): Promise<CardRig> {
@@ -154,7 +158,7 @@ export async function startCardRig(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },
     { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs, createNfc },
   );
-  const till = await attached(service, first, TEST_API_KEY);
+  const till = await attached(service, first, TEST_API_KEY, createNfc ? 60_000 : 5_000);
   const others: Till[] = [];
   let cardsMade = 0;
   return {

