@@ -2,7 +2,7 @@
 // configuration and dependencies; no business rules live here (they are in service/).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -196,6 +196,7 @@ async function startService(): Promise<void> {
       },
     });
     if (lifecycle.quitting) return; // the lifecycle's stop closes it
+    keepTillId(service.tillId);
     feed = followService(service, statusModel.dismiss(snapshot, 'settings-locked'), publish);
     publish(feed.snapshot());
   } catch (error) {
@@ -203,6 +204,23 @@ async function startService(): Promise<void> {
       (error as NodeJS.ErrnoException).code === 'EADDRINUSE'
         ? `port ${settings.port} is in use by another program: choose another port in the settings and save`
         : (error as Error).message,
+    );
+  }
+}
+
+/**
+ * The settings hold no till id yet (a first start, or settings recovered): the service made one
+ * in its data folder, or read it there; the settings keep it too, so that it survives that
+ * folder. A failure to write leaves it in the data folder only, and is logged.
+ */
+function keepTillId(tillId: string): void {
+  if (!store || !settings || settings.tillId !== null) return;
+  try {
+    settings = { ...settings, tillId: store.keepTillId(tillId) };
+    log.info(`settings: this till's id is ${settings.tillId}`);
+  } catch (error) {
+    log.warn(
+      `settings: the till id stays in the service's data folder only: ${(error as Error).message}`,
     );
   }
 }
@@ -256,8 +274,7 @@ function saveFromWindow(next: SettingsEdit) {
   return saveSettings(current, next, {
     service,
     persist: (saved) => {
-      target.save(saved);
-      settings = saved;
+      settings = target.save(saved);
       if (saved.startAtLogin !== current.startAtLogin) applyStartAtLogin(saved.startAtLogin);
       updates.setFeed(saved.updateFeedUrl);
     },
@@ -362,12 +379,14 @@ async function start(): Promise<void> {
   log.info(`Card Wallet Worker ${app.getVersion()} starting (log: ${logFolder})`);
   const settingsPath = join(app.getPath('userData'), 'settings.json');
   const backupPath = () => join(app.getPath('userData'), `settings.unreadable-${Date.now()}.json`);
-  const firstRun = !existsSync(settingsPath);
   const file = openSettingsFile(
     () => new Store({ name: 'settings' }) as unknown as KeyValueStore,
     settingsPath,
     backupPath(),
   );
+  // No key yet: nobody has copied one into the POS (a file an installer wrote with the till id
+  // alone is a first run too).
+  const firstRun = file.store.get('apiKey') == null;
   const opened = new SettingsStore(file.store, safeStorage, (raw) =>
     writeFileSync(backupPath(), JSON.stringify(raw, null, 2)),
   );
@@ -408,7 +427,8 @@ async function start(): Promise<void> {
   );
   trayIcon.on('click', showWindow);
   if (process.platform === 'darwin') trayIcon.on('right-click', () => tray?.popUpMenu());
-  publish(snapshot);
+  // The till id the settings hold, until the service says which it runs with.
+  publish(statusModel.till(snapshot, settings.tillId));
   // The window opens on a first run (the key to copy into the POS), when settings had to be
   // recovered or are locked, and on Linux whenever the app is started by hand: GNOME without
   // the AppIndicator extension shows no tray icon, so the window is the only way in there.

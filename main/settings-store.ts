@@ -1,7 +1,9 @@
 import type { SafeStorage } from 'electron';
 import {
   DEFAULT_SETTINGS,
+  isTillId,
   migrateSettings,
+  normalTillId,
   settingsProblems,
   SETTINGS_VERSION,
   type Settings,
@@ -79,6 +81,8 @@ export class SettingsStore {
   readonly #releasedEarly = new Set<string>();
   /** The key of the last load or save (undefined before, and after a recovery). */
   #currentKey: string | undefined;
+  /** The till id stored: a save that does not name one keeps it (see Settings.tillId). */
+  #tillId: string | null = null;
 
   /** `backup` keeps settings that could not be read (e.g. as a file next to them). */
   constructor(
@@ -129,6 +133,20 @@ export class SettingsStore {
     this.#store.store = { ...this.#store.store, earlierApiKeys: this.#writeKeys() };
   }
 
+  /**
+   * The service's till id, when the settings hold none yet (it created one in its data folder):
+   * kept here too, in one atomic write of that field alone. A stored id is never replaced here:
+   * the stored id is returned.
+   */
+  keepTillId(tillId: string): string {
+    if (this.#tillId !== null) return this.#tillId;
+    const kept = normalTillId(tillId);
+    if (!isTillId(kept)) throw new Error(`not a till id: ${tillId}`);
+    this.#store.store = { ...this.#store.store, tillId: kept };
+    this.#tillId = kept;
+    return kept;
+  }
+
   /** True when the keys cannot be encrypted on this computer. */
   get plainTextKeyStorage(): boolean {
     if (!this.#safeStorage.isEncryptionAvailable()) return true;
@@ -145,6 +163,7 @@ export class SettingsStore {
     this.#lockedEntries = { earlier: [] };
     this.#earlierKeys = [];
     this.#currentKey = undefined;
+    this.#tillId = null;
     try {
       return this.#load(generateKey);
     } catch (error) {
@@ -160,11 +179,18 @@ export class SettingsStore {
       const raw = { ...this.#store.store };
       this.#backup(raw);
       this.#recovery = `The saved settings could not be read (${(error as Error).message}); they were backed up and defaults are in use. Enter the API key again.`;
-      const settings: Settings = { ...DEFAULT_SETTINGS, apiKey: generateKey() };
+      // But for the till's identity, when it reads as one: movements at the ledger name it.
+      const tillId = normalTillId(typeof raw.tillId === 'string' ? raw.tillId : null);
+      const settings: Settings = {
+        ...DEFAULT_SETTINGS,
+        apiKey: generateKey(),
+        tillId: isTillId(tillId) ? tillId : null,
+      };
       // The backup keeps the keys the recovered file held; none is carried over.
       this.#earlierKeys = [];
       this.#lockedEntries = { earlier: [] };
       this.#currentKey = undefined;
+      this.#tillId = null;
       this.save(settings);
       return settings;
     }
@@ -197,7 +223,10 @@ export class SettingsStore {
       ...withoutVersion(migrated),
       apiKey,
       cardMasterKey: storedMasterKey === LOCKED ? null : storedMasterKey,
+      // An installer may have written it in capitals.
+      tillId: normalTillId(migrated.tillId ?? null),
     };
+    this.#tillId = settings.tillId;
     const problems = settingsProblems(settings).filter(
       (problem) => !(failures.length > 0 && problem.field === 'apiKey'),
     );
@@ -220,9 +249,11 @@ export class SettingsStore {
   /**
    * Saves all or nothing: invalid settings throw and leave the store as it was. A new API key
    * keeps the one it replaces as an earlier key in the same write, so no crash can lose a key
-   * that unresolved movements need.
+   * that unresolved movements need; settings without a till id keep the stored one. Returns the
+   * settings as stored.
    */
-  save(settings: Settings): void {
+  save(edit: Settings): Settings {
+    const settings: Settings = { ...edit, tillId: normalTillId(edit.tillId) ?? this.#tillId };
     const problems = settingsProblems(settings);
     if (problems.length > 0) throw new Error(problems.map((problem) => problem.message).join(' '));
     const { apiKey, cardMasterKey, ...rest } = settings;
@@ -252,6 +283,8 @@ export class SettingsStore {
     this.#currentKey = apiKey;
     this.#lockedEntries = { earlier: lockedEarlier };
     this.#locked = null;
+    this.#tillId = settings.tillId;
+    return settings;
   }
 
   #writeKeys(

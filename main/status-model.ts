@@ -29,6 +29,8 @@ export interface StatusSnapshot {
     state: 'starting' | 'running' | 'stopped' | 'error';
     error: string | null;
   };
+  /** This till's id at the ledger: the running service's, else the settings' (null: not yet made). */
+  tillId: string | null;
   reader: {
     pcsc: ReaderStatus['pcsc'];
     name: string | null;
@@ -70,6 +72,7 @@ export const RECENT_REQUESTS = 100;
 export function emptySnapshot(): StatusSnapshot {
   return {
     service: { url: null, state: 'starting', error: null },
+    tillId: null,
     reader: { pcsc: 'stopped', name: null, readers: [], problem: null, advice: null },
     card: null,
     lastCard: null,
@@ -92,6 +95,10 @@ export const NOTICES_KEPT = 5;
 export const statusModel = {
   service(snapshot: StatusSnapshot, service: StatusSnapshot['service']): StatusSnapshot {
     return { ...snapshot, service };
+  },
+
+  till(snapshot: StatusSnapshot, tillId: string | null): StatusSnapshot {
+    return { ...snapshot, tillId };
   },
 
   reader(

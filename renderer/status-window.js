@@ -183,6 +183,7 @@ function render(snapshot) {
   badge($('service-state'), service.state, service.state === 'running');
   $('service-url').textContent = service.url ?? '-';
   $('copy-url').disabled = !service.url; // starting or failed: nothing to copy
+  $('till-id').textContent = snapshot.tillId ?? 'made at the first start';
   const last = requests[0];
   const lastRequest = $('last-request');
   const said = last ? describeRequest(last) : 'none yet';
@@ -392,6 +393,8 @@ function showSettings(next) {
   form.autoPersonalize.checked = settings.autoPersonalize;
   form.refuseCardsAboveAccount.checked = settings.refuseCardsAboveAccount;
   form.updateFeedUrl.value = settings.updateFeedUrl ?? '';
+  // Empty until main keeps the id the service made; a save with it empty keeps that id.
+  form.tillId.value = settings.tillId ?? '';
   showMasterKey(settings.cardMasterKeySet);
   if (masterKeyLocked) {
     $('master-key-state').textContent =
@@ -429,6 +432,8 @@ function readSettings() {
     autoPersonalize: form.autoPersonalize.checked,
     refuseCardsAboveAccount: form.refuseCardsAboveAccount.checked,
     updateFeedUrl: form.updateFeedUrl.value.trim() || null,
+    // Empty: this till's id is kept (an id is replaced, never cleared).
+    tillId: form.tillId.value.trim() || null,
     // Absent: the stored key is kept; null: cleared; text: the new key.
     cardMasterKey: form.clearCardMasterKey.checked
       ? null

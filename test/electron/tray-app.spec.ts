@@ -44,6 +44,15 @@ describe('the tray app', () => {
     assert.equal(await ping.text(), '"pong"');
   });
 
+  test('when the service made its till id at the first start, then the settings keep it and the window shows it', async () => {
+    const tillId = readFileSync(join(userData, 'service', 'till-id'), 'utf8').trim();
+    await window.getByTestId('till-id').filter({ hasText: tillId }).waitFor();
+    const stored = JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')) as {
+      tillId?: unknown;
+    };
+    assert.equal(stored.tillId, tillId);
+  });
+
   test('when an origin is saved, then the service allows it at once and it survives a reload', async () => {
     await window.getByTestId('allowed-origins').fill('https://pos.example.com');
     await window.getByTestId('save-settings').click();

@@ -547,3 +547,134 @@ describe('the card master key and autoPersonalize', () => {
     );
   });
 });
+
+describe("the till id (this till's identity at the ledger)", () => {
+  const TILL = '3d0f1f9c-8a3e-4f5e-9d7a-2f1b6c0e4a10';
+  const OTHER = '7b2c6a1e-0f4d-4c8b-a1e2-9d3f5b6c7a80';
+  const withTill: Settings = { ...valid, tillId: TILL };
+  /** The window's edit: what it sends, without the till id it was shown. */
+  const { cardMasterKey: _master, tillId: _till, ...edit } = withTill;
+
+  test('when the window saves without a till id (absent, or null for an empty field), then this till keeps its id and nothing restarts for it', async () => {
+    for (const sent of [edit, { ...edit, tillId: null }]) {
+      let saved: Settings | undefined;
+      const result = await saveSettings(withTill, sent, {
+        service: { applySettings: async () => undefined },
+        persist: (next) => void (saved = next),
+        restart: async () => assert.fail('no restart'),
+      });
+      assert.deepEqual(result, { ok: true, restarted: false });
+      assert.equal(saved?.tillId, TILL, JSON.stringify(sent));
+    }
+  });
+
+  test('when the operator enters another till id, then it replaces this one (lower-case, as the service writes it) and the service restarts with it', async () => {
+    const restarts: Settings[] = [];
+    const result = await saveSettings(
+      withTill,
+      { ...edit, tillId: ` ${OTHER.toUpperCase()} ` },
+      {
+        service: { applySettings: async () => undefined },
+        persist: () => undefined,
+        restart: async (next) => void restarts.push(next),
+      },
+    );
+    assert.deepEqual(result, { ok: true, restarted: true });
+    assert.deepEqual(
+      restarts.map((next) => next.tillId),
+      [OTHER],
+    );
+    assert.equal(parseConfig(serviceConfig(restarts[0] as Settings, '/tmp/data')).tillId, OTHER);
+  });
+
+  for (const tillId of ['till-1', `${TILL}0`, '', 42]) {
+    test(`when the till id entered is ${JSON.stringify(tillId)}, then the operator is told what it must be and nothing is saved`, async () => {
+      const result = await saveSettings(
+        withTill,
+        { ...edit, tillId: tillId as string },
+        {
+          service: undefined,
+          persist: () => assert.fail('nothing is saved'),
+          restart: async () => assert.fail('no restart'),
+        },
+      );
+      assert.deepEqual(result.ok ? [] : result.problems, [
+        {
+          field: 'tillId',
+          message:
+            'The till id must be a UUID (8-4-4-4-12 hex digits), as support or your provider gave it; leave it as it is otherwise.',
+        },
+      ]);
+    });
+  }
+
+  test('when the settings hold no till id, then the service config names none (the service uses its data folder); when they hold one, the service takes it', () => {
+    assert.equal(parseConfig(serviceConfig(valid, '/tmp/data')).tillId, undefined);
+    assert.equal(parseConfig(serviceConfig(withTill, '/tmp/data')).tillId, TILL);
+  });
+
+  test('when the service made the till id, then the store keeps it in a write of that field alone, and saves without one keep it, also after a restart', () => {
+    const store = memoryStore();
+    const settings = new SettingsStore(store, secretBox(true, 'gnome_libsecret'));
+    const loaded = settings.load(() => KEY);
+    assert.equal(loaded.tillId, null, 'none before the service started');
+    const before = { ...store.store };
+    assert.equal(settings.keepTillId(TILL.toUpperCase()), TILL);
+    assert.deepEqual(store.store, { ...before, tillId: TILL }, 'only the till id was written');
+    // A save that names none (a window that loaded the settings before) keeps it.
+    assert.equal(settings.save({ ...loaded, port: 5000 }).tillId, TILL);
+    assert.equal(store.store.tillId, TILL);
+    const restarted = new SettingsStore(store, secretBox(true, 'gnome_libsecret'));
+    assert.equal(restarted.load(() => 'unused-generated-key-0000').tillId, TILL);
+    // A stored id is not replaced by the service's: the service runs with the stored one.
+    assert.equal(restarted.keepTillId(OTHER), TILL);
+    assert.equal(store.store.tillId, TILL);
+  });
+
+  test('when an installer wrote the till id alone (in capitals), then it loads lower-case with a generated key, and the service is given it', () => {
+    const store = memoryStore({ tillId: TILL.toUpperCase() });
+    const loaded = new SettingsStore(store, secretBox(true)).load(() => KEY);
+    assert.equal(loaded.tillId, TILL);
+    assert.equal(loaded.apiKey, KEY);
+    assert.equal(store.store.tillId, TILL);
+    assert.equal(parseConfig(serviceConfig(loaded, '/tmp/data')).tillId, TILL);
+  });
+
+  test('when the stored settings are invalid, then defaults load but for the till id, which is kept; an invalid till id is backed up with the rest', () => {
+    const kept = new SettingsStore(
+      memoryStore({ version: 1, port: 'x', apiKey: { plain: KEY }, tillId: TILL }),
+      secretBox(true),
+    );
+    const loaded = kept.load(() => 'generated-key-0123456789');
+    assert.notEqual(kept.recovery, null);
+    assert.equal(loaded.port, DEFAULT_SETTINGS.port);
+    assert.equal(loaded.tillId, TILL);
+    const backups: Record<string, unknown>[] = [];
+    const dropped = new SettingsStore(
+      memoryStore({ version: 1, apiKey: { plain: KEY }, tillId: 'till-1' }),
+      secretBox(true),
+      (raw) => backups.push(raw),
+    );
+    assert.equal(dropped.load(() => 'generated-key-0123456789').tillId, null);
+    assert.deepEqual(
+      backups.map((raw) => raw.tillId),
+      ['till-1'],
+    );
+  });
+
+  test('when the keys are locked, then the till id loads as stored, and a save with the key entered again keeps it', () => {
+    const store = memoryStore();
+    new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save(withTill);
+    const locked = new SettingsStore(store, {
+      ...secretBox(true, 'gnome_libsecret'),
+      decryptString: () => {
+        throw new Error('Error while decrypting the ciphertext provided to safeStorage.');
+      },
+    });
+    const loaded = locked.load(() => 'unused-generated-key-0000');
+    assert.notEqual(locked.locked, null);
+    assert.equal(loaded.tillId, TILL);
+    locked.save({ ...loaded, apiKey: 'the-key-the-pos-uses-0123', tillId: null });
+    assert.equal(store.store.tillId, TILL);
+  });
+});
