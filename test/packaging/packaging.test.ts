@@ -91,6 +91,13 @@ before(() => {
   run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
     cwd: project,
   });
+  // `npm run build`'s second step, the embedded ledger's database template, is taken from this
+  // tree's build (making one runs PostgreSQL's initdb and every migration: tens of seconds).
+  for (const file of ['pglite-template.tar.gz', 'pglite-template.json']) {
+    const built = join(root, 'dist', 'cloud', 'db', file);
+    assert.ok(existsSync(built), `${built} is missing: run npm run build first`);
+    cpSync(built, join(project, 'dist', 'cloud', 'db', file));
+  }
   const realFpm = spawnSync('sh', ['-c', 'command -v fpm'], { encoding: 'utf8' }).stdout.trim();
   run(
     process.execPath,
@@ -124,13 +131,16 @@ before(() => {
 after(() => work && rmSync(work, { recursive: true, force: true }));
 
 describe('the Linux build (deb target) with a stand-in Electron', () => {
-  test('when built, then the app is the asar with our build output, pages, icons and the API document', () => {
+  test('when built, then the app is the asar with our build output, pages, icons, the API document and the database template of the embedded ledger', () => {
     for (const file of [
       'package.json',
       'dist/main/main.js',
       'dist/main/preload.cjs',
       'dist/main/pcsc-host.js',
       'dist/service/worker-service.js',
+      // A till's first standalone start copies it instead of running initdb (read from the asar).
+      'dist/cloud/db/pglite-template.tar.gz',
+      'dist/cloud/db/pglite-template.json',
       'renderer/index.html',
       'main/assets/tray-ready.png',
       'main/assets/tray-ready@2x.png',
@@ -166,7 +176,7 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
     assert.deepEqual(
       ours.filter(
         (file) =>
-          !/^(package\.json|docs\/openapi\.yaml|dist\/.*\.(js|cjs)|renderer\/[^/]+|main\/assets\/tray-[a-z-]+(@2x)?\.png)$/.test(
+          !/^(package\.json|docs\/openapi\.yaml|dist\/.*\.(js|cjs)|dist\/cloud\/db\/pglite-template\.(tar\.gz|json)|renderer\/[^/]+|main\/assets\/tray-[a-z-]+(@2x)?\.png)$/.test(
             file,
           ),
       ),
