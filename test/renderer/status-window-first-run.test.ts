@@ -3,21 +3,22 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { DEFAULT_SETTINGS, type Settings } from '../../main/settings.ts';
+import type { Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot, statusModel, type StatusSnapshot } from '../../main/status-model.ts';
 import type { ReaderStatus } from '../../service/card/reader-manager.ts';
 import type { ReaderProblemCode } from '../../service/card/reader-problems.ts';
-import { ROOMY_LIMITS } from '../support/card-rig.ts';
 import { apiCaller } from '../support/http-client.ts';
 import {
   openAdvanced,
   openStatusWindow,
   playMain,
+  startSimulatedTill,
+  type SimulatedTill,
   type StatusWindowPage,
 } from '../support/status-window-page.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+import { TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import type { TestService } from '../support/test-service.ts';
 
 // The window an operator meets on the first run, in Debian's Chromium: the header that says
 // what is going on with one thing to do, the key and URL to copy into the POS, the POS's
@@ -27,6 +28,7 @@ import { startTestService, type TestService } from '../support/test-service.ts';
 // pushed as main/ pushes them.
 const screenshots = fileURLToPath(new URL('../../test-results/renderer', import.meta.url));
 
+let till: SimulatedTill;
 let ledger: TestLedger;
 let service: TestService;
 let statusWindow: StatusWindowPage;
@@ -52,18 +54,8 @@ const calls = (channel: string) => invoked.filter((entry) => entry.channel === c
 
 before(async () => {
   mkdirSync(screenshots, { recursive: true });
-  ledger = await startTestLedger();
-  service = await startTestService(
-    { cloudUrl: ledger.url, simulator: true },
-    { limits: ROOMY_LIMITS },
-  );
-  settings = {
-    ...DEFAULT_SETTINGS,
-    apiKey: TEST_API_KEY,
-    port: service.port,
-    cloudUrl: ledger.url,
-    simulator: true,
-  };
+  till = await startSimulatedTill();
+  ({ ledger, service, settings } = till);
   statusWindow = await openStatusWindow(bridgeInvoke);
   page = statusWindow.page;
   feed = followService(service, emptySnapshot(), statusWindow.push);
@@ -73,8 +65,7 @@ before(async () => {
 after(async () => {
   feed?.stop();
   await statusWindow?.close();
-  await service?.close();
-  await ledger?.close();
+  await till?.close();
 });
 
 /** What main/ would push: the running service's snapshot with `change` applied. */

@@ -2,11 +2,20 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import type { SettingsView } from '../../main/ipc-contract.ts';
 import { saveSettings, type SaveSteps } from '../../main/save-settings.ts';
-import { windowSettings, type Settings, type SettingsEdit } from '../../main/settings.ts';
+import {
+  DEFAULT_SETTINGS,
+  windowSettings,
+  type Settings,
+  type SettingsEdit,
+} from '../../main/settings.ts';
 import type { StatusSnapshot } from '../../main/status-model.ts';
+import type { ConfigInput } from '../../service/config.ts';
 import type { FakeIpcMain } from './electron-mock.ts';
 import { launchChromium } from './browser.ts';
+import { ROOMY_LIMITS } from './card-rig.ts';
 import { serveFolder, type StaticServer } from './static-server.ts';
+import { startTestLedger, TEST_API_KEY, type TestLedger } from './test-ledger.ts';
+import { startTestService, type TestService } from './test-service.ts';
 
 const rendererFolder = fileURLToPath(new URL('../../renderer', import.meta.url));
 
@@ -169,4 +178,49 @@ export async function openAdvanced(page: Page): Promise<void> {
   const advanced = page.getByTestId('advanced');
   if (!(await advanced.evaluate((element) => (element as unknown as { open: boolean }).open)))
     await advanced.locator('summary').click();
+}
+
+/** A service core on the card simulator over a test ledger, and main/'s settings for it. */
+export interface SimulatedTill {
+  ledger: TestLedger;
+  service: TestService;
+  /** The settings main/ would hold for this service (its till id kept, as main/ keeps it). */
+  settings: Settings;
+  close(): Promise<void>;
+}
+
+/**
+ * The service a window test plays main/'s part over when it needs no reader: the card
+ * simulator, a ledger of its own, roomy rate limits; `config` adds to the service's config.
+ */
+export async function startSimulatedTill(
+  config: Partial<ConfigInput> = {},
+): Promise<SimulatedTill> {
+  const ledger = await startTestLedger();
+  try {
+    const service = await startTestService(
+      { cloudUrl: ledger.url, simulator: true, ...config },
+      { limits: ROOMY_LIMITS },
+    );
+    return {
+      ledger,
+      service,
+      settings: {
+        ...DEFAULT_SETTINGS,
+        apiKey: TEST_API_KEY,
+        port: service.port,
+        cloudUrl: ledger.url,
+        simulator: true,
+        cardMasterKey: config.cardMasterKey ?? null,
+        tillId: service.tillId,
+      },
+      async close() {
+        await service.close();
+        await ledger.close();
+      },
+    };
+  } catch (error) {
+    await ledger.close();
+    throw error;
+  }
 }
