@@ -29,7 +29,7 @@ export interface StatusSnapshot {
     state: 'starting' | 'running' | 'stopped' | 'error';
     error: string | null;
   };
-  /** This till's id at the ledger: the running service's, else the settings' (null: not yet made). */
+  /** This till's id at the ledger: the running service's, else the settings' (null: none yet). */
   tillId: string | null;
   reader: {
     pcsc: ReaderStatus['pcsc'];
