@@ -168,7 +168,8 @@ export default tseslint.config(
   },
   {
     // A sandboxed preload is CommonJS: `import x = require()` is how TypeScript writes that.
-    files: ['main/preload.cts'],
+    // So is the stand-in for the CommonJS PC/SC binding the tests give the PC/SC host.
+    files: ['main/preload.cts', 'test/support/fake-pcsc-binding.cts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {

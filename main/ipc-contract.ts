@@ -11,6 +11,19 @@ export interface SettingsView {
   plainTextKeyStorage: boolean;
   /** Why the saved settings were set aside at start (defaults in use, key to enter again). */
   recovery: string | null;
+  /**
+   * Why the stored keys cannot be read now (keychain denied, keyring locked): the settings
+   * shown are the stored ones without the keys; Retry, or enter the key again and save.
+   */
+  locked: string | null;
+  /** The stored card master key is among the locked keys: type it again or clear it to save. */
+  masterKeyLocked: boolean;
+}
+
+/** What an action of the window (Retry, the smart-card service fix) came to. */
+export interface ActionResult {
+  ok: boolean;
+  message: string;
 }
 
 /** A field's problem, or (field null) the save's own: storing the settings failed. */
@@ -58,6 +71,15 @@ export interface InvokeContract {
   'simulator:put-back': (request: SimulatorPutBackRequest) => SimulatorResult;
   'simulator:fault': (request: SimulatorFaultRequest) => SimulatorResult;
   'card:personalize': () => PersonalizeResult;
+  /** Copies the API key to the clipboard (the window never needs to read it for that). */
+  'settings:copy-api-key': () => boolean;
+  /** Reads the locked keys again (after the operator unlocked the keychain or keyring). */
+  'settings:unlock': () => ActionResult;
+  'reader:fix-service': () => ActionResult;
+  'reader:retry': () => void;
+  'app:open-log-folder': () => ActionResult;
+  'update:install': () => boolean;
+  'notice:dismiss': (id: string) => void;
 }
 
 /** Channels main pushes to the window. */
@@ -79,6 +101,13 @@ export interface CardWalletBridge {
   putBackSimulatedCard(request: SimulatorPutBackRequest): Promise<SimulatorResult>;
   armSimulatorFault(request: SimulatorFaultRequest): Promise<SimulatorResult>;
   personalizeCard(): Promise<PersonalizeResult>;
+  copyApiKey(): Promise<boolean>;
+  unlockSettings(): Promise<ActionResult>;
+  fixSmartCardService(): Promise<ActionResult>;
+  retryReader(): Promise<void>;
+  openLogFolder(): Promise<ActionResult>;
+  installUpdate(): Promise<boolean>;
+  dismissNotice(id: string): Promise<void>;
   /** Calls `listener` with every new snapshot; returns the unsubscribe function. */
   onStatus(listener: (snapshot: StatusSnapshot) => void): () => void;
 }

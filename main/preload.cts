@@ -17,6 +17,13 @@ contextBridge.exposeInMainWorld('cardWallet', {
   putBackSimulatedCard: (request: unknown) => ipcRenderer.invoke('simulator:put-back', request),
   armSimulatorFault: (request: unknown) => ipcRenderer.invoke('simulator:fault', request),
   personalizeCard: () => ipcRenderer.invoke('card:personalize'),
+  copyApiKey: () => ipcRenderer.invoke('settings:copy-api-key'),
+  unlockSettings: () => ipcRenderer.invoke('settings:unlock'),
+  fixSmartCardService: () => ipcRenderer.invoke('reader:fix-service'),
+  retryReader: () => ipcRenderer.invoke('reader:retry'),
+  openLogFolder: () => ipcRenderer.invoke('app:open-log-folder'),
+  installUpdate: () => ipcRenderer.invoke('update:install'),
+  dismissNotice: (id: unknown) => ipcRenderer.invoke('notice:dismiss', id),
   onStatus: (listener: (snapshot: Snapshot) => void) => {
     const forward = (_event: unknown, snapshot: Snapshot) => listener(snapshot);
     ipcRenderer.on('status:changed', forward);

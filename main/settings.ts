@@ -1,4 +1,5 @@
 import {
+  configSchema,
   DEFAULT_PORT,
   operatorSettingsSchema,
   originProblem,
@@ -29,6 +30,18 @@ export interface Settings {
   startAtLogin: boolean;
   /** The built-in card simulator instead of PC/SC: virtual cards, no real reader. Off by default. */
   simulator: boolean;
+  /**
+   * Where updates are published (an electron-builder generic feed: latest.yml and the
+   * installers); null: the app never looks for updates.
+   */
+  updateFeedUrl: string | null;
+  /**
+   * This till's identity at the ledger (a UUID; docs/integrators.md, "Several tills"): set by
+   * the operator or an installer, or learned from the service, which creates one in its data
+   * folder on its first start. Kept here too, so that a lost data folder does not lose it.
+   * Null only until the service first started. Never cleared by a save (see SettingsEdit).
+   */
+  tillId: string | null;
 }
 
 /** The settings as the window is shown them: of the card master key, only whether it is set. */
@@ -37,8 +50,12 @@ export type WindowSettings = Omit<Settings, 'cardMasterKey'> & { cardMasterKeySe
 /**
  * The settings as the window saves them: `cardMasterKey` absent keeps the stored one, null
  * clears it, a string replaces it (the window never holds the stored key to send it back).
+ * `tillId` absent or null keeps this till's id (an id is replaced, never cleared).
  */
-export type SettingsEdit = Omit<Settings, 'cardMasterKey'> & { cardMasterKey?: string | null };
+export type SettingsEdit = Omit<Settings, 'cardMasterKey' | 'tillId'> & {
+  cardMasterKey?: string | null;
+  tillId?: string | null;
+};
 
 export const SETTINGS_VERSION = 1;
 
@@ -58,6 +75,10 @@ export const DEFAULT_SETTINGS: Omit<Settings, 'apiKey'> = {
   startAtLogin: false,
   // Never on by accident: settings stored before it existed load with it off.
   simulator: false,
+  // Off until a feed is set (docs/operators.md, "Updates").
+  updateFeedUrl: null,
+  // The service's, learned at its first start (or the one an installer wrote).
+  tillId: null,
 };
 
 /** A problem with one field, said so the operator can fix it. */
@@ -81,6 +102,10 @@ const MESSAGES: Partial<Record<keyof Settings, string>> = {
   walletSector: 'The wallet sector must be from 1 to 39 (1 to 15 on 1K cards).',
   reader: 'The reader name must not be empty (leave it unset for the first contactless reader).',
   simulator: 'The card simulator setting must be on or off.',
+  updateFeedUrl:
+    'The update feed must be a full https:// (or http://) address, e.g. https://updates.example.com/card-wallet-worker/; leave it empty for no updates.',
+  tillId:
+    'The till id must be a UUID (8-4-4-4-12 hex digits), as support or your provider gave it; leave it as it is otherwise.',
 };
 
 /**
@@ -115,7 +140,32 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
     if (!shape[field].safeParse(value).success)
       problems.push({ field, message: MESSAGES[field] ?? `${field} is not valid.` });
   }
+  if (settings.updateFeedUrl !== null && !isFeedUrl(settings.updateFeedUrl))
+    problems.push({ field: 'updateFeedUrl', message: MESSAGES.updateFeedUrl as string });
+  if (settings.tillId !== null && !isTillId(settings.tillId))
+    problems.push({ field: 'tillId', message: MESSAGES.tillId as string });
   return problems;
+}
+
+/** A till id as the service takes it (its own schema). */
+export function isTillId(value: unknown): value is string {
+  return typeof value === 'string' && configSchema.shape.tillId.safeParse(value).success;
+}
+
+/** An http(s) URL without credentials (they would be logged and shown). */
+function isFeedUrl(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    const url = new URL(value);
+    return (
+      (url.protocol === 'https:' || url.protocol === 'http:') &&
+      url.username === '' &&
+      url.password === '' &&
+      !/\s/.test(value)
+    );
+  } catch {
+    return false;
+  }
 }
 
 /** The service core's configuration from the window's settings (validated by parseConfig). */
@@ -133,6 +183,7 @@ export function serviceConfig(settings: Settings, dataDir: string): ConfigInput 
     walletSector: settings.walletSector,
     cloudUrl: settings.cloudUrl ?? undefined,
     simulator: settings.simulator,
+    tillId: settings.tillId ?? undefined,
     dataDir,
   };
 }
@@ -145,15 +196,31 @@ export function windowSettings(settings: Settings): WindowSettings {
 
 /** The settings a save from the window asks for: its edit over the current master key. */
 export function editedSettings(current: Settings, edit: SettingsEdit): Settings {
-  const { cardMasterKey, ...rest } = edit;
+  const { cardMasterKey, tillId, ...rest } = edit;
   return {
     ...rest,
     cardMasterKey: cardMasterKey === undefined ? current.cardMasterKey : cardMasterKey,
+    tillId: normalTillId(tillId ?? current.tillId),
   };
 }
 
-/** Settings the running service takes at once; any other change restarts the service core. */
-const LIVE: readonly (keyof Settings)[] = ['apiKey', 'allowedOrigins', 'port', 'startAtLogin'];
+/** Till ids in one case (the service writes them lower-case), so that a comparison holds. */
+export function normalTillId(tillId: string | null): string | null {
+  // Anything may come over IPC: what is not text is left for settingsProblems to refuse.
+  return typeof tillId === 'string' ? tillId.trim().toLowerCase() : tillId;
+}
+
+/**
+ * Settings the running service takes at once, or that are not the service's (the login item,
+ * the update feed); any other change restarts the service core.
+ */
+const LIVE: readonly (keyof Settings)[] = [
+  'apiKey',
+  'allowedOrigins',
+  'port',
+  'startAtLogin',
+  'updateFeedUrl',
+];
 
 export function needsRestart(before: Settings, after: Settings): boolean {
   return (Object.keys(after) as (keyof Settings)[]).some(

@@ -18,7 +18,10 @@ export function followService(
   let snapshot = statusModel.simulator(
     statusModel.ledger(
       statusModel.reader(
-        statusModel.service(initial, { url: service.url, state: 'running', error: null }),
+        statusModel.till(
+          statusModel.service(initial, { url: service.url, state: 'running', error: null }),
+          service.tillId,
+        ),
         service.readers.status,
       ),
       service.ledger,

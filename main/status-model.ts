@@ -1,8 +1,26 @@
 import type { ReaderStatus } from '../service/card/reader-manager.ts';
+import type { ReaderProblemCode } from '../service/card/reader-problems.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { LedgerReachability } from '../service/cloud/ledger-client.ts';
 import type { RateLimitHit, RequestRecord } from '../service/http/activity.ts';
 import type { WaitingMovement } from '../service/wallet/movement-engine.ts';
+import { readerAdvice, type ReaderAdvice } from './reader-advice.ts';
+import type { UpdateStatus } from './updates.ts';
+
+/**
+ * A banner across the top of the window: something that went wrong outside the reader and the
+ * ledger (the settings' keys locked, the window's page or a process that died, an unexpected
+ * error), said with what to do.
+ */
+export interface Notice {
+  id: string;
+  level: 'error' | 'warning';
+  title: string;
+  text: string;
+  /** The banner's button, if any. */
+  action: 'unlock-settings' | 'open-log-folder' | null;
+  at: string;
+}
 
 /** What the status window shows; plain data, so it crosses IPC as is. */
 export interface StatusSnapshot {
@@ -11,11 +29,15 @@ export interface StatusSnapshot {
     state: 'starting' | 'running' | 'stopped' | 'error';
     error: string | null;
   };
+  /** This till's id at the ledger: the running service's, else the settings' (null: none yet). */
+  tillId: string | null;
   reader: {
     pcsc: ReaderStatus['pcsc'];
     name: string | null;
     readers: string[];
-    problem: string | null;
+    problem: { code: ReaderProblemCode; message: string } | null;
+    /** What the operator is told about the reader and can do; null: ready (or starting). */
+    advice: ReaderAdvice | null;
   };
   card: { cardId: string; since: string } | null;
   /**
@@ -40,6 +62,9 @@ export interface StatusSnapshot {
   };
   /** The card simulator's cards when the service runs with it; null: a real reader is used. */
   simulator: SimulatorStatus | null;
+  /** Banners, newest first. */
+  notices: Notice[];
+  update: UpdateStatus;
 }
 
 export const RECENT_REQUESTS = 100;
@@ -47,15 +72,21 @@ export const RECENT_REQUESTS = 100;
 export function emptySnapshot(): StatusSnapshot {
   return {
     service: { url: null, state: 'starting', error: null },
-    reader: { pcsc: 'stopped', name: null, readers: [], problem: null },
+    tillId: null,
+    reader: { pcsc: 'stopped', name: null, readers: [], problem: null, advice: null },
     card: null,
     lastCard: null,
     rateLimits: [],
     requests: [],
     ledger: { reachable: null, at: null, unconfirmedMovements: 0, waitingForCard: [] },
     simulator: null,
+    notices: [],
+    update: { state: 'off' },
   };
 }
+
+/** Notices kept in the window; older ones are in the log. */
+export const NOTICES_KEPT = 5;
 
 /**
  * Folds the service's events into the window's snapshot. Pure: each function returns a new
@@ -66,7 +97,15 @@ export const statusModel = {
     return { ...snapshot, service };
   },
 
-  reader(snapshot: StatusSnapshot, status: ReaderStatus): StatusSnapshot {
+  till(snapshot: StatusSnapshot, tillId: string | null): StatusSnapshot {
+    return { ...snapshot, tillId };
+  },
+
+  reader(
+    snapshot: StatusSnapshot,
+    status: ReaderStatus,
+    platform: NodeJS.Platform = process.platform,
+  ): StatusSnapshot {
     const card = status.card
       ? { cardId: status.card.cardId, since: status.card.since.toISOString() }
       : null;
@@ -80,7 +119,8 @@ export const statusModel = {
         pcsc: status.pcsc,
         name: status.reader,
         readers: status.readers,
-        problem: status.problem?.message ?? null,
+        problem: status.problem && { code: status.problem.code, message: status.problem.message },
+        advice: readerAdvice(status, platform),
       },
       card,
       lastCard,
@@ -134,6 +174,20 @@ export const statusModel = {
 
   simulator(snapshot: StatusSnapshot, simulator: SimulatorStatus | null): StatusSnapshot {
     return { ...snapshot, simulator };
+  },
+
+  /** A new banner, or one replaced by id (the same cause said again). */
+  notice(snapshot: StatusSnapshot, notice: Notice): StatusSnapshot {
+    const others = snapshot.notices.filter((shown) => shown.id !== notice.id);
+    return { ...snapshot, notices: [notice, ...others].slice(0, NOTICES_KEPT) };
+  },
+
+  dismiss(snapshot: StatusSnapshot, id: string): StatusSnapshot {
+    return { ...snapshot, notices: snapshot.notices.filter((shown) => shown.id !== id) };
+  },
+
+  update(snapshot: StatusSnapshot, update: UpdateStatus): StatusSnapshot {
+    return { ...snapshot, update };
   },
 
   ledger(

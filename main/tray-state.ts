@@ -11,12 +11,20 @@ export interface TrayMenuItem {
   checked?: boolean;
 }
 
-/** The icon's state: an error wins, then whether there is a reader, then a card on it. */
+/**
+ * The icon's state: an error wins, then whether there is a usable reader (one held by another
+ * program is not), then a card on it.
+ */
 export function trayState(snapshot: StatusSnapshot): TrayState {
   if (snapshot.service.state === 'error' || snapshot.service.state === 'stopped') return 'error';
   if (snapshot.ledger.reachable === false && snapshot.ledger.unconfirmedMovements > 0)
     return 'error';
-  if (snapshot.reader.pcsc !== 'ready' || snapshot.reader.name === null) return 'no-reader';
+  if (
+    snapshot.reader.pcsc !== 'ready' ||
+    snapshot.reader.name === null ||
+    snapshot.reader.problem?.code === 'reader-in-use'
+  )
+    return 'no-reader';
   return snapshot.card ? 'card-present' : 'ready';
 }
 
@@ -53,7 +61,29 @@ export function trayTooltip(snapshot: StatusSnapshot): string {
   const note = waiting > 0 ? ` (${waiting} movement(s) wait for their card)` : '';
   if (state === 'card-present' && snapshot.card)
     return `Card Wallet Worker: card ${snapshot.card.cardId}${note}`;
-  return `Card Wallet Worker: ${STATE_TEXT[state]}${note}`;
+  // Why there is no reader, said as the window says it (main/reader-advice.ts).
+  const said = snapshot.reader.advice?.title ?? STATE_TEXT[state];
+  return `Card Wallet Worker: ${said}${note}`;
+}
+
+/** The update line of the menu; none while updates are off. */
+function updateLine(update: StatusSnapshot['update']): string | null {
+  switch (update.state) {
+    case 'off':
+      return null;
+    case 'unsupported':
+      return 'Updates: not for this copy';
+    case 'checking':
+      return 'Updates: checking';
+    case 'up-to-date':
+      return 'Updates: up to date';
+    case 'downloading':
+      return `Updates: downloading ${update.version}${update.percent === null ? '' : ` (${update.percent}%)`}`;
+    case 'ready':
+      return `Updates: ${update.version} ready`;
+    case 'failed':
+      return 'Updates: the last check failed (see the log)';
+  }
 }
 
 /** The menu: status lines (disabled), then the actions. */
@@ -61,21 +91,41 @@ export function trayMenu(snapshot: StatusSnapshot, startAtLogin: boolean): TrayM
   const lastCard = snapshot.lastCard
     ? `Last card: ${snapshot.lastCard.cardId}${snapshot.lastCard.credits === null ? '' : ` (${snapshot.lastCard.credits} credits)`}${snapshot.lastCard.suspect ? ', flagged suspect' : ''}`
     : 'Last card: none yet';
-  return [
+  const readerLine =
+    snapshot.reader.name !== null && snapshot.reader.advice === null
+      ? snapshot.reader.name
+      : (snapshot.reader.advice?.title ?? STATE_TEXT['no-reader']).toLowerCase();
+  const update = updateLine(snapshot.update);
+  const readerAction = snapshot.reader.advice?.action ?? null;
+  const items: (TrayMenuItem | null)[] = [
     {
       id: 'status-service',
       label: `Service: ${snapshot.service.url ?? snapshot.service.state}`,
       enabled: false,
     },
-    {
-      id: 'status-reader',
-      label: `Reader: ${snapshot.reader.name ?? STATE_TEXT['no-reader'].toLowerCase()}`,
-      enabled: false,
-    },
+    { id: 'status-reader', label: `Reader: ${readerLine}`, enabled: false },
     { id: 'status-card', label: lastCard, enabled: false },
+    update === null ? null : { id: 'status-update', label: update, enabled: false },
     { id: 'separator-1', label: '', enabled: true, type: 'separator' },
     { id: 'open-window', label: 'Open window', enabled: true },
     { id: 'copy-url', label: 'Copy service URL', enabled: snapshot.service.url !== null },
+    { id: 'copy-api-key', label: 'Copy API key', enabled: true },
+    readerAction === null
+      ? null
+      : {
+          id: `reader-${readerAction.id}`,
+          // The fix opens Windows' administrator prompt: the ellipsis says more is asked.
+          label: readerAction.id === 'fix-service' ? `${readerAction.label}…` : readerAction.label,
+          enabled: true,
+        },
+    snapshot.update.state === 'ready'
+      ? {
+          id: 'install-update',
+          label: `Restart to install ${snapshot.update.version}`,
+          enabled: true,
+        }
+      : null,
+    { id: 'open-log-folder', label: 'Open log folder', enabled: true },
     {
       id: 'start-at-login',
       label: 'Start at login',
@@ -86,4 +136,5 @@ export function trayMenu(snapshot: StatusSnapshot, startAtLogin: boolean): TrayM
     { id: 'separator-2', label: '', enabled: true, type: 'separator' },
     { id: 'quit', label: 'Quit', enabled: true },
   ];
+  return items.filter((item): item is TrayMenuItem => item !== null);
 }

@@ -5,6 +5,12 @@ import { trayMenu, trayState, trayTooltip, type TrayState } from './tray-state.t
 export interface TrayActions {
   openWindow(): void;
   copyUrl(): void;
+  copyApiKey(): void;
+  /** Sets the Smart Card service to start automatically (asks for an administrator). */
+  fixSmartCardService(): void;
+  retryReader(): void;
+  installUpdate(): void;
+  openLogFolder(): void;
   setStartAtLogin(enabled: boolean): void;
   quit(): void;
 }
@@ -35,6 +41,11 @@ export function trayUpdater(
   const click: Record<string, (checked: boolean) => void> = {
     'open-window': () => actions.openWindow(),
     'copy-url': () => actions.copyUrl(),
+    'copy-api-key': () => actions.copyApiKey(),
+    'reader-fix-service': () => actions.fixSmartCardService(),
+    'reader-retry': () => actions.retryReader(),
+    'install-update': () => actions.installUpdate(),
+    'open-log-folder': () => actions.openLogFolder(),
     'start-at-login': (checked) => {
       // Electron has already ticked the native checkbox: the menu no longer shows our state,
       // so the next update rebuilds it with what was actually saved (the save may fail).

@@ -13,10 +13,13 @@ function cell(text, className) {
 }
 
 function fillTable(testId, rows) {
-  const body = $(testId).querySelector('tbody');
-  body.replaceChildren(
+  const table = $(testId);
+  // Each cell carries its column's name: a narrow window shows a row as labelled lines.
+  const labels = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+  table.querySelector('tbody').replaceChildren(
     ...rows.map((cells) => {
       const tr = document.createElement('tr');
+      cells.forEach((td, i) => (td.dataset.label = labels[i] ?? ''));
       tr.append(...cells);
       return tr;
     }),
@@ -28,30 +31,170 @@ function badge(element, text, good) {
   element.className = `badge ${good === null ? '' : good ? 'ok' : 'bad'}`;
 }
 
+/** The settings as main/ last gave them (settings:get): the key hint, the locked state. */
+let view = null;
+/** The snapshot last rendered, for the header when the settings change. */
+let shown = null;
+
+/**
+ * The one thing to say at the top, and the one thing to do about it: the service's keys locked,
+ * the service not running, the reader, connecting the POS; nothing to do once the POS calls.
+ */
+function headline(snapshot) {
+  const { service, reader, requests, simulator } = snapshot;
+  if (view?.locked)
+    return {
+      text: 'The service waits for its keys',
+      detail: 'Unlock the keychain (or keyring), then Retry; or enter the API key again below.',
+      action: { label: 'Retry', run: unlockSettings },
+    };
+  if (service.state === 'error' || service.state === 'stopped')
+    return {
+      text: 'The service is not running',
+      detail: service.error ?? 'See the settings.',
+      action: { label: 'Open the settings', run: openSettings },
+    };
+  if (service.state === 'starting') return { text: 'Starting…', detail: '', action: null };
+  if (reader.advice && simulator === null)
+    return {
+      text: reader.advice.title,
+      detail: reader.advice.todo,
+      action: reader.advice.action && {
+        label: reader.advice.action.label,
+        run: () => readerAction(reader.advice.action.id),
+      },
+    };
+  if (requests.length === 0)
+    return {
+      text: 'Ready: connect the POS',
+      detail:
+        'Enter the service URL and the API key in the POS; its first request shows here as it arrives.',
+      action: { label: 'Copy API key', run: copyApiKey },
+    };
+  return {
+    text: 'Ready',
+    detail: `Last request from the POS: ${describeRequest(requests[0])}`,
+    action: null,
+  };
+}
+
+let headlineAction = null;
+function renderHeadline(snapshot) {
+  const said = headline(snapshot);
+  $('headline').textContent = said.text;
+  $('headline-detail').textContent = said.detail;
+  const button = $('call-to-action');
+  button.hidden = said.action === null;
+  button.textContent = said.action?.label ?? '';
+  headlineAction = said.action?.run ?? null;
+}
+
+const describeRequest = (request) =>
+  `${request.method} ${request.path} → ${request.status} at ${time(request.at)}${request.origin ? ` from ${request.origin}` : ''}`;
+
+/** Banners: a start-up error, locked or recovered settings, and main's notices. */
+function renderBanners(snapshot) {
+  const { service } = snapshot;
+  const failed = service.state === 'error' && !view?.locked;
+  $('startup-error').hidden = !failed;
+  $('startup-error-text').textContent = failed ? service.error : '';
+  $('settings-locked').hidden = !view?.locked;
+  $('settings-locked-text').textContent = view?.locked ?? '';
+  $('notices').replaceChildren(
+    ...snapshot.notices
+      .filter((notice) => notice.id !== 'settings-locked')
+      .map((notice) => {
+        const item = document.createElement('li');
+        item.className = `banner ${notice.level}`;
+        item.dataset.testid = 'notice';
+        item.setAttribute('role', notice.level === 'error' ? 'alert' : 'status');
+        const text = document.createElement('p');
+        const title = document.createElement('strong');
+        title.textContent = notice.title;
+        text.append(title, ` ${notice.text}`);
+        item.append(text);
+        if (notice.action === 'open-log-folder')
+          item.append(button('Open log folder', 'notice-action', openLogFolder));
+        item.append(
+          button('Dismiss', 'notice-dismiss', () => void bridge.dismissNotice(notice.id)),
+        );
+        return item;
+      }),
+  );
+}
+
+function button(label, testId, onClick) {
+  const element = document.createElement('button');
+  element.type = 'button';
+  element.textContent = label;
+  element.dataset.testid = testId;
+  element.addEventListener('click', onClick);
+  return element;
+}
+
+function renderReader(reader, simulated) {
+  $('reader-name').textContent = reader.name ?? 'no reader';
+  const advice = simulated ? null : reader.advice;
+  $('reader-state').textContent =
+    reader.pcsc === 'ready' && reader.name !== null && !advice
+      ? 'ready'
+      : advice
+        ? advice.title
+        : reader.pcsc === 'unavailable'
+          ? 'looking for the reader…'
+          : reader.pcsc;
+  $('reader-advice').hidden = !advice;
+  $('reader-advice').textContent = advice?.todo ?? '';
+  const action = $('reader-action');
+  action.hidden = !advice?.action;
+  action.textContent = advice?.action?.label ?? '';
+  action.dataset.action = advice?.action?.id ?? '';
+}
+
+const UPDATE_TEXT = {
+  off: () => 'Updates are off (no feed set).',
+  unsupported: (update) => `Updates: ${update.message}.`,
+  checking: () => 'Looking for an update…',
+  'up-to-date': (update) => `Up to date (checked at ${time(update.checkedAt)}).`,
+  downloading: (update) =>
+    `Downloading ${update.version}${update.percent === null ? '' : ` (${update.percent}%)`}…`,
+  ready: (update) => `Version ${update.version} is ready to install.`,
+  failed: (update) => `The last update check failed: ${update.message}`,
+};
+
+function renderUpdate(update) {
+  $('update-state').textContent = UPDATE_TEXT[update.state](update);
+  const install = $('install-update');
+  install.hidden = update.state !== 'ready';
+  install.textContent = update.state === 'ready' ? `Restart to install ${update.version}` : '';
+}
+
 function render(snapshot) {
+  shown = snapshot;
   const { service, reader, card, lastCard, rateLimits, requests, ledger, simulator } = snapshot;
   // Said at the top whenever the running service uses the simulator: its cards are not real.
   const simulated = simulator !== null && service.state === 'running';
   $('simulator-banner').hidden = !simulated;
   $('simulator-panel').hidden = !simulated;
   if (simulated) renderSimulator(simulator);
-  badge(
-    $('service-state'),
-    service.state === 'error' ? `error: ${service.error}` : service.state,
-    service.state === 'running',
-  );
+  renderBanners(snapshot);
+  renderHeadline(snapshot);
+  // The state only: why it failed is the banner's (start-up errors used to be squeezed in here).
+  badge($('service-state'), service.state, service.state === 'running');
   $('service-url').textContent = service.url ?? '-';
   $('copy-url').disabled = !service.url; // starting or failed: nothing to copy
-
-  $('reader-name').textContent = reader.name ?? 'no reader';
-  $('reader-state').textContent =
-    reader.pcsc === 'ready'
-      ? reader.problem
-        ? reader.problem
-        : 'ready'
-      : reader.pcsc === 'unavailable'
-        ? 'PC/SC service not running'
-        : reader.pcsc;
+  $('till-id').textContent = snapshot.tillId ?? 'made at the first start';
+  const last = requests[0];
+  const lastRequest = $('last-request');
+  const said = last ? describeRequest(last) : 'none yet';
+  if (lastRequest.textContent !== said) {
+    lastRequest.textContent = said;
+    // A new request: marked for a moment, so an operator testing the POS sees it arrive.
+    lastRequest.classList.remove('arrived');
+    if (last) requestAnimationFrame(() => lastRequest.classList.add('arrived'));
+  }
+  renderReader(reader, simulated);
+  renderUpdate(snapshot.update);
 
   $('card-id').textContent = card ? card.cardId : 'none';
   $('card-detail').textContent = card
@@ -234,7 +377,9 @@ function showMasterKey(set) {
     : 'not set: every card opens with the card key';
 }
 
-function showSettings({ settings, plainTextKeyStorage, recovery }) {
+function showSettings(next) {
+  view = next;
+  const { settings, plainTextKeyStorage, recovery, locked, masterKeyLocked } = next;
   form.apiKey.value = settings.apiKey;
   form.allowedOrigins.value = settings.allowedOrigins.join('\n');
   form.port.value = String(settings.port);
@@ -247,12 +392,26 @@ function showSettings({ settings, plainTextKeyStorage, recovery }) {
   form.simulator.checked = settings.simulator;
   form.autoPersonalize.checked = settings.autoPersonalize;
   form.refuseCardsAboveAccount.checked = settings.refuseCardsAboveAccount;
+  form.updateFeedUrl.value = settings.updateFeedUrl ?? '';
+  // Empty until main keeps the id the service made; a save with it empty keeps that id.
+  form.tillId.value = settings.tillId ?? '';
   showMasterKey(settings.cardMasterKeySet);
+  if (masterKeyLocked) {
+    $('master-key-state').textContent =
+      'stored, but cannot be read now: type it again, or clear it';
+    form.clearCardMasterKey.disabled = false;
+    $('advanced').open = true;
+  }
+  // A hint of the key (its start and end) to compare with the POS's; Copy API key copies it whole.
+  $('api-key-hint').textContent = settings.apiKey
+    ? `${settings.apiKey.slice(0, 6)}…${settings.apiKey.slice(-4)}`
+    : 'not readable now';
   $('plain-text-warning').hidden = !plainTextKeyStorage;
   // Settings set aside at start: say why, and put the operator on the key to enter again.
   $('settings-recovery').textContent = recovery ?? '';
   $('settings-recovery').hidden = recovery === null;
-  if (recovery !== null) form.apiKey.focus();
+  if (recovery !== null || locked !== null) form.apiKey.focus();
+  if (shown) render(shown);
 }
 
 function readSettings() {
@@ -272,6 +431,9 @@ function readSettings() {
     simulator: form.simulator.checked,
     autoPersonalize: form.autoPersonalize.checked,
     refuseCardsAboveAccount: form.refuseCardsAboveAccount.checked,
+    updateFeedUrl: form.updateFeedUrl.value.trim() || null,
+    // Empty: this till's id is kept (an id is replaced, never cleared).
+    tillId: form.tillId.value.trim() || null,
     // Absent: the stored key is kept; null: cleared; text: the new key.
     cardMasterKey: form.clearCardMasterKey.checked
       ? null
@@ -301,7 +463,7 @@ form.addEventListener('submit', async (event) => {
     ? 'Saved; the service restarted with the new settings.'
     : 'Saved; in effect now.';
   saved.hidden = false;
-  showMasterKey((await bridge.getSettings()).settings.cardMasterKeySet);
+  showSettings(await bridge.getSettings());
 });
 
 form.clearCardMasterKey.addEventListener('change', () => {
@@ -314,8 +476,62 @@ $('show-key').addEventListener('click', (event) => {
   event.currentTarget.textContent = showing ? 'Show' : 'Hide';
   event.currentTarget.setAttribute('aria-pressed', String(!showing));
 });
-$('copy-url').addEventListener('click', () => void bridge.copyServiceUrl());
+// The actions: each says what came of it on its own status line.
+
+async function copyApiKey() {
+  const copied = await bridge.copyApiKey();
+  say(
+    'copy-result',
+    copied,
+    copied
+      ? 'The API key is on the clipboard: paste it into the POS.'
+      : 'There is no API key to copy yet.',
+  );
+}
+
+async function copyServiceUrl() {
+  await bridge.copyServiceUrl();
+  say('copy-result', true, 'The service URL is on the clipboard.');
+}
+
+async function unlockSettings() {
+  const result = await bridge.unlockSettings();
+  say('unlock-result', result.ok, result.message);
+  showSettings(await bridge.getSettings());
+}
+
+async function readerAction(action) {
+  if (action === 'retry') {
+    await bridge.retryReader();
+    say('reader-action-result', true, 'Looking for the reader…');
+    return;
+  }
+  say('reader-action-result', true, 'Windows asks for an administrator…');
+  const result = await bridge.fixSmartCardService();
+  say('reader-action-result', result.ok, result.message);
+}
+
+async function openLogFolder() {
+  const result = await bridge.openLogFolder();
+  say('log-folder-result', result.ok, result.ok ? `Opened ${result.message}` : result.message);
+}
+
+function openSettings() {
+  document.getElementById('settings-panel').scrollIntoView();
+  form.port.focus();
+}
+
+$('call-to-action').addEventListener('click', () => void headlineAction?.());
+$('copy-url').addEventListener('click', () => void copyServiceUrl());
+$('copy-api-key').addEventListener('click', () => void copyApiKey());
+$('unlock-settings').addEventListener('click', () => void unlockSettings());
+$('startup-error-action').addEventListener('click', openSettings);
+$('reader-action').addEventListener('click', (event) => {
+  void readerAction(event.currentTarget.dataset.action);
+});
+$('open-log-folder').addEventListener('click', () => void openLogFolder());
+$('install-update').addEventListener('click', () => void bridge.installUpdate());
 
 bridge.onStatus(render);
-render(await bridge.getStatus());
 showSettings(await bridge.getSettings());
+render(await bridge.getStatus());

@@ -41,15 +41,15 @@ async function main(): Promise<void> {
   const portProblem = await checkPortFree(config.port);
   if (portProblem) cannotStart(portProblem);
 
+  // The tray app's log format (service/logger.ts), keys redacted: stderr may end up in a journal.
   const log = stderrLogger((line) => process.stderr.write(line), {
     debug: config.logLevel === 'debug',
+    secrets: () => [config.apiKey, config.cardMasterKey],
   });
   if (request.newApiKey) {
     const stored = storeApiKey(request.newApiKey);
     config.apiKey = stored.key;
-    if (stored.created) {
-      log.info(`generated an API key, kept in ${request.newApiKey.file}: ${stored.key}`);
-    }
+    if (stored.created) log.info(`generated an API key, kept in ${request.newApiKey.file}`);
   }
   // The provider's ledger is checked while the service starts; its one line comes before the
   // banner, so the operator reads at once whether money calls can work.

@@ -4,7 +4,13 @@ import { errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { CardSession } from './card-session.ts';
 import { OperationQueue } from './operation-queue.ts';
-import { isPcscdReachable } from './pcscd-probe.ts';
+import { pcscdProblem, RetryBackoff, type SmartCardServiceProbe } from './pcscd-probe.ts';
+import {
+  loadProblem,
+  readerErrorProblem,
+  ReaderProblemError,
+  type ReaderProblem,
+} from './reader-problems.ts';
 import { formatCardId } from './wallet-format.ts';
 import type { WalletKeys } from './wallet-keys.ts';
 
@@ -24,7 +30,8 @@ export interface ReaderStatus {
   /** The reader card operations use. */
   reader: string | null;
   card: CardPresence | null;
-  problem: { message: string; at: Date } | null;
+  /** Why no reader can be used (cleared once PC/SC is ready), or the last card's problem. */
+  problem: (ReaderProblem & { at: Date }) | null;
 }
 
 export type ReaderEvent =
@@ -48,15 +55,20 @@ export interface ReaderManagerOptions {
   /**
    * Whether the platform's smart-card service runs (see smartCardServiceProbe); asked before
    * each attempt to create a PC/SC context, after the pcscd socket probe if both are given.
-   * `describe` is the reader problem shown while it says no.
+   * The problem it gives is the reader problem shown while it says no.
    */
-  serviceProbe?: { describe: string; reachable: () => Promise<boolean> };
+  serviceProbe?: SmartCardServiceProbe;
   /** nfc-pcsc's NFC; may load it first (a failed load is a reader problem, not a crash). */
   createNfc: () => NFC | Promise<NFC>;
   operationTimeoutMs: number;
   queueLimit: number;
-  /** How often to look for pcscd while it is away. */
+  /**
+   * How long to wait before looking for PC/SC again while it is away: this (default 1 s),
+   * doubling up to `probeMaxIntervalMs` (default 30 s), from the first wait again once a reader
+   * is attached (RetryBackoff).
+   */
   probeIntervalMs?: number;
+  probeMaxIntervalMs?: number;
   log: Logger;
 }
 
@@ -117,11 +129,13 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   #problem: ReaderStatus['problem'] = null;
   #timer: NodeJS.Timeout | undefined;
   #generation = 0;
+  readonly #backoff: RetryBackoff;
 
   constructor(options: ReaderManagerOptions) {
     super();
     this.#options = options;
     this.#queue = new OperationQueue(options.queueLimit);
+    this.#backoff = new RetryBackoff(options.probeIntervalMs, options.probeMaxIntervalMs);
   }
 
   get status(): ReaderStatus {
@@ -138,6 +152,17 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   start(): void {
     if (this.#state !== 'stopped') return;
     this.#setState('unavailable');
+    void this.#connect();
+  }
+
+  /**
+   * Looks for PC/SC now instead of at the next backoff step (the operator plugged the reader in,
+   * or fixed the smart-card service); does nothing while PC/SC is ready or stopped.
+   */
+  retryNow(): void {
+    if (this.#state !== 'unavailable' || this.#nfc) return;
+    this.#backoff.reset();
+    clearTimeout(this.#timer);
     void this.#connect();
   }
 
@@ -172,26 +197,27 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   async #connect(): Promise<void> {
     const generation = this.#generation;
     const socket = this.#options.pcscdSocket;
-    if (socket !== undefined && !(await isPcscdReachable(socket))) {
-      if (generation === this.#generation) this.#retryLater();
-      return;
-    }
-    const probe = this.#options.serviceProbe;
-    if (probe !== undefined && !(await probe.reachable())) {
-      if (generation !== this.#generation) return;
-      if (this.#problem?.message !== probe.describe) this.#reportProblem(probe.describe);
+    const problem =
+      (socket === undefined ? null : await pcscdProblem(socket)) ??
+      (await this.#options.serviceProbe?.check()) ??
+      null;
+    if (generation !== this.#generation) return;
+    if (problem) {
+      // The same answer at every retry is reported once.
+      if (this.#problem?.message !== problem.message) this.#reportProblem(problem);
       this.#retryLater();
       return;
     }
-    if (generation !== this.#generation) return;
     let nfc: NFC;
     try {
       nfc = await this.#options.createNfc();
     } catch (error) {
       if (generation !== this.#generation) return;
-      const message = `PC/SC is not available: ${messageOf(error)}`;
+      const failed = problemOf(error, (message) =>
+        loadProblem(`PC/SC is not available: ${message}`),
+      );
       // The same failure every second (e.g. a library that cannot load) is reported once.
-      if (this.#problem?.message !== message) this.#reportProblem(message);
+      if (this.#problem?.message !== failed.message) this.#reportProblem(failed);
       this.#retryLater();
       return;
     }
@@ -204,9 +230,13 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     nfc.on('reader', (reader) => this.#attach(reader, nfc));
     nfc.on('error', (error) => {
       if (this.#nfc !== nfc) return;
-      this.#reportProblem(`PC/SC error: ${error.message}`);
+      this.#reportProblem(
+        problemOf(error, (message) => ({ code: 'pcsc-error', message: `PC/SC error: ${message}` })),
+      );
       this.#contextLost();
     });
+    // What kept PC/SC away is over; a card's problem is said when it happens.
+    this.#problem = null;
     this.#setState('ready');
     this.#options.log.info('PC/SC context ready');
   }
@@ -217,18 +247,30 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     reader.on('error', (error) => {
       if (this.#nfc !== nfc) return;
       if (CONTEXT_LOST.test(error.message)) {
-        this.#reportProblem(`PC/SC connection lost: ${error.message}`);
+        this.#reportProblem({
+          code: 'pcsc-error',
+          message: `PC/SC connection lost: ${error.message}`,
+        });
         this.#contextLost();
         return;
       }
-      // nfc-pcsc reports a card it cannot identify (e.g. ISO 14443-4 without an AID) here.
-      this.#reportProblem(`${name}: ${error.message}`);
+      // nfc-pcsc reports here a card it cannot identify (e.g. ISO 14443-4 without an AID) and,
+      // patched (patches/nfc-pcsc+0.8.1.patch), a card it cannot connect to: another program
+      // holds the reader. PC/SC's own words are in the wrapped error.
+      const previous = (error as { previous?: unknown }).previous;
+      this.#reportProblem(
+        readerErrorProblem(
+          `${name}: ${error.message}`,
+          previous instanceof Error ? previous.message : undefined,
+        ),
+      );
     });
     if (!this.#isContactless(name)) {
       this.#options.log.info(`ignoring reader ${name}`);
       return;
     }
     this.#readers.set(name, reader);
+    this.#backoff.reset();
     this.#emitEvent({ type: 'reader-attached', reader: name });
     reader.on('card', (card) => {
       if (this.#nfc !== nfc || !card.uid || reader !== this.#selected()) return;
@@ -236,10 +278,16 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       try {
         cardId = formatCardId(card.uid);
       } catch {
-        this.#reportProblem(`${name}: a card with an unusable UID (${card.uid})`);
+        this.#reportProblem({
+          code: 'card-unreadable',
+          message: `${name}: a card with an unusable UID (${card.uid})`,
+        });
         return;
       }
       this.#card = { cardId, reader: name, since: new Date() };
+      // A card was read: the reader is this program's again.
+      if (this.#problem?.code === 'reader-in-use' || this.#problem?.code === 'card-unreadable')
+        this.#problem = null;
       this.#emitEvent({ type: 'card-present', reader: name, cardId });
     });
     reader.on('card.off', () => this.#cardGone(name));
@@ -287,7 +335,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     const generation = this.#generation;
     this.#timer = setTimeout(() => {
       if (generation === this.#generation && this.#state !== 'stopped') void this.#connect();
-    }, this.#options.probeIntervalMs ?? 1_000);
+    }, this.#backoff.next());
   }
 
   #selected(): Reader | undefined {
@@ -309,10 +357,10 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     this.#emitEvent({ type: 'pcsc', state });
   }
 
-  #reportProblem(message: string): void {
-    this.#problem = { message, at: new Date() };
-    this.#options.log.warn(message);
-    this.#emitEvent({ type: 'problem', message });
+  #reportProblem(problem: ReaderProblem): void {
+    this.#problem = { ...problem, at: new Date() };
+    this.#options.log.warn(problem.message);
+    this.#emitEvent({ type: 'problem', message: problem.message });
   }
 
   #emitEvent(event: ReaderEvent): void {
@@ -327,6 +375,11 @@ function safely(action: () => void): void {
   } catch {
     // Closing a context or reader that pcscd already dropped may throw; it is gone either way.
   }
+}
+
+/** The problem an error carries (ReaderProblemError), or `otherwise` of its message. */
+function problemOf(error: unknown, otherwise: (message: string) => ReaderProblem): ReaderProblem {
+  return error instanceof ReaderProblemError ? error.problem : otherwise(messageOf(error));
 }
 
 function messageOf(error: unknown): string {

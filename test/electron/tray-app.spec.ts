@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { _electron as electron, type ElectronApplication, type Page } from 'playwright-core';
+import type { CardWalletBridge } from '../../main/ipc-contract.ts';
 
 // The real tray app in Electron, run by `npm run test:electron` where Electron is installed
 // (not in .ci/run: the binary cannot be downloaded there). pcscd is pointed nowhere, so the
@@ -43,6 +44,15 @@ describe('the tray app', () => {
     assert.equal(await ping.text(), '"pong"');
   });
 
+  test('when the service made its till id at the first start, then the settings keep it and the window shows it', async () => {
+    const tillId = readFileSync(join(userData, 'service', 'till-id'), 'utf8').trim();
+    await window.getByTestId('till-id').filter({ hasText: tillId }).waitFor();
+    const stored = JSON.parse(readFileSync(join(userData, 'settings.json'), 'utf8')) as {
+      tillId?: unknown;
+    };
+    assert.equal(stored.tillId, tillId);
+  });
+
   test('when an origin is saved, then the service allows it at once and it survives a reload', async () => {
     await window.getByTestId('allowed-origins').fill('https://pos.example.com');
     await window.getByTestId('save-settings').click();
@@ -60,6 +70,7 @@ describe('the tray app', () => {
 
   test('when the card simulator is turned on, then the service restarts with it, the window says so and a card placed from the panel shows; turned off, it is gone', async () => {
     assert.equal(await window.getByTestId('simulator-banner').isVisible(), false, 'off at first');
+    await window.getByTestId('advanced').locator('summary').click();
     await window.getByTestId('simulator-setting').check();
     await window.getByTestId('save-settings').click();
     await window.getByTestId('settings-saved').filter({ hasText: 'restarted' }).waitFor();
@@ -79,5 +90,17 @@ describe('the tray app', () => {
     await window.getByTestId('reader-name').filter({ hasText: 'no reader' }).waitFor();
     const real = await fetch(`${url}/ping`);
     assert.equal(real.headers.get('card-wallet-simulator'), null);
+  });
+
+  test('when it runs, then its log file is in the logs folder, without the API key, and the window offers to open the folder', async () => {
+    const logs = await app.evaluate(({ app: electronApp }) => electronApp.getPath('logs'));
+    const text = readFileSync(join(logs, 'card-wallet-worker.log'), 'utf8');
+    assert.match(text, / info Card Wallet Worker \S+ starting/);
+    assert.match(text, / info service listening on http:\/\/127\.0\.0\.1:\d+/);
+    const settings = await window.evaluate(() =>
+      (globalThis as unknown as { cardWallet: CardWalletBridge }).cardWallet.getSettings(),
+    );
+    assert.ok(!text.includes(settings.settings.apiKey), 'the key is not in the log');
+    assert.equal(await window.getByTestId('open-log-folder').isVisible(), true);
   });
 });

@@ -88,6 +88,7 @@ test('when the embedded ledger cannot open its database, then the service still 
   writeFileSync(join(dataDir, 'ledger', LOCK_FILE), `${process.pid}\n`);
   const errors: string[] = [];
   const log: Logger = {
+    debug: () => undefined,
     info: () => undefined,
     warn: () => undefined,
     error: (m) => errors.push(m),

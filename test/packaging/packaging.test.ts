@@ -58,7 +58,7 @@ const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 const config = parse(readFileSync(join(root, 'electron-builder.yml'), 'utf8'));
 let work: string;
 let unpacked: string;
-let fpm: { args: string[]; desktopEntry: string | null };
+let fpm: { args: string[]; desktopEntry: string | null; real: boolean };
 let asar: ReturnType<typeof readAsar>;
 
 function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
@@ -91,6 +91,13 @@ before(() => {
   run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
     cwd: project,
   });
+  // `npm run build`'s second step, the embedded ledger's database template, is taken from this
+  // tree's build (making one runs PostgreSQL's initdb and every migration: tens of seconds).
+  for (const file of ['pglite-template.tar.gz', 'pglite-template.json']) {
+    const built = join(root, 'dist', 'cloud', 'db', file);
+    assert.ok(existsSync(built), `${built} is missing: run npm run build first`);
+    cpSync(built, join(project, 'dist', 'cloud', 'db', file));
+  }
   const realFpm = spawnSync('sh', ['-c', 'command -v fpm'], { encoding: 'utf8' }).stdout.trim();
   run(
     process.execPath,
@@ -124,12 +131,16 @@ before(() => {
 after(() => work && rmSync(work, { recursive: true, force: true }));
 
 describe('the Linux build (deb target) with a stand-in Electron', () => {
-  test('when built, then the app is the asar with our build output, pages, icons and the API document', () => {
+  test('when built, then the app is the asar with our build output, pages, icons, the API document and the database template of the embedded ledger', () => {
     for (const file of [
       'package.json',
       'dist/main/main.js',
       'dist/main/preload.cjs',
+      'dist/main/pcsc-host.js',
       'dist/service/worker-service.js',
+      // A till's first standalone start copies it instead of running initdb (read from the asar).
+      'dist/cloud/db/pglite-template.tar.gz',
+      'dist/cloud/db/pglite-template.json',
       'renderer/index.html',
       'main/assets/tray-ready.png',
       'main/assets/tray-ready@2x.png',
@@ -165,7 +176,7 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
     assert.deepEqual(
       ours.filter(
         (file) =>
-          !/^(package\.json|docs\/openapi\.yaml|dist\/.*\.(js|cjs)|renderer\/[^/]+|main\/assets\/tray-[a-z-]+(@2x)?\.png)$/.test(
+          !/^(package\.json|docs\/openapi\.yaml|dist\/.*\.(js|cjs)|dist\/cloud\/db\/pglite-template\.(tar\.gz|json)|renderer\/[^/]+|main\/assets\/tray-[a-z-]+(@2x)?\.png)$/.test(
             file,
           ),
       ),
@@ -216,6 +227,20 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
       readdirSync(pcsclite, { recursive: true, encoding: 'utf8' }).filter((name) =>
         /\.(cpp|h|gyp)$|obj\.target/.test(name),
       ),
+      [],
+    );
+  });
+
+  test('when built, then the app carries app-update.yml for electron-updater (its cache folder), and the PC/SC patches are not in it', () => {
+    const updateConfig = parse(readFileSync(join(unpacked, 'resources', 'app-update.yml'), 'utf8'));
+    assert.equal(updateConfig.provider, 'generic');
+    assert.equal(updateConfig.updaterCacheDirName, 'card-wallet-worker-updater');
+    assert.ok(
+      asar.files.includes('node_modules/electron-updater/package.json') &&
+        asar.files.includes('node_modules/electron-log/package.json'),
+    );
+    assert.deepEqual(
+      asar.files.filter((file) => file.startsWith('patches/') || file.startsWith('build/')),
       [],
     );
   });
@@ -286,7 +311,7 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
 
   test('when a real fpm is on PATH, then the deb file is built; here it says why not', (context) => {
     const deb = join(unpacked, '..', `card-wallet-worker_${packageJson.version}_amd64.deb`);
-    if (!existsSync(deb)) {
+    if (!fpm.real || !existsSync(deb)) {
       context.diagnostic(
         'no deb file: fpm is not installed here (electron-builder downloads it from GitHub; Debian has no package). Its arguments were checked above.',
       );
@@ -307,7 +332,9 @@ describe('the installers for Windows, macOS and the AppImage (configuration)', (
       perMachine: false,
       allowToChangeInstallationDirectory: true,
       runAfterFinish: true,
+      include: 'build/installer.nsh',
     });
+    assert.ok(existsSync(join(root, config.nsis.include)), 'the include script exists');
     // electron-builder's own check of a Windows icon (it refuses .ico files under 256 px).
     const result = await convertIcon({
       sources: [config.win.icon],

@@ -5,25 +5,23 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createIpc } from '../../main/ipc.ts';
 import { setupPersonalizeIpc } from '../../main/personalize-ipc.ts';
-import { DEFAULT_SETTINGS, type Settings } from '../../main/settings.ts';
+import type { Settings } from '../../main/settings.ts';
 import { setupSimulatorIpc } from '../../main/simulator-ipc.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
 import { trayTooltip } from '../../main/tray-state.ts';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
+import { waitUntil } from '../support/card-rig.ts';
 import { FakeIpcMain } from '../support/electron-mock.ts';
 import { apiCaller } from '../support/http-client.ts';
 import {
+  openAdvanced,
   openStatusWindow,
   playMain,
+  startSimulatedTill,
+  type SimulatedTill,
   type StatusWindowPage,
 } from '../support/status-window-page.ts';
-import {
-  shopCredits,
-  startTestLedger,
-  TEST_API_KEY,
-  type TestLedger,
-} from '../support/test-ledger.ts';
+import { shopCredits, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, type TestService } from '../support/test-service.ts';
 
 // Per-card keys in the status window, in Debian's Chromium, against a real service core with
@@ -36,6 +34,7 @@ const screenshots = fileURLToPath(new URL('../../test-results/renderer', import.
 const MASTER = '000102030405060708090A0B0C0D0E0F';
 const NEW_MASTER = 'F0E0D0C0B0A090807060504030201000';
 
+let till: SimulatedTill;
 let ledger: TestLedger;
 let service: TestService;
 /** The core the button personalizes with (main/'s `service`, replaced by a restart). */
@@ -79,20 +78,9 @@ async function personalize(text: RegExp): Promise<string> {
 
 before(async () => {
   mkdirSync(screenshots, { recursive: true });
-  ledger = await startTestLedger();
-  service = await startTestService(
-    { cloudUrl: ledger.url, simulator: true, cardMasterKey: MASTER },
-    { limits: ROOMY_LIMITS },
-  );
+  till = await startSimulatedTill({ cardMasterKey: MASTER });
+  ({ ledger, service, settings } = till);
   current = service;
-  settings = {
-    ...DEFAULT_SETTINGS,
-    apiKey: TEST_API_KEY,
-    port: service.port,
-    cloudUrl: ledger.url,
-    simulator: true,
-    cardMasterKey: MASTER,
-  };
   const ipc = createIpc(
     ipcMain,
     () => true,
@@ -109,12 +97,12 @@ before(async () => {
   feed = followService(service, emptySnapshot(), statusWindow.push);
   await page.goto(statusWindow.url);
   await page.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
+  await openAdvanced(page);
 });
 after(async () => {
   feed?.stop();
   await statusWindow?.close();
-  await service?.close();
-  await ledger?.close();
+  await till?.close();
 });
 
 describe('the status window with per-card keys', () => {

@@ -4,25 +4,23 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createIpc } from '../../main/ipc.ts';
-import { DEFAULT_SETTINGS, type Settings } from '../../main/settings.ts';
+import type { Settings } from '../../main/settings.ts';
 import { setupSimulatorIpc } from '../../main/simulator-ipc.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
+import { waitUntil } from '../support/card-rig.ts';
 import { FakeIpcMain } from '../support/electron-mock.ts';
 import { apiCaller } from '../support/http-client.ts';
 import {
+  openAdvanced,
   openStatusWindow,
   playMain,
+  startSimulatedTill,
+  type SimulatedTill,
   type StatusWindowPage,
 } from '../support/status-window-page.ts';
-import {
-  shopCredits,
-  startTestLedger,
-  TEST_API_KEY,
-  type TestLedger,
-} from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+import { shopCredits, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import type { TestService } from '../support/test-service.ts';
 
 // The status window's card simulator panel in Debian's Chromium, against a real service core
 // started with the simulator (no pcscd, no rig). The test plays main/'s part as the other
@@ -31,6 +29,7 @@ import { startTestService, type TestService } from '../support/test-service.ts';
 const screenshots = fileURLToPath(new URL('../../test-results/renderer', import.meta.url));
 const CARD = '0A0B0C0D';
 
+let till: SimulatedTill;
 let ledger: TestLedger;
 let service: TestService;
 let statusWindow: StatusWindowPage;
@@ -75,18 +74,8 @@ async function result(text: RegExp): Promise<string> {
 
 before(async () => {
   mkdirSync(screenshots, { recursive: true });
-  ledger = await startTestLedger();
-  service = await startTestService(
-    { cloudUrl: ledger.url, simulator: true },
-    { limits: ROOMY_LIMITS },
-  );
-  settings = {
-    ...DEFAULT_SETTINGS,
-    apiKey: TEST_API_KEY,
-    port: service.port,
-    cloudUrl: ledger.url,
-    simulator: true,
-  };
+  till = await startSimulatedTill();
+  ({ ledger, service, settings } = till);
   setupSimulatorIpc(
     createIpc(
       ipcMain,
@@ -100,12 +89,12 @@ before(async () => {
   feed = followService(service, emptySnapshot(), statusWindow.push);
   await page.goto(statusWindow.url);
   await page.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
+  await openAdvanced(page);
 });
 after(async () => {
   feed?.stop();
   await statusWindow?.close();
-  await service?.close();
-  await ledger?.close();
+  await till?.close();
 });
 
 describe('the status window with the card simulator', () => {

@@ -4,6 +4,7 @@ import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manag
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import type { RateLimits } from '../../service/http/rate-limits.ts';
+import type { WorkerServiceOptions } from '../../service/worker-service.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startPcscd, type PcscdRig } from './pcscd.ts';
 import {
@@ -22,8 +23,9 @@ async function attached(
   service: TestService,
   { name, port }: { name: string; port: number },
   apiKey: string,
+  withinMs = 5_000,
 ): Promise<Till> {
-  await waitUntil(() => service.readers.status.reader === name, 5_000, 'reader attached');
+  await waitUntil(() => service.readers.status.reader === name, withinMs, 'reader attached');
   const reader = new VirtualReader(port);
   return {
     service,
@@ -130,11 +132,17 @@ export async function startCardRig(
     limits = ROOMY_LIMITS,
     eventHeartbeatMs,
     ledgerProcess = false,
+    createNfc,
   }: {
     limits?: RateLimits;
     eventHeartbeatMs?: number;
     /** The ledger as a process of its own on PostgreSQL, instead of in this process on PGlite. */
     ledgerProcess?: boolean;
+    /**
+     * PC/SC through another host than nfc-pcsc in this process (the tray's PC/SC host, a
+     * process that starts first: the reader is waited for longer).
+     */
+    createNfc?: WorkerServiceOptions['createNfc'];
   } = {},
 ): Promise<CardRig> {
   if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
@@ -148,9 +156,9 @@ export async function startCardRig(
   const ledgerProxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },
-    { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs },
+    { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs, createNfc },
   );
-  const till = await attached(service, first, TEST_API_KEY);
+  const till = await attached(service, first, TEST_API_KEY, createNfc ? 60_000 : 5_000);
   const others: Till[] = [];
   let cardsMade = 0;
   return {

@@ -1,5 +1,6 @@
+import { fork as forkNode, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { IpcMainInvokeEvent } from 'electron';
 
 // A hand-written stand-in for the parts of Electron that main/ uses. main/ takes Electron's
@@ -60,6 +61,12 @@ export class FakeWebContents extends EventEmitter {
   }
   isDestroyed(): boolean {
     return this.destroyed;
+  }
+  reloads = 0;
+  /** Electron starts a new renderer for a page whose renderer died (render-process-gone). */
+  reload(): void {
+    if (this.destroyed) throw new TypeError('Object has been destroyed');
+    this.reloads += 1;
   }
   setWindowOpenHandler(handler: FakeWebContents['windowOpenHandler']): void {
     this.windowOpenHandler = handler;
@@ -165,6 +172,7 @@ export class FakeSafeStorage {
  */
 export class FakeApp extends EventEmitter {
   #openAtLogin = false;
+  #isReady = false;
   #ready: () => void = () => undefined;
   readonly #whenReady = new Promise<void>((resolve) => (this.#ready = resolve));
   /** How the process ended, if it did. */
@@ -188,8 +196,12 @@ export class FakeApp extends EventEmitter {
     return this.#whenReady;
   }
   becomeReady(): void {
+    this.#isReady = true;
     this.#ready();
     this.emit('ready');
+  }
+  isReady(): boolean {
+    return this.#isReady;
   }
   quit(): void {
     let prevented = false;
@@ -259,3 +271,85 @@ export class FakeTray {
     return found;
   }
 }
+
+/** The child side of FakeUtilityProcess: Electron's process.parentPort over Node's IPC. */
+const UTILITY_CHILD = fileURLToPath(new URL('./utility-process-child.ts', import.meta.url));
+
+/**
+ * Electron's utilityProcess, as a real child process (Node with tsx, so the entry may be a .ts
+ * file), failing where Electron does: fork before the app is `ready` (the docs forbid it; Electron
+ * 28 to 33 crashed, electron/electron#41396); stdin other than 'ignore'; a transfer list that is
+ * not MessagePortMain objects; a message that structured clone refuses (a function). Messages
+ * cross a structured clone both ways, so a Buffer arrives as a Uint8Array, as in Electron.
+ */
+export class FakeUtilityProcessModule {
+  readonly forked: FakeUtilityProcess[] = [];
+  constructor(readonly app: Pick<FakeApp, 'isReady'>) {}
+  fork(
+    modulePath: string,
+    args: string[] = [],
+    options: { env?: NodeJS.ProcessEnv; stdio?: string | string[]; serviceName?: string } = {},
+  ): FakeUtilityProcess {
+    if (!this.app.isReady())
+      throw new Error('utilityProcess.fork can only be called after the app is ready');
+    const stdio = options.stdio ?? 'inherit';
+    if (Array.isArray(stdio) && stdio[0] !== undefined && stdio[0] !== 'ignore')
+      throw new Error('stdin of a utility process can only be ignore');
+    const child = new FakeUtilityProcess(modulePath, args, options.env ?? process.env, stdio);
+    this.forked.push(child);
+    return child;
+  }
+}
+
+export class FakeUtilityProcess extends EventEmitter {
+  pid: number | undefined;
+  readonly stdout: NodeJS.ReadableStream | null;
+  readonly stderr: NodeJS.ReadableStream | null;
+  readonly #child: ChildProcess;
+  #exited = false;
+  constructor(
+    modulePath: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    stdio: string | string[],
+  ) {
+    super();
+    const mode = (index: number) => (Array.isArray(stdio) ? (stdio[index] ?? 'inherit') : stdio);
+    this.#child = forkNode(UTILITY_CHILD, [modulePath, ...args], {
+      execArgv: ['--import', 'tsx'],
+      env,
+      serialization: 'advanced',
+      stdio: ['ignore', mode(1), mode(2), 'ipc'] as never,
+    });
+    this.stdout = this.#child.stdout;
+    this.stderr = this.#child.stderr;
+    this.#child.on('spawn', () => {
+      this.pid = this.#child.pid;
+      this.emit('spawn');
+    });
+    this.#child.on('message', (message) => this.emit('message', structuredClone(message)));
+    this.#child.on('exit', (code, signal) => {
+      this.#exited = true;
+      this.pid = undefined;
+      // Electron reports the exit code from waitpid; a signal shows as a non-zero code.
+      this.emit('exit', code ?? (signal ? 128 : 0));
+    });
+  }
+  postMessage(message: unknown, transfer: unknown[] = []): void {
+    if (transfer.some((port) => !(port instanceof FakeMessagePortMain)))
+      throw new TypeError('transfer must be a list of MessagePortMain');
+    const cloned = structuredClone(message);
+    if (!this.#exited && this.#child.connected) this.#child.send(cloned as never);
+  }
+  kill(): boolean {
+    if (this.#exited) return false;
+    return this.#child.kill('SIGTERM');
+  }
+  /** Test helper: the process as a hang detector would see it (SIGSTOP: alive, silent). */
+  freeze(): void {
+    this.#child.kill('SIGSTOP');
+  }
+}
+
+/** Only MessagePortMain objects may be transferred (none are used by main/ today). */
+export class FakeMessagePortMain extends EventEmitter {}

@@ -59,7 +59,9 @@ export function readFuses(executable: string): Record<string, string> {
  * A stand-in for fpm, which electron-builder runs to make the deb (fpm is a Ruby gem, not in
  * Debian, and electron-builder downloads it from GitHub). It records the arguments
  * electron-builder passes and the desktop entry it hands over, as JSON in $FPM_RECORD; where a
- * real fpm is given in $REAL_FPM it then runs that, so the deb is really built.
+ * real fpm is given in $REAL_FPM it then runs that, so the deb is really built. Without one it
+ * writes a placeholder where the deb goes (`real: false` in the record): electron-builder reads
+ * the file it asked for, to describe it in latest-linux.yml for electron-updater.
  */
 export function standInFpm(file: string): string {
   writeFileSync(
@@ -72,8 +74,10 @@ const desktop = args.find((arg) => arg.endsWith('.desktop') && arg.includes('=')
 writeFileSync(process.env.FPM_RECORD, JSON.stringify({
   args,
   desktopEntry: desktop ? readFileSync(desktop.slice(0, desktop.lastIndexOf('=')), 'utf8') : null,
+  real: Boolean(process.env.REAL_FPM),
 }));
 if (process.env.REAL_FPM) process.exit(spawnSync(process.env.REAL_FPM, args, { stdio: 'inherit' }).status ?? 1);
+writeFileSync(args[args.indexOf('--package') + 1], 'a placeholder: fpm is not installed here\\n');
 `,
   );
   chmodSync(file, 0o755);

@@ -2,11 +2,20 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import type { SettingsView } from '../../main/ipc-contract.ts';
 import { saveSettings, type SaveSteps } from '../../main/save-settings.ts';
-import { windowSettings, type Settings, type SettingsEdit } from '../../main/settings.ts';
+import {
+  DEFAULT_SETTINGS,
+  windowSettings,
+  type Settings,
+  type SettingsEdit,
+} from '../../main/settings.ts';
 import type { StatusSnapshot } from '../../main/status-model.ts';
+import type { ConfigInput } from '../../service/config.ts';
 import type { FakeIpcMain } from './electron-mock.ts';
 import { launchChromium } from './browser.ts';
+import { ROOMY_LIMITS } from './card-rig.ts';
 import { serveFolder, type StaticServer } from './static-server.ts';
+import { startTestLedger, TEST_API_KEY, type TestLedger } from './test-ledger.ts';
+import { startTestService, type TestService } from './test-service.ts';
 
 const rendererFolder = fileURLToPath(new URL('../../renderer', import.meta.url));
 
@@ -25,6 +34,13 @@ const BRIDGE = `
     putBackSimulatedCard: (request) => invoke('simulator:put-back', request),
     armSimulatorFault: (request) => invoke('simulator:fault', request),
     personalizeCard: () => invoke('card:personalize'),
+    copyApiKey: () => invoke('settings:copy-api-key'),
+    unlockSettings: () => invoke('settings:unlock'),
+    fixSmartCardService: () => invoke('reader:fix-service'),
+    retryReader: () => invoke('reader:retry'),
+    openLogFolder: () => invoke('app:open-log-folder'),
+    installUpdate: () => invoke('update:install'),
+    dismissNotice: (id) => invoke('notice:dismiss', id),
     onStatus: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
   });
   window.__cardWalletPush = (snapshot) => { for (const listener of listeners) listener(snapshot); };
@@ -95,10 +111,30 @@ export interface MainSide {
   /** A restart of the service core (default: none; the tests record it). */
   restart?(next: Settings): Promise<void>;
   recovery?(): string | null;
+  /** Why the stored keys cannot be read (keychain denied), as SettingsStore.locked says. */
+  locked?(): string | null;
   plainTextKeyStorage?: boolean;
   /** Channels main/ answers with its own handlers, registered on this mock ipcMain. */
   handlers?: { ipcMain: FakeIpcMain; channels: (channel: string) => boolean };
+  /** Answers to the window's actions (Retry, the reader fix...), by channel; default: done. */
+  actions?: Partial<Record<string, (...args: unknown[]) => unknown>>;
+  /** Every channel the window invoked, in order (with its argument). */
+  invoked?: { channel: string; args: unknown[] }[];
 }
+
+/** What main/ answers to the window's actions when a test does not say otherwise. */
+const DONE: Record<string, unknown> = {
+  'settings:copy-api-key': true,
+  'settings:unlock': { ok: true, message: 'The keys are readable again; the service is starting.' },
+  'reader:fix-service': {
+    ok: true,
+    message: 'The smart-card service now starts automatically; the reader is being looked for.',
+  },
+  'reader:retry': undefined,
+  'app:open-log-folder': { ok: true, message: '/home/till/.config/card-wallet-worker/logs' },
+  'update:install': true,
+  'notice:dismiss': undefined,
+};
 
 /**
  * Answers the window's channels as main/ does: the status from the feed, the settings as the
@@ -107,7 +143,11 @@ export interface MainSide {
  */
 export function playMain(side: MainSide): (channel: string, args: unknown[]) => Promise<unknown> {
   return async (channel, args) => {
+    side.invoked?.push({ channel, args });
     if (side.handlers?.channels(channel)) return side.handlers.ipcMain.invoke(channel, {}, ...args);
+    const action = side.actions?.[channel];
+    if (action) return action(...args);
+    if (channel in DONE) return DONE[channel];
     switch (channel) {
       case 'status:get':
         return side.snapshot();
@@ -116,6 +156,8 @@ export function playMain(side: MainSide): (channel: string, args: unknown[]) => 
           settings: windowSettings(side.settings()),
           plainTextKeyStorage: side.plainTextKeyStorage ?? false,
           recovery: side.recovery?.() ?? null,
+          locked: side.locked?.() ?? null,
+          masterKeyLocked: false,
         } satisfies SettingsView;
       case 'settings:save':
         return saveSettings(side.settings(), args[0] as SettingsEdit, {
@@ -129,4 +171,56 @@ export function playMain(side: MainSide): (channel: string, args: unknown[]) => 
         throw new Error(`unknown channel ${channel}`);
     }
   };
+}
+
+/** Opens the settings' Advanced section (card keys, sector, simulator, updates), closed at first. */
+export async function openAdvanced(page: Page): Promise<void> {
+  const advanced = page.getByTestId('advanced');
+  if (!(await advanced.evaluate((element) => (element as unknown as { open: boolean }).open)))
+    await advanced.locator('summary').click();
+}
+
+/** A service core on the card simulator over a test ledger, and main/'s settings for it. */
+export interface SimulatedTill {
+  ledger: TestLedger;
+  service: TestService;
+  /** The settings main/ would hold for this service (its till id kept, as main/ keeps it). */
+  settings: Settings;
+  close(): Promise<void>;
+}
+
+/**
+ * The service a window test plays main/'s part over when it needs no reader: the card
+ * simulator, a ledger of its own, roomy rate limits; `config` adds to the service's config.
+ */
+export async function startSimulatedTill(
+  config: Partial<ConfigInput> = {},
+): Promise<SimulatedTill> {
+  const ledger = await startTestLedger();
+  try {
+    const service = await startTestService(
+      { cloudUrl: ledger.url, simulator: true, ...config },
+      { limits: ROOMY_LIMITS },
+    );
+    return {
+      ledger,
+      service,
+      settings: {
+        ...DEFAULT_SETTINGS,
+        apiKey: TEST_API_KEY,
+        port: service.port,
+        cloudUrl: ledger.url,
+        simulator: true,
+        cardMasterKey: config.cardMasterKey ?? null,
+        tillId: service.tillId,
+      },
+      async close() {
+        await service.close();
+        await ledger.close();
+      },
+    };
+  } catch (error) {
+    await ledger.close();
+    throw error;
+  }
 }

@@ -202,25 +202,76 @@ describe('settings against the service schema', () => {
 });
 
 describe('settings recovery', () => {
-  test('when the key cannot be decrypted (keychain denied, keyring locked), then the file is backed up, defaults load and the key is asked for again', () => {
-    const store = memoryStore();
-    new SettingsStore(store, secretBox(true)).save({ ...valid, port: 5000 });
-    const backups: Record<string, unknown>[] = [];
-    const denied: SecretBox = {
-      ...secretBox(true),
-      decryptString: () => {
-        throw new Error(
-          'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
-        );
+  /** safeStorage that refuses to decrypt until `unlock()`, as a denied keychain or locked keyring. */
+  function lockedBox() {
+    let locked = true;
+    const box: SecretBox = {
+      ...secretBox(true, 'gnome_libsecret'),
+      decryptString: (buffer) => {
+        if (locked)
+          throw new Error(
+            'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
+          );
+        return [...buffer.toString()].reverse().join('');
       },
     };
-    const settings = new SettingsStore(store, denied, (raw) => backups.push(raw));
-    const loaded = settings.load(() => 'generated-key-0123456789');
-    assert.equal(loaded.apiKey, 'generated-key-0123456789');
-    assert.equal(loaded.port, DEFAULT_SETTINGS.port);
-    assert.equal(backups.length, 1);
-    assert.equal(backups[0]?.port, 5000);
-    assert.match(settings.recovery ?? '', /could not be read/);
+    return { box, unlock: () => (locked = false) };
+  }
+
+  test('when the key cannot be decrypted (keychain denied, keyring locked), then nothing is replaced: the ledger URL, origins and port load as stored, no key is generated, the file is untouched, and it says why', () => {
+    const store = memoryStore();
+    const shop = {
+      ...valid,
+      port: 5000,
+      cloudUrl: 'https://ledger.example.com',
+      allowedOrigins: ['https://pos.example.com'],
+    };
+    new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save(shop);
+    const before = JSON.stringify(store.store);
+    const backups: Record<string, unknown>[] = [];
+    const { box, unlock } = lockedBox();
+    const settings = new SettingsStore(store, box, (raw) => backups.push(raw));
+    let generated = 0;
+    const loaded = settings.load(() => {
+      generated += 1;
+      return 'generated-key-0123456789';
+    });
+    assert.deepEqual(
+      { port: loaded.port, cloudUrl: loaded.cloudUrl, allowedOrigins: loaded.allowedOrigins },
+      {
+        port: 5000,
+        cloudUrl: 'https://ledger.example.com',
+        allowedOrigins: ['https://pos.example.com'],
+      },
+    );
+    assert.equal(loaded.apiKey, '', 'no key: the service waits');
+    assert.equal(generated, 0, 'no new key was made');
+    assert.equal(JSON.stringify(store.store), before, 'the file is as it was');
+    assert.deepEqual(backups, []);
+    assert.equal(settings.recovery, null);
+    assert.match(
+      settings.locked ?? '',
+      /The API key could not be decrypted .*Unlock it and click Retry/,
+    );
+    // The operator unlocks the keyring and retries: the stored key is back.
+    unlock();
+    assert.equal(settings.load(() => 'generated-key-0123456789').apiKey, KEY);
+    assert.equal(settings.locked, null);
+  });
+
+  test('when the key cannot be decrypted and the operator enters it again, then it is saved with the stored settings, and the locked entry is kept (as stored) among the earlier keys', () => {
+    const store = memoryStore();
+    new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save({ ...valid, port: 5000 });
+    const lockedEntry = store.store.apiKey;
+    // The keyring lost its key for good (a new user profile): decrypting fails, encrypting works.
+    const { box } = lockedBox();
+    const settings = new SettingsStore(store, box);
+    const loaded = settings.load(() => 'unused-generated-key-0000');
+    settings.save({ ...loaded, apiKey: 'the-key-the-pos-uses-0123' });
+    assert.equal(settings.locked, null);
+    assert.equal(store.store.port, 5000);
+    assert.deepEqual(store.store.earlierApiKeys, [lockedEntry]);
+    assert.deepEqual(settings.earlierApiKeys, [], 'not readable: not handed to the service');
   });
 
   test('when the stored settings are invalid, then they are backed up and defaults load', () => {
@@ -305,7 +356,7 @@ describe('settings recovery', () => {
       assert.deepEqual(settings.earlierApiKeys, [NEW_KEY]);
     });
 
-    test('when a stored earlier key cannot be decrypted, then the settings are recovered like an unreadable key', () => {
+    test('when a stored earlier key cannot be decrypted, then the settings load and that key is kept as stored until it decrypts again', () => {
       const store = memoryStore();
       seed(store);
       open(store).save({ ...valid, apiKey: NEW_KEY });
@@ -319,11 +370,15 @@ describe('settings recovery', () => {
           return [...buffer.toString()].reverse().join('');
         },
       };
+      const stored = JSON.stringify(store.store.earlierApiKeys);
       const settings = new SettingsStore(store, failsOnEarlier, (raw) => backups.push(raw));
-      settings.load(() => 'generated-key-0123456789');
-      assert.equal(backups.length, 1, 'the unreadable settings are kept');
-      assert.match(settings.recovery ?? '', /keyring locked/);
+      assert.equal(settings.load(() => 'generated-key-0123456789').apiKey, NEW_KEY);
+      assert.deepEqual(backups, []);
+      assert.equal(settings.recovery, null);
+      assert.equal(settings.locked, null);
       assert.deepEqual(settings.earlierApiKeys, []);
+      settings.save({ ...valid, apiKey: NEW_KEY, port: 5001 });
+      assert.equal(JSON.stringify(store.store.earlierApiKeys), stored, 'kept as stored');
     });
   });
 });
@@ -362,25 +417,39 @@ describe('the card master key and autoPersonalize', () => {
     assert.deepEqual(store.store.cardMasterKey, { plain: MASTER });
   });
 
-  for (const [what, stored] of [
-    ['bare text (a hand-edited file)', MASTER],
-    ['encrypted but the keyring is locked', { encrypted: 'bm90IGEga2V5' }],
-  ] as const) {
-    test(`when the stored master key is ${what}, then the settings are set aside and defaults load`, () => {
-      const backups: unknown[] = [];
-      const store = memoryStore({ version: 1, apiKey: { plain: KEY }, cardMasterKey: stored });
-      const box: SecretBox = {
-        ...secretBox(true, 'gnome_libsecret'),
-        decryptString: () => {
-          throw new Error('keyring locked');
-        },
-      };
-      const settings = new SettingsStore(store, box, (raw) => backups.push(raw));
-      assert.equal(settings.load(() => 'generated-key-0123456789').cardMasterKey, null);
-      assert.equal(backups.length, 1, 'the unreadable settings are kept');
-      assert.notEqual(settings.recovery, null);
+  test('when the stored master key is bare text (a hand-edited file), then the settings are set aside and defaults load', () => {
+    const backups: unknown[] = [];
+    const store = memoryStore({ version: 1, apiKey: { plain: KEY }, cardMasterKey: MASTER });
+    const settings = new SettingsStore(store, secretBox(true, 'gnome_libsecret'), (raw) =>
+      backups.push(raw),
+    );
+    assert.equal(settings.load(() => 'generated-key-0123456789').cardMasterKey, null);
+    assert.equal(backups.length, 1, 'the unreadable settings are kept');
+    assert.notEqual(settings.recovery, null);
+  });
+
+  test('when the stored master key does not decrypt (keyring locked), then the settings are locked, not replaced, and say so', () => {
+    const store = memoryStore({
+      version: 1,
+      apiKey: { plain: KEY },
+      cardMasterKey: { encrypted: 'bm90IGEga2V5' },
     });
-  }
+    const box: SecretBox = {
+      ...secretBox(true, 'gnome_libsecret'),
+      decryptString: () => {
+        throw new Error('keyring locked');
+      },
+    };
+    const settings = new SettingsStore(store, box);
+    const loaded = settings.load(() => 'generated-key-0123456789');
+    assert.equal(loaded.apiKey, KEY);
+    assert.equal(settings.masterKeyLocked, true);
+    assert.match(
+      settings.locked ?? '',
+      /The card master key could not be decrypted \(keyring locked\)/,
+    );
+    assert.equal(settings.recovery, null);
+  });
 
   for (const cardMasterKey of ['00112233', `${MASTER}00`, 'g'.repeat(32), '', 42]) {
     test(`when the master key is ${JSON.stringify(cardMasterKey)}, then the operator is told what it must be, without the value`, () => {
@@ -476,5 +545,136 @@ describe('the card master key and autoPersonalize', () => {
       restarts.map((next) => next.cardMasterKey),
       [other],
     );
+  });
+});
+
+describe("the till id (this till's identity at the ledger)", () => {
+  const TILL = '3d0f1f9c-8a3e-4f5e-9d7a-2f1b6c0e4a10';
+  const OTHER = '7b2c6a1e-0f4d-4c8b-a1e2-9d3f5b6c7a80';
+  const withTill: Settings = { ...valid, tillId: TILL };
+  /** The window's edit: what it sends, without the till id it was shown. */
+  const { cardMasterKey: _master, tillId: _till, ...edit } = withTill;
+
+  test('when the window saves without a till id (absent, or null for an empty field), then this till keeps its id and nothing restarts for it', async () => {
+    for (const sent of [edit, { ...edit, tillId: null }]) {
+      let saved: Settings | undefined;
+      const result = await saveSettings(withTill, sent, {
+        service: { applySettings: async () => undefined },
+        persist: (next) => void (saved = next),
+        restart: async () => assert.fail('no restart'),
+      });
+      assert.deepEqual(result, { ok: true, restarted: false });
+      assert.equal(saved?.tillId, TILL, JSON.stringify(sent));
+    }
+  });
+
+  test('when the operator enters another till id, then it replaces this one (lower-case, as the service writes it) and the service restarts with it', async () => {
+    const restarts: Settings[] = [];
+    const result = await saveSettings(
+      withTill,
+      { ...edit, tillId: ` ${OTHER.toUpperCase()} ` },
+      {
+        service: { applySettings: async () => undefined },
+        persist: () => undefined,
+        restart: async (next) => void restarts.push(next),
+      },
+    );
+    assert.deepEqual(result, { ok: true, restarted: true });
+    assert.deepEqual(
+      restarts.map((next) => next.tillId),
+      [OTHER],
+    );
+    assert.equal(parseConfig(serviceConfig(restarts[0] as Settings, '/tmp/data')).tillId, OTHER);
+  });
+
+  for (const tillId of ['till-1', `${TILL}0`, '', 42]) {
+    test(`when the till id entered is ${JSON.stringify(tillId)}, then the operator is told what it must be and nothing is saved`, async () => {
+      const result = await saveSettings(
+        withTill,
+        { ...edit, tillId: tillId as string },
+        {
+          service: undefined,
+          persist: () => assert.fail('nothing is saved'),
+          restart: async () => assert.fail('no restart'),
+        },
+      );
+      assert.deepEqual(result.ok ? [] : result.problems, [
+        {
+          field: 'tillId',
+          message:
+            'The till id must be a UUID (8-4-4-4-12 hex digits), as support or your provider gave it; leave it as it is otherwise.',
+        },
+      ]);
+    });
+  }
+
+  test('when the settings hold no till id, then the service config names none (the service uses its data folder); when they hold one, the service takes it', () => {
+    assert.equal(parseConfig(serviceConfig(valid, '/tmp/data')).tillId, undefined);
+    assert.equal(parseConfig(serviceConfig(withTill, '/tmp/data')).tillId, TILL);
+  });
+
+  test('when the service made the till id, then the store keeps it in a write of that field alone, and saves without one keep it, also after a restart', () => {
+    const store = memoryStore();
+    const settings = new SettingsStore(store, secretBox(true, 'gnome_libsecret'));
+    const loaded = settings.load(() => KEY);
+    assert.equal(loaded.tillId, null, 'none before the service started');
+    const before = { ...store.store };
+    assert.equal(settings.keepTillId(TILL.toUpperCase()), TILL);
+    assert.deepEqual(store.store, { ...before, tillId: TILL }, 'only the till id was written');
+    // A save that names none (a window that loaded the settings before) keeps it.
+    assert.equal(settings.save({ ...loaded, port: 5000 }).tillId, TILL);
+    assert.equal(store.store.tillId, TILL);
+    const restarted = new SettingsStore(store, secretBox(true, 'gnome_libsecret'));
+    assert.equal(restarted.load(() => 'unused-generated-key-0000').tillId, TILL);
+    // A stored id is not replaced by the service's: the service runs with the stored one.
+    assert.equal(restarted.keepTillId(OTHER), TILL);
+    assert.equal(store.store.tillId, TILL);
+  });
+
+  test('when an installer wrote the till id alone (in capitals), then it loads lower-case with a generated key, and the service is given it', () => {
+    const store = memoryStore({ tillId: TILL.toUpperCase() });
+    const loaded = new SettingsStore(store, secretBox(true)).load(() => KEY);
+    assert.equal(loaded.tillId, TILL);
+    assert.equal(loaded.apiKey, KEY);
+    assert.equal(store.store.tillId, TILL);
+    assert.equal(parseConfig(serviceConfig(loaded, '/tmp/data')).tillId, TILL);
+  });
+
+  test('when the stored settings are invalid, then defaults load but for the till id, which is kept; an invalid till id is backed up with the rest', () => {
+    const kept = new SettingsStore(
+      memoryStore({ version: 1, port: 'x', apiKey: { plain: KEY }, tillId: TILL }),
+      secretBox(true),
+    );
+    const loaded = kept.load(() => 'generated-key-0123456789');
+    assert.notEqual(kept.recovery, null);
+    assert.equal(loaded.port, DEFAULT_SETTINGS.port);
+    assert.equal(loaded.tillId, TILL);
+    const backups: Record<string, unknown>[] = [];
+    const dropped = new SettingsStore(
+      memoryStore({ version: 1, apiKey: { plain: KEY }, tillId: 'till-1' }),
+      secretBox(true),
+      (raw) => backups.push(raw),
+    );
+    assert.equal(dropped.load(() => 'generated-key-0123456789').tillId, null);
+    assert.deepEqual(
+      backups.map((raw) => raw.tillId),
+      ['till-1'],
+    );
+  });
+
+  test('when the keys are locked, then the till id loads as stored, and a save with the key entered again keeps it', () => {
+    const store = memoryStore();
+    new SettingsStore(store, secretBox(true, 'gnome_libsecret')).save(withTill);
+    const locked = new SettingsStore(store, {
+      ...secretBox(true, 'gnome_libsecret'),
+      decryptString: () => {
+        throw new Error('Error while decrypting the ciphertext provided to safeStorage.');
+      },
+    });
+    const loaded = locked.load(() => 'unused-generated-key-0000');
+    assert.notEqual(locked.locked, null);
+    assert.equal(loaded.tillId, TILL);
+    locked.save({ ...loaded, apiKey: 'the-key-the-pos-uses-0123', tillId: null });
+    assert.equal(store.store.tillId, TILL);
   });
 });

@@ -127,12 +127,84 @@ describe('tray state transitions', () => {
     );
     assert.deepEqual(
       menu.filter((item) => item.enabled && item.type !== 'separator').map((item) => item.id),
-      ['open-window', 'copy-url', 'start-at-login', 'quit'],
+      ['open-window', 'copy-url', 'copy-api-key', 'open-log-folder', 'start-at-login', 'quit'],
     );
     assert.equal(menu.find((item) => item.id === 'start-at-login')?.checked, true);
     assert.equal(
       trayMenu(emptySnapshot(), false).find((item) => item.id === 'copy-url')?.enabled,
       false,
+    );
+  });
+});
+
+describe('the reader named truthfully in the tray', () => {
+  const problem = (code: NonNullable<ReaderStatus['problem']>['code'], message = code) =>
+    reader({
+      pcsc: 'unavailable',
+      reader: null,
+      readers: [],
+      problem: { code, message, at: new Date(0) },
+    });
+
+  test('when Windows runs the smart-card service only with a reader, then the tooltip says so and the menu offers the fix', () => {
+    const snapshot = statusModel.reader(running(), problem('service-on-demand'), 'win32');
+    assert.equal(trayState(snapshot), 'no-reader');
+    assert.equal(
+      trayTooltip(snapshot),
+      'Card Wallet Worker: Smart-card service starts only with a reader',
+    );
+    const menu = trayMenu(snapshot, false);
+    assert.equal(
+      menu.find((item) => item.id === 'status-reader')?.label,
+      'Reader: smart-card service starts only with a reader',
+    );
+    assert.equal(
+      menu.find((item) => item.id === 'reader-fix-service')?.label,
+      'Set the smart-card service to start automatically…',
+    );
+  });
+
+  test('when each problem happens, then the tooltip names it, never "service not running" for all of them', () => {
+    const said = (status: ReaderStatus, platform: NodeJS.Platform = 'win32') =>
+      trayTooltip(statusModel.reader(running(), status, platform));
+    assert.equal(said(reader({ readers: [], reader: null })), 'Card Wallet Worker: No card reader');
+    assert.match(said(problem('service-stopped')), /Smart-card service stopped$/);
+    assert.match(said(problem('service-stopped'), 'linux'), /pcscd is not running$/);
+    assert.match(said(problem('service-disabled')), /Smart-card service disabled$/);
+    assert.match(said(problem('library-missing'), 'linux'), /PC\/SC library missing$/);
+    assert.match(said(problem('wrong-abi')), /Reader module does not fit this app$/);
+    assert.match(said(problem('host-not-answering')), /Reader connection restarted$/);
+    const inUse = statusModel.reader(
+      running(),
+      reader({ problem: { code: 'reader-in-use', message: 'x', at: new Date(0) } }),
+      'win32',
+    );
+    assert.equal(trayState(inUse), 'no-reader');
+    assert.equal(trayTooltip(inUse), 'Card Wallet Worker: Reader in use by another program');
+    for (const tooltip of [said(problem('service-on-demand')), said(problem('wrong-abi'))])
+      assert.ok(tooltip.length <= 127, tooltip);
+  });
+
+  test('when an update is downloaded, then the menu says so and offers to restart to install it; while off, no update line', () => {
+    const ready = statusModel.update(running(), { state: 'ready', version: '0.2.0' });
+    const menu = trayMenu(ready, false);
+    assert.equal(menu.find((item) => item.id === 'status-update')?.label, 'Updates: 0.2.0 ready');
+    assert.equal(
+      menu.find((item) => item.id === 'install-update')?.label,
+      'Restart to install 0.2.0',
+    );
+    assert.equal(
+      trayMenu(running(), false).find((item) => item.id === 'status-update'),
+      undefined,
+    );
+    const downloading = statusModel.update(running(), {
+      state: 'downloading',
+      version: '0.2.0',
+      percent: 42,
+    });
+    assert.equal(
+      trayMenu(downloading, false).find((item) => item.id === 'status-update')?.label,
+      'Updates: downloading 0.2.0 (42%)',
     );
   });
 });
@@ -205,21 +277,38 @@ describe('updateTray', () => {
       {
         openWindow: () => acted.push('open'),
         copyUrl: () => acted.push('copy'),
+        copyApiKey: () => acted.push('copy-key'),
+        fixSmartCardService: () => acted.push('fix'),
+        retryReader: () => acted.push('retry'),
+        installUpdate: () => acted.push('install'),
+        openLogFolder: () => acted.push('logs'),
         setStartAtLogin: (enabled) => acted.push(`login:${enabled}`),
         quit: () => acted.push('quit'),
       },
     );
     assert.equal(applied.image, 'icon:card-present');
     assert.equal(applied.tooltip, 'Card Wallet Worker: card 04A1B2C3');
-    for (const label of ['Open window', 'Copy service URL', 'Start at login', 'Quit']) {
+    for (const label of [
+      'Open window',
+      'Copy service URL',
+      'Copy API key',
+      'Open log folder',
+      'Start at login',
+      'Quit',
+    ]) {
       applied.menu?.find((item) => item.label === label)?.click?.({ checked: true });
     }
-    assert.deepEqual(acted, ['open', 'copy', 'login:true', 'quit']);
+    assert.deepEqual(acted, ['open', 'copy', 'copy-key', 'logs', 'login:true', 'quit']);
   });
 
   const noActions = {
     openWindow: () => undefined,
     copyUrl: () => undefined,
+    copyApiKey: () => undefined,
+    fixSmartCardService: () => undefined,
+    retryReader: () => undefined,
+    installUpdate: () => undefined,
+    openLogFolder: () => undefined,
     setStartAtLogin: () => undefined,
     quit: () => undefined,
   };
