@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WriteIntent } from '../card/wallet-card.ts';
 import { phaseOf } from './movement-phases.ts';
@@ -108,19 +108,41 @@ export interface JournalStore {
   close(): Promise<void>;
 }
 
+/**
+ * The file system calls FileJournalStore makes: node's, or in the deterministic simulation one
+ * that loses what was not made durable, and tears the last line, when its till crashes.
+ */
+export interface JournalFiles {
+  mkdir(path: string, options: { recursive: true; mode: number }): Promise<unknown>;
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  open(path: string, flags: 'r' | 'w' | 'a', mode?: number): Promise<JournalFile>;
+  rename(from: string, to: string): Promise<void>;
+}
+
+export interface JournalFile {
+  write(text: string): Promise<unknown>;
+  sync(): Promise<void>;
+  datasync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const nodeFiles: JournalFiles = { mkdir, readFile, open, rename };
+
 /** The journal in `movements.jsonl`: fdatasync per line, compaction by write-and-rename. */
 export class FileJournalStore implements JournalStore {
   readonly #path: string;
-  #file: FileHandle | undefined;
+  readonly #files: JournalFiles;
+  #file: JournalFile | undefined;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, files: JournalFiles = nodeFiles) {
     this.#path = join(dataDir, 'movements.jsonl');
+    this.#files = files;
   }
 
   async read(): Promise<string> {
-    await mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
+    await this.#files.mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
     try {
-      return await readFile(this.#path, 'utf8');
+      return await this.#files.readFile(this.#path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       return '';
@@ -129,21 +151,21 @@ export class FileJournalStore implements JournalStore {
 
   async rewrite(text: string): Promise<void> {
     const fresh = `${this.#path}.tmp`;
-    const file = await open(fresh, 'w', 0o600);
+    const file = await this.#files.open(fresh, 'w', 0o600);
     try {
       await file.write(text);
       await file.sync();
     } finally {
       await file.close();
     }
-    await rename(fresh, this.#path);
-    const dir = await open(dirname(this.#path), 'r');
+    await this.#files.rename(fresh, this.#path);
+    const dir = await this.#files.open(dirname(this.#path), 'r');
     try {
       await dir.sync();
     } finally {
       await dir.close();
     }
-    this.#file = await open(this.#path, 'a', 0o600);
+    this.#file = await this.#files.open(this.#path, 'a', 0o600);
   }
 
   async append(line: string): Promise<void> {
