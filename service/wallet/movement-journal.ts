@@ -49,12 +49,16 @@ export type JournalEntry =
   /**
    * The card write's outcome, once certain. `torn`: decided from a card showing this write torn
    * (the target slot invalid), which proves what the card held before (see tornFirstWrite).
+   * `learnt`: the ledger's word (another till or an operator decided it), the card not seen:
+   * the card decides it when it is seen again, and a compensating movement follows if they
+   * disagree.
    */
   | {
       type: 'card';
       id: string;
       outcome: 'committed' | 'not-written';
       torn?: boolean;
+      learnt?: boolean;
       at: string;
     }
   /** The ledger acknowledged: posted, voided, or it never held the movement. */
@@ -87,6 +91,8 @@ export interface Movement {
   card?: 'committed' | 'not-written';
   /** The card showed this write torn when it was decided. */
   torn?: boolean;
+  /** `card` is the ledger's word: the card has not been seen since. */
+  learnt?: boolean;
   resolved?: 'posted' | 'voided' | 'absent';
   answer?: { status: number; body: unknown; at: string };
   /** Why the ledger refused this compensating movement. */
@@ -228,8 +234,11 @@ export class MovementJournal {
     for (const movement of this.#movements.values()) latestOfCard.set(movement.cardId, movement.id);
     for (const [id, movement] of this.#movements) {
       const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
-      // A torn write stays while it is its card's latest: it proves what the card held.
-      const proof = movement.torn === true && latestOfCard.get(movement.cardId) === id;
+      // A torn write stays while it is its card's latest: it proves what the card held. A
+      // learnt outcome too: the card still has to be seen.
+      const proof =
+        (movement.torn === true || movement.learnt === true) &&
+        latestOfCard.get(movement.cardId) === id;
       if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS && !proof) {
         this.#movements.delete(id);
       }
@@ -300,6 +309,8 @@ function fold(movements: Map<string, Movement>, entry: MovementEntry): void {
     case 'card':
       movement.card = entry.outcome;
       if (entry.torn) movement.torn = true;
+      if (entry.learnt) movement.learnt = true;
+      else delete movement.learnt;
       break;
     case 'resolved':
       movement.resolved = entry.state;
@@ -335,7 +346,15 @@ function entriesOf(movement: Movement): JournalEntry[] {
     entries.push({ type: 'reserved', id, ...movement.reserved, at: movement.startedAt });
   if (movement.card) {
     const torn = movement.torn ? { torn: true } : {};
-    entries.push({ type: 'card', id, outcome: movement.card, ...torn, at: movement.startedAt });
+    const learnt = movement.learnt ? { learnt: true } : {};
+    entries.push({
+      type: 'card',
+      id,
+      outcome: movement.card,
+      ...torn,
+      ...learnt,
+      at: movement.startedAt,
+    });
   }
   if (movement.resolved) {
     entries.push({ type: 'resolved', id, state: movement.resolved, at: movement.startedAt });

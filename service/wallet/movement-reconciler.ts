@@ -105,7 +105,9 @@ export class MovementReconciler extends EventEmitter<{
     if (complete) {
       for (const movement of [...this.#book.movements.values()]) {
         if (phaseOf(movement) === 'uncertain' && !pendingIds.has(movement.id)) {
-          if (!this.#book.owned.has(movement.id)) await this.#resolver.learn(movement);
+          if (!this.#book.owned.has(movement.id)) {
+            await this.#resolver.learn(movement, { cardSeen: false });
+          }
         }
       }
     }
