@@ -368,3 +368,62 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     }
   });
 });
+
+describe('a movement adopted from the ledger', () => {
+  test('when the till crashed between journaling an adopted movement and its planned write, then it is not voided: the plan is rebuilt and its card decides it', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const id = randomUUID();
+    // Made by this till, whose journal was lost; its write landed (the card holds 50).
+    sim.create(KEY, {
+      id,
+      kind: 'recharge',
+      cardId: '04E1E2E3',
+      credits: 20,
+      tillId: TILL,
+      cardBefore: 'classic:v1:30:1:0',
+    });
+    const store = new MemoryStore();
+    store.text = `${JSON.stringify({
+      type: 'started',
+      id,
+      kind: 'recharge',
+      cardId: '04E1E2E3',
+      keyFingerprint: fingerprint(KEY),
+      adopted: true,
+      at: new Date().toISOString(),
+    })}\n`;
+    const journal = new MovementJournal(store);
+    const engine = new MovementEngine({
+      journal,
+      ledger: ledgerOf(sim),
+      keys: new KeyRing(() => KEY, fingerprint),
+      tillId: TILL,
+      log: silentLogger,
+      retryMs: 10,
+      maxRetryMs: 20,
+      reconcileEveryMs: 60_000,
+    });
+    await journal.open();
+    engine.start();
+    await engine.reconcile();
+    assert.equal(sim.movements.get(id)?.state, 'pending', 'not voided unseen');
+    assert.deepEqual(journal.movements.get(id)?.reserved?.intent, {
+      type: 'classic',
+      slot: 1,
+      value: 50,
+      generation: 2,
+      previousBalance: 30,
+    });
+    const slots: [Buffer, Buffer] = [encodeValueBlock(30, 1), encodeValueBlock(50, 2)];
+    const card = classicWalletCard({
+      cardId: '04E1E2E3',
+      checkUid: async () => undefined,
+      readSlots: async () => slots,
+      writeSlotBlock: async () => ({ outcome: 'committed' }),
+    });
+    await engine.settle(card);
+    await eventually(() => sim.movements.get(id)?.state === 'posted', 'the recharge posted');
+    await engine.close();
+  });
+});
