@@ -6,7 +6,7 @@ import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-
 import { LedgerClient, type Answer } from '../cloud/ledger-client.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 import { SimLedger, SimLedgerError } from './sim-ledger.ts';
-import { Rng } from './world.ts';
+import { Rng } from './scheduler.ts';
 
 // The simulated ledger must answer every call the worker makes exactly as the real one does:
 // the same seeded sequences of creates (new, replayed, conflicting, beyond the pool), posts,

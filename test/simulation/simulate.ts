@@ -1,11 +1,13 @@
 /**
- * Runs the deterministic simulation over many seeds (test/simulation/world.ts).
+ * Runs the shop simulation over many seeds (test/simulation/world.ts).
  *
- *   npm run simulate -- --seeds 100000          seeds 1..100000
+ *   npm run simulate -- --seeds 10000           seeds 1..10000
  *   npm run simulate -- --seeds 1000 --from 5000
  *   npm run simulate -- --seed 1234 --trace     one seed, with what happened
+ *                                               (SIM_VERBOSE=1: with the tills' logs too)
  *
- * A failing seed prints the one command that replays it exactly.
+ * A failing seed prints the one command that replays it exactly. At the end, how often the
+ * runs reached each path worth reaching.
  */
 import { runSeeds } from './run-seeds.ts';
 
@@ -22,10 +24,18 @@ if (!Number.isSafeInteger(from) || !Number.isSafeInteger(count) || count < 1) {
   process.exit(2);
 }
 const started = Date.now();
+const paths = new Map<string, number>();
 const failures = await runSeeds(from, count, {
   trace: args.includes('--trace') || one !== undefined,
   print: console.log,
+  paths,
 });
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
+console.log(
+  `paths: ${[...paths]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([path, n]) => `${path} ${n}`)
+    .join(', ')}`,
+);
 console.log(`${count} seed(s) from ${from}: ${failures.length} failed (${seconds} s)`);
 process.exit(failures.length === 0 ? 0 : 1);
