@@ -607,16 +607,27 @@ export async function runSeed(seed: number): Promise<SimResult> {
   for (const card of cards) card.lost = false;
   for (const till of tills) sched.at(0, () => void boot(till), null);
   await sched.runUntil(sched.time + 10_000);
-  for (let round = 0; round < 3; round += 1) {
-    for (const till of tills) {
-      for (const uid of till.engine?.uncertainCards ?? []) {
-        const card = cards.find((candidate) => candidate.uid === uid) as SimCard;
-        present(card, till);
-        await sched.runUntil(sched.time + 3_000);
+  // Some customers come back much later (longer than any grace time a till could wait).
+  const late = new Set(cards.filter(() => rng.chance(0.3)));
+  const bringBack = async (which: (card: SimCard) => boolean) => {
+    for (let round = 0; round < 3; round += 1) {
+      for (const till of tills) {
+        for (const uid of till.engine?.uncertainCards ?? []) {
+          const card = cards.find((candidate) => candidate.uid === uid) as SimCard;
+          if (!which(card)) continue;
+          present(card, till);
+          await sched.runUntil(sched.time + 3_000);
+        }
       }
+      // A reconciliation: adopted movements show up, other tills' decisions are learnt.
+      await sched.runUntil(sched.time + 70_000);
     }
-    // A reconciliation: adopted movements show up, other tills' decisions are learnt.
-    await sched.runUntil(sched.time + 70_000);
+  };
+  await bringBack((card) => !late.has(card));
+  if (late.size > 0) {
+    await sched.runUntil(sched.time + 6 * 60_000);
+    await bringBack((card) => late.has(card));
+    reached('card-back-late');
   }
 
   // The movements of a till gone for good (its disk and its till id lost), or moved to another
