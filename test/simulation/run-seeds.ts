@@ -16,13 +16,15 @@ export interface RunOptions {
   print?: (line: string) => void;
   /** Adds up how often the runs reached each path (world.ts, SimResult.paths). */
   paths?: Map<string, number>;
+  /** Stops at the first failing seed (which seed catches a defect put back). */
+  first?: boolean;
 }
 
 /** Runs seeds from..from+count-1; prints each failure with its replay command. The failures. */
 export async function runSeeds(
   from: number,
   count: number,
-  { trace = false, print = () => undefined, paths }: RunOptions = {},
+  { trace = false, print = () => undefined, paths, first = false }: RunOptions = {},
 ): Promise<SimResult[]> {
   const failures: SimResult[] = [];
   for (let seed = from; seed < from + count; seed += 1) {
@@ -34,6 +36,7 @@ export async function runSeeds(
     print(
       `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed)}`,
     );
+    if (first) break;
   }
   return failures;
 }
