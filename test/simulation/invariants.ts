@@ -1,18 +1,20 @@
 /**
  * What must hold at the end of every simulated run (world.ts), once the faults stopped:
  *
- * - the ledger: nothing pending, nothing resolved twice, and every movement's final word
- *   (posted, or voided and set right by a posted compensating movement) is what its card write
- *   did: the card holds it exactly when the books count it;
+ * - the ledger: nothing pending, nothing resolved twice, each movement resolved by its own
+ *   till or on evidence (an operator's, or a card settled at another till), and every
+ *   movement's final word (posted, or voided and set right by a posted compensating movement)
+ *   is what its card write did: the card holds it exactly when the books count it;
  * - each card holds what its accounts at the shops add up to, minus what machines spent
  *   offline; credits are conserved across cards, machines, pools and pending recharges; a
  *   posted recharge flags no card only its own shop ever wrote;
- * - each till's journal has every movement done, and every answer it keeps is the ledger's
- *   final word;
+ * - each till's journal has every movement done, as the ledger has it (absent: never held),
+ *   and every answer it keeps is the ledger's final word;
  * - every caller was told the truth: a 200 names the write its request (or, replayed, the
  *   earlier attempt) landed, the credits asked, the amount charged, what the card held for a
- *   payout; an error comes with no write on the card, but for CardRemovedDuringWrite; a request
- *   whose worker stayed up was answered;
+ *   payout; a replayed 200 only once the ledger counted its movement; an error comes with no
+ *   write on the card, but for CardRemovedDuringWrite; a request whose worker stayed up was
+ *   answered;
  * - liveness: a last recharge and payout of every card succeed.
  */
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
@@ -45,7 +47,7 @@ export function checkInvariants(world: FinalWorld): string[] {
 }
 
 /** Whether the books count a movement: posted, or voided and set right by a compensation. */
-function counted(ledger: SimLedger, id: string): boolean {
+export function counted(ledger: SimLedger, id: string): boolean {
   const movement = ledger.movements.get(id);
   const compensated = [...ledger.movements.values()].some(
     (other) => other.compensates === id && other.state === 'posted',
@@ -62,6 +64,13 @@ function ledgerAgreesWithCards({ ledger, writes }: FinalWorld): string[] {
     const what = `movement ${movement.id} (${movement.kind} ${movement.credits} on ${movement.cardId}${movement.compensates ? `, compensating ${movement.compensates}` : ''})`;
     if (movement.state === 'pending') problems.push(`${what} is still pending`);
     if (movement.transitions > 1) problems.push(`${what} resolved ${movement.transitions} times`);
+    // Only its till knows what its card write did (docs/cloud-api.md, "Tills").
+    const by = movement.resolvedByTill;
+    if (movement.state !== 'pending' && by !== movement.tillId && movement.evidence === null) {
+      problems.push(
+        `${what} was ${movement.state} by ${by === null ? 'a call naming no till' : `till ${by}`}, not its own, without evidence`,
+      );
+    }
     if (movement.compensates !== null || movement.state === 'pending') continue;
     const landed = landedWhole(writes, movement.id).length > 0;
     if (landed !== counted(ledger, movement.id)) {
@@ -120,6 +129,14 @@ function journalsAreDone({ ledger, tills }: FinalWorld): string[] {
       if (movement.resolved === undefined) {
         problems.push(`${till.name}'s journal: movement ${movement.id} is not done`);
       }
+      // What the journal took as the ledger's final word is the ledger's ('absent': it never
+      // held the movement).
+      const atLedger = ledger.movements.get(movement.id)?.state ?? 'absent';
+      if (movement.resolved !== undefined && movement.resolved !== atLedger) {
+        problems.push(
+          `${till.name}'s journal has movement ${movement.id} ${movement.resolved}, the ledger ${atLedger}`,
+        );
+      }
       if (movement.answer && !counted(ledger, movement.id)) {
         problems.push(
           `${till.name}'s journal answered movement ${movement.id}, which the ledger has ${ledger.movements.get(movement.id)?.state ?? 'absent'}`,
@@ -166,6 +183,10 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
     const movementId = record.trace.movementId;
     if (record.replayed && record.trace.writes.length > 0) {
       problems.push(`${what} was a replay but wrote the card`);
+    }
+    // A stored answer is replayed only as the ledger's final word (docs/integrators.md).
+    if (record.replayed && record.countedWhenAnswered !== true) {
+      problems.push(`${what} replayed 200 before the ledger counted movement ${movementId}`);
     }
     const landed = landedWhole(writes, movementId);
     if (landed.length !== 1 || movementId === undefined) {

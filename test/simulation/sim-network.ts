@@ -114,6 +114,12 @@ export class SimNetwork {
   down = false;
   /** How many attempts met each fate, for the run's counts. */
   readonly fates = new Map<Fate, number>();
+  /**
+   * Creates carried out after the ledger refused a later try of the same movement (a try that
+   * was late): the movement exists though its till was last told no. For the run's counts.
+   */
+  landedAfterRefusal = 0;
+  readonly #refusedCreates = new Set<string>();
   readonly #sched: Scheduler;
   readonly #ledger: SimLedger;
 
@@ -187,6 +193,7 @@ export class SimNetwork {
               answer = ledgerOverHttp(this.#ledger, method, url, apiKey?.toString(), body);
               if (fate === 'duplicate')
                 ledgerOverHttp(this.#ledger, method, url, apiKey?.toString(), body);
+              if (method === 'POST' && url.endsWith('/v1/movements')) this.#created(body, answer);
             }
             if (fate === 'lostAnswer' || fate === 'late') return;
             const text =
@@ -211,6 +218,12 @@ export class SimNetwork {
         );
       });
     };
+  }
+
+  #created(body: unknown, answer: HttpAnswer): void {
+    const id = (body as { id?: string } | undefined)?.id ?? '';
+    if (answer.status >= 400 && answer.status < 500) this.#refusedCreates.add(id);
+    else if (answer.status === 201 && this.#refusedCreates.has(id)) this.landedAfterRefusal += 1;
   }
 
   #fate(): Fate {

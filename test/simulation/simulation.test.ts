@@ -19,7 +19,8 @@ const fresh = {
  * Paths a run that never reaches does not test (world.ts counts them): the card decisions, the
  * torn-first-write proof, corrupt cards, the wrap-around, writes landing after a crash, torn
  * journal lines, lost disks and adopted movements, compensations, replays, operators, offline
- * spending, key changes, and every fate of a ledger call.
+ * spending, key changes, creates refused after an unanswered try (one of them landing after the
+ * refusal), and every fate of a ledger call.
  */
 const MUST_REACH = [
   'decided-committed',
@@ -41,6 +42,8 @@ const MUST_REACH = [
   'spent-offline',
   'key-replaced',
   'key-to-other-shop',
+  'create-refused-after-unanswered-try',
+  'create-landed-after-its-refusal',
   ...[
     'refused',
     'lostRequest',

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { decideClassicWrite } from '../../service/card/classic-wallet.ts';
 import { planWrite, balanceBefore } from '../../service/card/wallet-card.ts';
-import { LedgerClient } from '../../service/cloud/ledger-client.ts';
+import { LedgerClient, LedgerRefusal, mayHaveLanded } from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
@@ -32,7 +32,7 @@ import {
 import { FileJournalStore, MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import { settleCard } from '../../service/wallet/settle-card.ts';
-import { checkInvariants } from './invariants.ts';
+import { checkInvariants, counted } from './invariants.ts';
 import { Life, Rng, Scheduler } from './scheduler.ts';
 import {
   balanceOf,
@@ -104,6 +104,8 @@ export interface RequestRecord {
   card: SimCard | null;
   /** The answer came from an earlier attempt's (Idempotency-Key replay). */
   replayed: boolean;
+  /** Whether the ledger counted the movement when the answer was given (invariants.ts). */
+  countedWhenAnswered?: boolean;
   outcome?: { status: 200; body: RechargeAnswer | DischargeAnswer } | { status: 500; code: string };
 }
 
@@ -240,6 +242,15 @@ export async function runSeed(seed: number): Promise<SimResult> {
       time: { now: () => sched.time, sleep: (ms) => sched.sleep(ms, life) },
       random: () => rng.next(),
     });
+    // The precondition of a create that may land though its last try was refused (counted).
+    const create = client.createMovement.bind(client);
+    client.createMovement = (...args) =>
+      create(...args).catch((error: unknown) => {
+        const refused =
+          error instanceof LedgerRefusal || (error instanceof AppError && error.status < 500);
+        if (refused && mayHaveLanded(error)) reached('create-refused-after-unanswered-try');
+        throw error;
+      });
     const engine = new MovementEngine({
       journal,
       ledger: client,
@@ -370,6 +381,8 @@ export async function runSeed(seed: number): Promise<SimResult> {
     call.then(
       (answer) => {
         record.outcome = { status: 200, body: answer };
+        const movementId = record.trace.movementId;
+        record.countedWhenAnswered = movementId !== undefined && counted(ledger, movementId);
         note(`request ${n}: 200 ${JSON.stringify(answer)}${record.replayed ? ' (replayed)' : ''}`);
         if (record.replayed) reached('replayed-answer');
       },
@@ -700,6 +713,9 @@ export async function runSeed(seed: number): Promise<SimResult> {
     creditCostCents: CREDIT_COST_CENTS,
   });
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
+  if (network.landedAfterRefusal > 0) {
+    paths.set('create-landed-after-its-refusal', network.landedAfterRefusal);
+  }
   for (const till of tills) if (till.files.tornTails > 0) reached('journal-torn-tail');
   for (const movement of ledger.movements.values()) {
     if (movement.compensates !== null) reached(`compensation-${movement.state}`);
