@@ -66,6 +66,51 @@ export function balanceOf(truth: CardTruth): number {
   return truth.kind === 'valid' ? truth.balance : 0;
 }
 
+/**
+ * What a card shows of a movement's write, planned again from the ledger's record of it
+ * (`cardBefore`: `classic:v1:blank` or `classic:v1:<balance>:<generation>:<active slot>`), by
+ * the rules of docs/card-format.md section 6 read with this file's decoder: committed, not
+ * written, or unknown (no card can tell). The simulation's operator decides only what this says
+ * no card can, whatever the worker's own decideWrite says.
+ */
+export function writeShown(
+  movement: { kind: 'recharge' | 'discharge'; credits: number; cardBefore: string | null },
+  slots: readonly [Buffer, Buffer],
+): 'committed' | 'not-written' | 'unknown' {
+  const match = /^classic:v1:(?:blank|(-?\d+):(\d+):([01]))$/.exec(movement.cardBefore ?? '');
+  if (!match) return 'unknown';
+  const previous =
+    match[1] === undefined
+      ? null
+      : { balance: Number(match[1]), generation: Number(match[2]), active: Number(match[3]) };
+  // The write goes to the slot that is not active, one generation on; a blank card's to slot 0
+  // at generation 1.
+  const slot = previous ? 1 - previous.active : 0;
+  const generation = previous ? (previous.generation + 1) % 256 : 1;
+  const value = movement.kind === 'recharge' ? (previous?.balance ?? 0) + movement.credits : 0;
+  const truth = cardTruth(slots);
+  if (
+    truth.kind === 'valid' &&
+    truth.active === slot &&
+    truth.balance === value &&
+    truth.generation === generation
+  ) {
+    return 'committed';
+  }
+  if (!previous) {
+    const [first, second] = [slotOf(slots[0]), slotOf(slots[1])];
+    return second.kind === 'blank' && first.kind !== 'value' ? 'not-written' : 'unknown';
+  }
+  // The previous state still active, perhaps lowered by a machine since (in place: same
+  // generation).
+  return truth.kind === 'valid' &&
+    truth.active !== slot &&
+    truth.generation === previous.generation &&
+    truth.balance <= previous.balance
+    ? 'not-written'
+    : 'unknown';
+}
+
 export function valueBlock(value: number, generation: number): Buffer {
   const block = Buffer.alloc(16);
   block.writeInt32LE(value, 0);

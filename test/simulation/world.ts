@@ -16,8 +16,6 @@
  * succeed, and the invariants are checked (invariants.ts).
  */
 import { createHash } from 'node:crypto';
-import { decideClassicWrite } from '../../service/card/classic-wallet.ts';
-import { planWrite, balanceBefore } from '../../service/card/wallet-card.ts';
 import { LedgerClient, LedgerRefusal, mayHaveLanded } from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
@@ -41,6 +39,7 @@ import {
   SimReader,
   spendOffline,
   valueBlock,
+  writeShown,
   type LandedWrite,
   type RequestTrace,
   type SimCard,
@@ -592,7 +591,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
             movement.compensates === null &&
             card?.at === null &&
             till &&
-            cardShows(movement, card) !== 'unknown'
+            writeShown(movement, card.slots) !== 'unknown'
           );
         });
         if (waiting.length === 0) return;
@@ -670,7 +669,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
   for (const movement of ledger.movements.values()) {
     if (movement.state !== 'pending' || movement.compensates !== null) continue;
     const card = cards.find((candidate) => candidate.uid === movement.cardId);
-    if (!card || cardShows(movement, card) !== 'unknown') continue;
+    if (!card || writeShown(movement, card.slots) !== 'unknown') continue;
     const landed = writes.some(
       (write) => write.movementId === movement.id && write.how === 'whole',
     );
@@ -760,22 +759,6 @@ function traced(
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-}
-
-/** What a card shows of a movement's write, planned again from the ledger's record of it. */
-function cardShows(
-  movement: {
-    kind: 'recharge' | 'discharge';
-    credits: number;
-    cardBefore: string | null;
-    id: string;
-  },
-  card: SimCard,
-): 'committed' | 'not-written' | 'unknown' {
-  if (movement.cardBefore === null) return 'unknown';
-  const before = movement.cardBefore;
-  const after = movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
-  return decideClassicWrite(planWrite(before, after, movement.id), card.slots).outcome;
 }
 
 /** A new card: blank, personalized (slot 1 at 0, generation 0), or holding credits at any generation. */
