@@ -413,6 +413,10 @@ describe('a movement adopted from the ledger', () => {
       reconcileEveryMs: 60_000,
     });
     await journal.open();
+    // Not left to the outbox (which voids what is 'to-void') before reconciliation rebuilds it.
+    const adopted = journal.movements.get(id);
+    assert.ok(adopted);
+    assert.equal(phaseOf(adopted), 'uncertain');
     engine.start();
     await engine.reconcile();
     assert.equal(sim.movements.get(id)?.state, 'pending', 'not voided unseen');
