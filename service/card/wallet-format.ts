@@ -230,13 +230,17 @@ export type WriteOutcome = 'committed' | 'not-committed' | 'unknown';
  * Decides a write from the two slots as read afterwards (at the read-back or on the next tap).
  *
  * - committed: the planned slot holds exactly the planned value and generation and is active.
- * - not-committed: the card still holds the state the write started from, and the planned slot
- *   does not hold the planned generation, so the new value can never become active without
- *   another write. From a blank card, that is slot 1 still blank and slot 0 blank or invalid
- *   (the card then reads as corrupt, but it certainly holds no credits from this write).
+ * - not-committed: the card still holds the state the write started from (its value perhaps
+ *   lowered by a machine since), and the planned slot does not hold the planned generation, so
+ *   the new value can never become active without another write. From a blank card, that is
+ *   slot 1 still blank and slot 0 blank or invalid (the card then reads as corrupt, but it
+ *   certainly holds no credits from this write).
  * - unknown: anything else (another value at the planned generation, a newer write on top,
  *   a corrupt pair). Decide before any further write to the card: a later write from this
- *   worker or another till can turn a decidable card into an undecidable one.
+ *   worker or another till can turn a decidable card into an undecidable one. The planned
+ *   generation active with a lower value stays unknown: a machine may have spent from the
+ *   landed write, or a till of another shop (which the ledger does not hold off) may have
+ *   written the same slot and generation from the same state.
  */
 export function decideWrite(intent: WriteIntent, slot0: Buffer, slot1: Buffer): WriteOutcome {
   assertIntent(intent);
@@ -259,11 +263,13 @@ export function decideWrite(intent: WriteIntent, slot0: Buffer, slot1: Buffer): 
     return other.kind === 'blank' && planned.kind !== 'value' ? 'not-committed' : 'unknown';
   }
   // The previous state still active implies the planned slot is not at the planned generation,
-  // which would be newer than it.
+  // which would be newer than it. A vending machine may have spent from it since: DECREMENT and
+  // TRANSFER in place lower its value and keep its generation (every writer of this format
+  // moves the generation on), so a lower value at that generation is still the previous state.
   const stillPrevious =
     wallet.kind === 'valid' &&
     wallet.activeSlot !== intent.slot &&
-    wallet.balance === intent.previousBalance &&
+    wallet.balance <= intent.previousBalance &&
     wallet.generation === ((intent.generation - 1) & 0xff);
   return stillPrevious ? 'not-committed' : 'unknown';
 }

@@ -1,4 +1,4 @@
-import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import axios, { type AxiosAdapter, type AxiosInstance, type AxiosResponse } from 'axios';
 import { EventEmitter } from 'node:events';
 import { errors, type AppError } from '../errors.ts';
 
@@ -32,7 +32,27 @@ export interface LedgerClientOptions {
    * with LedgerUnavailable, nothing sent.
    */
   opened?: Promise<unknown>;
+  /**
+   * Seams for the deterministic simulation (test/simulation), which runs this client over a
+   * simulated network in virtual time; the service leaves them out. `adapter`: axios's
+   * transport (default: node's http); `time`: the clock of Retry-After dates and the waits
+   * between attempts (default: the wall clock and timers); `random`: the backoff's jitter
+   * (default: Math.random).
+   */
+  adapter?: AxiosAdapter;
+  time?: LedgerClientTime;
+  random?: () => number;
 }
+
+export interface LedgerClientTime {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const realTime: LedgerClientTime = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
 
 /** The most pending movements one reconciliation reads per shop (the ledger's list maximum). */
 const PENDING_LIST_LIMIT = 1000;
@@ -91,11 +111,14 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
   readonly #backoffMs: number;
   readonly #maxRetryAfterMs: number;
   readonly #opened: Promise<unknown> | undefined;
+  readonly #time: LedgerClientTime;
+  readonly #random: () => number;
 
   constructor(options: LedgerClientOptions) {
     super();
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#http = axios.create({
+      ...(options.adapter ? { adapter: options.adapter } : {}),
       baseURL: this.#baseUrl,
       timeout: options.timeoutMs ?? 5_000,
       // Every status comes back as a response; this class decides what is an error.
@@ -108,6 +131,8 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     this.#backoffMs = options.backoffMs ?? 200;
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000;
     this.#opened = options.opened;
+    this.#time = options.time ?? realTime;
+    this.#random = options.random ?? Math.random;
   }
 
   get reachability(): LedgerReachability {
@@ -187,7 +212,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
         // No answer at all: refused, reset, DNS, or the per-attempt timeout.
         lastProblem = error;
         unanswered = true;
-        if (attempt < this.#retries) await sleep(this.#backoff(attempt));
+        if (attempt < this.#retries) await this.#time.sleep(this.#backoff(attempt));
         continue;
       }
       if (!isContractAnswer(response)) {
@@ -209,9 +234,9 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
         lastProblem = new Error(`answered ${response.status}`);
         // 429 is refused before anything is done; a 5xx may come after the work.
         if (response.status >= 500) unanswered = true;
-        const retryAfter = retryAfterMs(response.headers['retry-after']);
+        const retryAfter = retryAfterMs(response.headers['retry-after'], this.#time.now());
         if (retryAfter !== undefined && retryAfter > this.#maxRetryAfterMs) break;
-        if (attempt < this.#retries) await sleep(retryAfter ?? this.#backoff(attempt));
+        if (attempt < this.#retries) await this.#time.sleep(retryAfter ?? this.#backoff(attempt));
         continue;
       }
       this.#reached(true);
@@ -228,13 +253,13 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
 
   #reached(reachable: boolean): void {
     const changed = this.#reachability.reachable !== reachable;
-    this.#reachability = { reachable, at: new Date() };
+    this.#reachability = { reachable, at: new Date(this.#time.now()) };
     if (changed) this.emit('reachability', this.#reachability);
   }
 
   #backoff(attempt: number): number {
     const base = this.#backoffMs * 2 ** attempt;
-    return base / 2 + Math.random() * (base / 2);
+    return base / 2 + this.#random() * (base / 2);
   }
 }
 
@@ -272,14 +297,10 @@ function refusal(response: AxiosResponse<unknown>): AppError | LedgerRefusal {
   return new LedgerRefusal(response.status, code, detail);
 }
 
-function retryAfterMs(header: unknown): number | undefined {
+function retryAfterMs(header: unknown, now: number): number | undefined {
   if (typeof header !== 'string') return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

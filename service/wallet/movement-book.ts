@@ -83,11 +83,15 @@ export class MovementBook {
     return undefined;
   }
 
-  /** Whether a movement made with this key is unresolved (so the key must be kept). */
+  /**
+   * Whether a movement made with this key is unresolved, or resolved at the ledger while its
+   * card was away (a compensating movement may follow when the card is seen): the key is kept.
+   */
   keyInUse(print: string): boolean {
     for (const owner of this.owned.values()) if (owner === print) return true;
     for (const movement of this.journal.movements.values()) {
-      if (movement.keyFingerprint === print && phaseOf(movement) !== 'done') return true;
+      if (movement.keyFingerprint !== print) continue;
+      if (phaseOf(movement) !== 'done' || movement.learnt) return true;
     }
     return false;
   }

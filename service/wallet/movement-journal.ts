@@ -1,4 +1,4 @@
-import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WriteIntent } from '../card/wallet-card.ts';
 import { phaseOf } from './movement-phases.ts';
@@ -49,12 +49,16 @@ export type JournalEntry =
   /**
    * The card write's outcome, once certain. `torn`: decided from a card showing this write torn
    * (the target slot invalid), which proves what the card held before (see tornFirstWrite).
+   * `learnt`: the ledger's word (another till or an operator decided it), the card not seen:
+   * the card decides it when it is seen again, and a compensating movement follows if they
+   * disagree.
    */
   | {
       type: 'card';
       id: string;
       outcome: 'committed' | 'not-written';
       torn?: boolean;
+      learnt?: boolean;
       at: string;
     }
   /** The ledger acknowledged: posted, voided, or it never held the movement. */
@@ -87,6 +91,8 @@ export interface Movement {
   card?: 'committed' | 'not-written';
   /** The card showed this write torn when it was decided. */
   torn?: boolean;
+  /** `card` is the ledger's word: the card has not been seen since. */
+  learnt?: boolean;
   resolved?: 'posted' | 'voided' | 'absent';
   answer?: { status: number; body: unknown; at: string };
   /** Why the ledger refused this compensating movement. */
@@ -108,19 +114,41 @@ export interface JournalStore {
   close(): Promise<void>;
 }
 
+/**
+ * The file system calls FileJournalStore makes: node's, or in the deterministic simulation one
+ * that loses what was not made durable, and tears the last line, when its till crashes.
+ */
+export interface JournalFiles {
+  mkdir(path: string, options: { recursive: true; mode: number }): Promise<unknown>;
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  open(path: string, flags: 'r' | 'w' | 'a', mode?: number): Promise<JournalFile>;
+  rename(from: string, to: string): Promise<void>;
+}
+
+export interface JournalFile {
+  write(text: string): Promise<unknown>;
+  sync(): Promise<void>;
+  datasync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const nodeFiles: JournalFiles = { mkdir, readFile, open, rename };
+
 /** The journal in `movements.jsonl`: fdatasync per line, compaction by write-and-rename. */
 export class FileJournalStore implements JournalStore {
   readonly #path: string;
-  #file: FileHandle | undefined;
+  readonly #files: JournalFiles;
+  #file: JournalFile | undefined;
 
-  constructor(dataDir: string) {
+  constructor(dataDir: string, files: JournalFiles = nodeFiles) {
     this.#path = join(dataDir, 'movements.jsonl');
+    this.#files = files;
   }
 
   async read(): Promise<string> {
-    await mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
+    await this.#files.mkdir(dirname(this.#path), { recursive: true, mode: 0o700 });
     try {
-      return await readFile(this.#path, 'utf8');
+      return await this.#files.readFile(this.#path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       return '';
@@ -129,21 +157,21 @@ export class FileJournalStore implements JournalStore {
 
   async rewrite(text: string): Promise<void> {
     const fresh = `${this.#path}.tmp`;
-    const file = await open(fresh, 'w', 0o600);
+    const file = await this.#files.open(fresh, 'w', 0o600);
     try {
       await file.write(text);
       await file.sync();
     } finally {
       await file.close();
     }
-    await rename(fresh, this.#path);
-    const dir = await open(dirname(this.#path), 'r');
+    await this.#files.rename(fresh, this.#path);
+    const dir = await this.#files.open(dirname(this.#path), 'r');
     try {
       await dir.sync();
     } finally {
       await dir.close();
     }
-    this.#file = await open(this.#path, 'a', 0o600);
+    this.#file = await this.#files.open(this.#path, 'a', 0o600);
   }
 
   async append(line: string): Promise<void> {
@@ -206,8 +234,11 @@ export class MovementJournal {
     for (const movement of this.#movements.values()) latestOfCard.set(movement.cardId, movement.id);
     for (const [id, movement] of this.#movements) {
       const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
-      // A torn write stays while it is its card's latest: it proves what the card held.
-      const proof = movement.torn === true && latestOfCard.get(movement.cardId) === id;
+      // A torn write stays while it is its card's latest: it proves what the card held. A
+      // learnt outcome too: the card still has to be seen.
+      const proof =
+        (movement.torn === true || movement.learnt === true) &&
+        latestOfCard.get(movement.cardId) === id;
       if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS && !proof) {
         this.#movements.delete(id);
       }
@@ -278,6 +309,8 @@ function fold(movements: Map<string, Movement>, entry: MovementEntry): void {
     case 'card':
       movement.card = entry.outcome;
       if (entry.torn) movement.torn = true;
+      if (entry.learnt) movement.learnt = true;
+      else delete movement.learnt;
       break;
     case 'resolved':
       movement.resolved = entry.state;
@@ -313,7 +346,15 @@ function entriesOf(movement: Movement): JournalEntry[] {
     entries.push({ type: 'reserved', id, ...movement.reserved, at: movement.startedAt });
   if (movement.card) {
     const torn = movement.torn ? { torn: true } : {};
-    entries.push({ type: 'card', id, outcome: movement.card, ...torn, at: movement.startedAt });
+    const learnt = movement.learnt ? { learnt: true } : {};
+    entries.push({
+      type: 'card',
+      id,
+      outcome: movement.card,
+      ...torn,
+      ...learnt,
+      at: movement.startedAt,
+    });
   }
   if (movement.resolved) {
     entries.push({ type: 'resolved', id, state: movement.resolved, at: movement.startedAt });

@@ -26,6 +26,9 @@ export function phaseOf(movement: Movement): MovementPhase {
     return 'to-create';
   }
   if (movement.card === 'committed') return 'to-post';
+  // Adopted: the lost journal's till may have written its card. Never voided unseen, even
+  // before its planned write is journaled again (a crash in between).
+  if (movement.adopted && !movement.card) return 'uncertain';
   if (movement.card === 'not-written' || !movement.reserved) return 'to-void';
   return 'uncertain';
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { MovementBook } from './movement-book.ts';
+import type { Movement } from './movement-journal.ts';
 import { decidePending, phaseOf } from './movement-phases.ts';
 import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
 import { ReconcileSchedule } from './reconcile-schedule.ts';
@@ -105,7 +106,9 @@ export class MovementReconciler extends EventEmitter<{
     if (complete) {
       for (const movement of [...this.#book.movements.values()]) {
         if (phaseOf(movement) === 'uncertain' && !pendingIds.has(movement.id)) {
-          if (!this.#book.owned.has(movement.id)) await this.#resolver.learn(movement);
+          if (!this.#book.owned.has(movement.id)) {
+            await this.#resolver.learn(movement, { cardSeen: false });
+          }
         }
       }
     }
@@ -118,6 +121,11 @@ export class MovementReconciler extends EventEmitter<{
     entry: LedgerMovement,
   ): Promise<WaitingMovement['owner'] | undefined> {
     const movement = this.#book.movements.get(entry.id);
+    if (movement?.adopted && !movement.reserved && !this.#book.owned.has(entry.id)) {
+      // Adopted, but a crash came before its planned write was journaled: plan it again.
+      await this.#adopt(apiKey, entry, movement);
+      return 'this-till';
+    }
     const decision = decidePending({
       movement,
       owned: this.#book.owned.has(entry.id),
@@ -159,22 +167,25 @@ export class MovementReconciler extends EventEmitter<{
 
   /**
    * A movement of this till that the journal lost: its planned write is rebuilt from what the
-   * card held (the ledger's `cardBefore`), and its card decides it when next seen.
+   * card held (the ledger's `cardBefore`), and its card decides it when next seen. `known`: one
+   * adopted already, whose plan a crash kept out of the journal.
    */
-  async #adopt(apiKey: string, entry: LedgerMovement): Promise<void> {
+  async #adopt(apiKey: string, entry: LedgerMovement, known?: Movement): Promise<void> {
     const before = entry.cardBefore as string;
     const after = entry.kind === 'recharge' ? balanceBefore(before) + entry.credits : 0;
     this.#book.log.warn(
       `reconciliation: movement ${entry.id} of this till is not in the journal; its card decides it (planned from ${before})`,
     );
-    await this.#book.append({
-      type: 'started',
-      id: entry.id,
-      kind: entry.kind,
-      cardId: entry.cardId,
-      keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
-      adopted: true,
-    });
+    if (!known) {
+      await this.#book.append({
+        type: 'started',
+        id: entry.id,
+        kind: entry.kind,
+        cardId: entry.cardId,
+        keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
+        adopted: true,
+      });
+    }
     await this.#book.append({
       type: 'reserved',
       id: entry.id,

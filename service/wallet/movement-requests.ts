@@ -61,11 +61,14 @@ export class MovementRequests {
     this.#postBeforeAnswer = postBeforeAnswer;
   }
 
-  /** Cards holding a write whose outcome is not known yet. */
+  /** Cards holding a write whose outcome is not known yet, or only from the ledger. */
   get uncertainCards(): Set<string> {
     const cards = new Set<string>();
     for (const movement of this.#book.movements.values()) {
-      if (phaseOf(movement) === 'uncertain' && !this.#book.owned.has(movement.id))
+      if (
+        movement.learnt ||
+        (phaseOf(movement) === 'uncertain' && !this.#book.owned.has(movement.id))
+      )
         cards.add(movement.cardId);
     }
     return cards;
@@ -79,20 +82,28 @@ export class MovementRequests {
    * there, no new write goes to the card.
    */
   async settle(card: WalletCard): Promise<void> {
-    const uncertain = [...this.#book.movements.values()].filter(
-      (movement) =>
-        movement.cardId === card.cardId &&
-        phaseOf(movement) === 'uncertain' &&
-        !this.#book.owned.has(movement.id),
+    const ofCard = [...this.#book.movements.values()].filter(
+      (movement) => movement.cardId === card.cardId && !this.#book.owned.has(movement.id),
     );
-    if (uncertain.length === 0) return;
+    const uncertain = ofCard.filter((movement) => phaseOf(movement) === 'uncertain');
+    const learnt = ofCard.filter((movement) => movement.learnt);
+    if (uncertain.length === 0 && learnt.length === 0) return;
     await card.checkUid();
+    // Outcomes learnt from the ledger while the card was away: the card has the last word.
+    for (const movement of learnt) {
+      const intent = movement.reserved?.intent;
+      const decision = intent ? await card.decide(intent) : { outcome: 'unknown' as const };
+      await this.#resolver.seen(
+        movement,
+        decision.outcome === 'unknown' ? undefined : decision.outcome,
+      );
+    }
     for (const movement of uncertain) {
       const intent = movement.reserved?.intent;
       if (!intent) continue;
       const decision = await card.decide(intent);
       if (decision.outcome === 'unknown') {
-        if (await this.#resolver.learn(movement)) continue;
+        if (await this.#resolver.learn(movement, { cardSeen: true })) continue;
         this.#book.log.error(
           `movement ${movement.id} on card ${movement.cardId}: the card shows neither the old nor the new balance; left for the operator`,
         );

@@ -102,9 +102,11 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   /**
    * The ledger's word on a movement this till left undecided, asked when its card cannot
    * decide it (or it is no longer pending): one another till or an operator decided with
-   * evidence is taken as decided. True when the journal now has it resolved.
+   * evidence is taken as decided. Unless its card was seen (`cardSeen`: it cannot decide it),
+   * the outcome is journaled as learnt, and the card decides it when seen again (settle()).
+   * True when the journal now has it resolved.
    */
-  async learn(movement: Movement): Promise<boolean> {
+  async learn(movement: Movement, { cardSeen }: { cardSeen: boolean }): Promise<boolean> {
     const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
     if (apiKey === undefined || phaseOf(movement) !== 'uncertain') return false;
     let atLedger: LedgerMovement;
@@ -122,10 +124,28 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
       type: 'card',
       id: movement.id,
       outcome: landed ? 'committed' : 'not-written',
+      ...(cardSeen ? {} : { learnt: true }),
     });
     await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
     this.#resolved(movement.id);
     return true;
+  }
+
+  /**
+   * What the card shows of a movement whose outcome was learnt from the ledger: journaled as
+   * seen, and where it disagrees with the ledger's word, the compensating movement that sets
+   * the books right (outcome undefined: the card cannot tell, the ledger's word stands).
+   */
+  async seen(movement: Movement, outcome: 'committed' | 'not-written' | undefined): Promise<void> {
+    const seen = outcome ?? movement.card;
+    if (!seen || movement.resolved === undefined) return;
+    if (seen !== movement.card) {
+      this.#book.log.error(
+        `movement ${movement.id}: its card ${seen === 'committed' ? 'holds' : 'does not hold'} it, though the ledger's final word is ${movement.resolved}`,
+      );
+    }
+    await this.#book.append({ type: 'card', id: movement.id, outcome: seen });
+    await this.#compensate(movement, movement.resolved);
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * Contract v1 of the cloud ledger (docs/cloud-api.md) as an in-memory state machine, for the
  * deterministic simulation. Only what the worker calls: customer, create, post, void, the
- * pending list, and the card accounts that bound every discharge. sim-ledger-contract.test.ts runs the same call sequences against this and the
- * real ledger and compares every answer, so the two cannot drift apart.
+ * pending list, and the card accounts that bound every discharge (sim-network.ts puts the HTTP
+ * routes in front). sim-ledger-contract.test.ts runs the same call sequences against this and
+ * the real ledger and compares every answer, so the two cannot drift apart.
  */
 import {
   amountForCredits,
@@ -18,6 +19,7 @@ import {
   type MovementKind,
   type MovementRequest,
   type ResolveRequest,
+  type CardAccount,
   type CardFlagKind,
 } from '../../common/ledger-contract.ts';
 
@@ -68,10 +70,12 @@ export class SimLedger {
   readonly #tombstones = new Map<string, string>();
   /** Per shop and card: what a discharge may still take (see cloud/card-accounts.ts). */
   readonly #cardAccounts = new Map<string, number>();
+  /** Per shop and card: the balance imported for it. */
+  readonly #imported = new Map<string, number>();
   /** Ids of the recharges that flagged their card card-above-account, with the card. */
   readonly flagged = new Map<string, string>();
   /** Every flag raised, in order (card-above-account ones are also in `flagged`). */
-  readonly flags: { kind: CardFlagKind; movementId: string; cardId: string }[] = [];
+  readonly flags: { kind: CardFlagKind; movementId: string; cardId: string; shopId: string }[] = [];
   readonly #now: () => number;
   /** Whether a void of an unknown id leaves a tombstone (contract v1 says it does). */
   readonly tombstones: boolean;
@@ -86,9 +90,37 @@ export class SimLedger {
     for (const key of keys) this.#keys.set(key, shop.id);
   }
 
+  /** Revokes an API key, as the provider does once a till no longer needs it. */
+  revokeKey(apiKey: string): void {
+    this.#keys.delete(apiKey);
+  }
+
   /** Gives a card an account at a shop, as `card-wallet-cloud card import` does. */
   importCard(shopId: string, cardId: string, credits: number): void {
+    this.#imported.set(`${shopId} ${cardId}`, credits);
     this.#changeCardAccount(shopId, cardId, credits);
+  }
+
+  /**
+   * `GET /v1/cards/{cardId}`: the card's account at the key's shop and its movements there,
+   * newest first. Flags are counted (`suspect`) but not described: the worker reads only
+   * `movements` (POST /cards/settle).
+   */
+  cardAccountOf(apiKey: string, cardId: string): CardAccount {
+    const shop = this.#authenticate(apiKey);
+    const suspect = this.flags.some((flag) => flag.cardId === cardId && flag.shopId === shop.id);
+    return {
+      cardId,
+      credits: this.cardAccount(shop.id, cardId),
+      importedCredits: this.#imported.get(`${shop.id} ${cardId}`) ?? null,
+      suspect,
+      flags: [],
+      movements: [...this.movements.values()]
+        .filter((movement) => movement.shop === shop.id && movement.cardId === cardId)
+        .reverse()
+        .slice(0, 100)
+        .map((movement) => this.#view(movement)),
+    };
   }
 
   /** What a discharge of this card at this shop may still take. */
@@ -164,6 +196,7 @@ export class SimLedger {
         kind: compensates === null ? kind : 'compensation-refused',
         movementId: id,
         cardId: request.cardId,
+        shopId: shop.id,
       });
     if (request.kind === 'recharge' && shop.credits < credits) {
       if (compensates !== null) flag('compensation-refused');

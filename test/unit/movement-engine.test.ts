@@ -173,7 +173,14 @@ describe('a create that was sent', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return {
-      client: new LedgerClient({ baseUrl: url, timeoutMs: 1_000, retries: 1, backoffMs: 1 }),
+      // The held first try is unanswered once its 1 s is up; without one, no try may time out,
+      // however busy the machine.
+      client: new LedgerClient({
+        baseUrl: url,
+        timeoutMs: firstTryLandsLate ? 1_000 : 10_000,
+        retries: 1,
+        backoffMs: 1,
+      }),
       creates,
       voids,
       close: () =>
@@ -310,5 +317,125 @@ describe("answers and the ledger's final word", () => {
       await eventually(() => engine.unconfirmed === 0, 'everything resolved');
       await engine.close();
     }
+  });
+});
+
+describe('a decision the till learnt from the ledger, without the card', () => {
+  /** A card whose writes land but whose answers are lost while `away` (it leaves the reader). */
+  function cardThatLeaves(balance: number) {
+    const slots: [Buffer, Buffer] = [encodeValueBlock(balance, 1), Buffer.alloc(16)];
+    let away = true;
+    const card = classicWalletCard({
+      cardId: '04E1E2E3',
+      checkUid: async () => undefined,
+      readSlots: async () => [Buffer.from(slots[0]), Buffer.from(slots[1])],
+      writeSlotBlock: async (slot, block) => {
+        slots[slot] = Buffer.from(block);
+        return away
+          ? { outcome: 'uncertain', error: errors.cardNotResponding() }
+          : { outcome: 'committed' };
+      },
+    });
+    const access: CardAccess = { withCard: (run) => run(card as CardOnReader) };
+    return { access, slots, back: () => (away = false) };
+  }
+
+  test('when an operator decided a movement whose card was away and the till learnt it at reconciliation, then the card, back, still decides it: where they disagree a compensating movement sets the books right', async () => {
+    for (const decided of ['voided', 'posted'] as const) {
+      const sim = simWithShops();
+      sim.importCard(SHOP, '04E1E2E3', 30);
+      const { engine, journal, open } = engineWith(ledgerOf(sim));
+      await open();
+      const { access, slots, back } = cardThatLeaves(30);
+      const recharge = rechargeCard(access, engine, {
+        request: { credits: 20 },
+        customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
+        keyFingerprint: fingerprint(KEY),
+      });
+      await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
+      const [movement] = journal.movements.values();
+      assert.ok(movement);
+      // The customer reports the card lost. The operator voids the recharge, whose write the
+      // card holds; or posts it, and the card turns up without the write (it had not landed).
+      if (decided === 'posted') slots[1] = Buffer.alloc(16);
+      sim.resolve(KEY, movement.id, decided, { evidence: 'operator: the card was reported lost' });
+      await engine.reconcile();
+      assert.equal(phaseOf(movement), 'done', 'learnt from the ledger');
+      back();
+      await access.withCard((session) => engine.settle(session));
+      await eventually(() => engine.unconfirmed === 0, 'the compensation posted');
+      const compensation = [...sim.movements.values()].find((m) => m.compensates === movement.id);
+      assert.equal(compensation?.state, 'posted', `${decided}: compensated`);
+      assert.equal(compensation?.kind, decided === 'voided' ? 'recharge' : 'discharge');
+      assert.equal(
+        sim.cardAccount(SHOP, '04E1E2E3'),
+        decided === 'voided' ? 50 : 30,
+        `${decided}: the books match the card again`,
+      );
+      await engine.close();
+    }
+  });
+});
+
+describe('a movement adopted from the ledger', () => {
+  test('when the till crashed between journaling an adopted movement and its planned write, then it is not voided: the plan is rebuilt and its card decides it', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const id = randomUUID();
+    // Made by this till, whose journal was lost; its write landed (the card holds 50).
+    sim.create(KEY, {
+      id,
+      kind: 'recharge',
+      cardId: '04E1E2E3',
+      credits: 20,
+      tillId: TILL,
+      cardBefore: 'classic:v1:30:1:0',
+    });
+    const store = new MemoryStore();
+    store.text = `${JSON.stringify({
+      type: 'started',
+      id,
+      kind: 'recharge',
+      cardId: '04E1E2E3',
+      keyFingerprint: fingerprint(KEY),
+      adopted: true,
+      at: new Date().toISOString(),
+    })}\n`;
+    const journal = new MovementJournal(store);
+    const engine = new MovementEngine({
+      journal,
+      ledger: ledgerOf(sim),
+      keys: new KeyRing(() => KEY, fingerprint),
+      tillId: TILL,
+      log: silentLogger,
+      retryMs: 10,
+      maxRetryMs: 20,
+      reconcileEveryMs: 60_000,
+    });
+    await journal.open();
+    // Not left to the outbox (which voids what is 'to-void') before reconciliation rebuilds it.
+    const adopted = journal.movements.get(id);
+    assert.ok(adopted);
+    assert.equal(phaseOf(adopted), 'uncertain');
+    engine.start();
+    await engine.reconcile();
+    assert.equal(sim.movements.get(id)?.state, 'pending', 'not voided unseen');
+    assert.deepEqual(journal.movements.get(id)?.reserved?.intent, {
+      type: 'classic',
+      slot: 1,
+      value: 50,
+      generation: 2,
+      previousBalance: 30,
+    });
+    const slots: [Buffer, Buffer] = [encodeValueBlock(30, 1), encodeValueBlock(50, 2)];
+    const card = classicWalletCard({
+      cardId: '04E1E2E3',
+      checkUid: async () => undefined,
+      readSlots: async () => slots,
+      writeSlotBlock: async () => ({ outcome: 'committed' }),
+    });
+    await engine.settle(card);
+    await eventually(() => sim.movements.get(id)?.state === 'posted', 'the recharge posted');
+    await engine.close();
   });
 });

@@ -1,0 +1,141 @@
+/**
+ * Virtual time for the deterministic simulation: a seeded generator, and a scheduler that runs
+ * one event at a time in (time, random tie-break) order. Each worker process has a Life: its
+ * timers, waits and the answers it waits for die with it when it crashes, while the outside
+ * world (cards, the network, the ledger) goes on.
+ */
+import type { Clock } from '../../service/wallet/clock.ts';
+
+/** A small, fast, seedable generator (mulberry32). */
+export class Rng {
+  #state: number;
+  constructor(seed: number) {
+    this.#state = seed >>> 0;
+  }
+  next(): number {
+    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
+    let t = this.#state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  int(below: number): number {
+    return Math.floor(this.next() * below);
+  }
+  between(low: number, high: number): number {
+    return low + this.int(high - low + 1);
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[this.int(items.length)] as T;
+  }
+}
+
+/** One run of a worker process: what it scheduled never runs once it crashed. */
+export class Life {
+  alive = true;
+}
+
+interface Event {
+  at: number;
+  tie: number;
+  run: () => void;
+  /** The process whose event it is (null: the outside world, which never crashes). */
+  life: Life | null;
+  cancelled: boolean;
+}
+
+/** Whether event a runs before event b. */
+const before = (a: Event, b: Event) => a.at < b.at || (a.at === b.at && a.tie < b.tie);
+
+/** The virtual clock and the seeded scheduler (a binary heap of events). */
+export class Scheduler {
+  time = 0;
+  readonly rng: Rng;
+  readonly #heap: Event[] = [];
+
+  constructor(rng: Rng) {
+    this.rng = rng;
+  }
+
+  /** Runs `run` after `delayMs` of virtual time, unless `life` ended by then. */
+  at(delayMs: number, run: () => void, life: Life | null): Event {
+    const event: Event = {
+      at: this.time + Math.max(0, delayMs),
+      tie: this.rng.next(),
+      run,
+      life,
+      cancelled: false,
+    };
+    this.#push(event);
+    return event;
+  }
+
+  /** Resolves after `delayMs` of virtual time; never, if `life` ended meanwhile. */
+  sleep(delayMs: number, life: Life | null): Promise<void> {
+    return new Promise((resolve) => this.at(delayMs, resolve, life));
+  }
+
+  /** The clock a worker process's code sees. */
+  clock(life: Life): Clock {
+    return {
+      now: () => this.time,
+      setTimer: (run, ms) => this.at(ms, run, life),
+      clearTimer: (timer) => {
+        if (timer) (timer as Event).cancelled = true;
+      },
+    };
+  }
+
+  /** Runs events until none is left before `until` (virtual ms). */
+  async runUntil(until: number): Promise<void> {
+    for (;;) {
+      // Everything the last event set off (promise chains) runs before the next event.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      let event: Event | undefined;
+      do {
+        event = this.#heap[0];
+        if (!event || event.at > until) {
+          this.time = Math.max(this.time, until);
+          return;
+        }
+        this.#pop();
+        this.time = Math.max(this.time, event.at);
+      } while (event.cancelled || (event.life !== null && !event.life.alive));
+      event.run();
+    }
+  }
+
+  #push(event: Event): void {
+    const heap = this.#heap;
+    heap.push(event);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(event, heap[parent] as Event)) break;
+      heap[i] = heap[parent] as Event;
+      i = parent;
+    }
+    heap[i] = event;
+  }
+
+  #pop(): void {
+    const heap = this.#heap;
+    const last = heap.pop() as Event;
+    if (heap.length === 0) return;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child =
+        right < heap.length && before(heap[right] as Event, heap[left] as Event) ? right : left;
+      if (!before(heap[child] as Event, last)) break;
+      heap[i] = heap[child] as Event;
+      i = child;
+    }
+    heap[i] = last;
+  }
+}

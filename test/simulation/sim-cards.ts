@@ -1,0 +1,429 @@
+/**
+ * Cards, till readers and vending machines for the deterministic simulation.
+ *
+ * A card is two 16-byte wallet slots (docs/card-format.md). A till's reader puts the worker's
+ * Classic card face on it; each APDU takes virtual time, and a block write, once sent, lands as
+ * an event of the outside world: whole, not at all, half (8 of 16 bytes, as the rig's virtual
+ * card tears) or garbled, even after the till that sent it crashed. A vending machine spends
+ * offline with key A: DECREMENT and TRANSFER on the active slot, in place, so the generation
+ * (the value block's address byte) stays and the ledger never hears of it.
+ *
+ * The simulation reads cards with its own decoder (cardTruth), written from the format's
+ * documentation, so that a defect in the worker's codec cannot hide from the invariants.
+ */
+import {
+  classicWalletCard,
+  readClassicWallet,
+  tornFirstWrite,
+} from '../../service/card/classic-wallet.ts';
+import type { WalletCard } from '../../service/card/wallet-card.ts';
+import type { AppError } from '../../service/errors.ts';
+import { errors } from '../../service/errors.ts';
+import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
+import type { Life, Scheduler } from './scheduler.ts';
+
+type Slot = { kind: 'value'; value: number; generation: number } | { kind: 'blank' | 'invalid' };
+
+/** A value block: value, ~value, value (int32 LE), then g, ~g, g, ~g. */
+function slotOf(block: Buffer): Slot {
+  if (block.every((byte) => byte === 0)) return { kind: 'blank' };
+  const value = block.readInt32LE(0);
+  const g = block[12] as number;
+  const valid =
+    block.readInt32LE(4) === ~value &&
+    block.readInt32LE(8) === value &&
+    block[13] === (~g & 0xff) &&
+    block[14] === g &&
+    block[15] === (~g & 0xff);
+  return valid ? { kind: 'value', value, generation: g } : { kind: 'invalid' };
+}
+
+export type CardTruth =
+  | { kind: 'blank' }
+  | { kind: 'valid'; balance: number; generation: number; active: 0 | 1 }
+  | { kind: 'corrupt' };
+
+/** What a card holds, by the format's rules (section 4): the newer of two values is active. */
+export function cardTruth(slots: readonly [Buffer, Buffer]): CardTruth {
+  const [a, b] = [slotOf(slots[0]), slotOf(slots[1])];
+  if (a.kind === 'blank' && b.kind === 'blank') return { kind: 'blank' };
+  const valid = (s: Slot, active: 0 | 1): CardTruth =>
+    s.kind === 'value'
+      ? { kind: 'valid', balance: s.value, generation: s.generation, active }
+      : { kind: 'corrupt' };
+  if (a.kind === 'value' && b.kind === 'value') {
+    const ahead = (a.generation - b.generation + 256) % 256;
+    if (ahead >= 1 && ahead <= 127) return valid(a, 0);
+    if (ahead >= 129) return valid(b, 1);
+    return { kind: 'corrupt' };
+  }
+  if (a.kind === 'value') return valid(a, 0);
+  return valid(b, 1);
+}
+
+/** The balance a till may pay out: a blank card holds 0; a corrupt one, nothing readable. */
+export function balanceOf(truth: CardTruth): number {
+  return truth.kind === 'valid' ? truth.balance : 0;
+}
+
+/**
+ * What a card shows of a movement's write, planned again from the ledger's record of it
+ * (`cardBefore`: `classic:v1:blank` or `classic:v1:<balance>:<generation>:<active slot>`), by
+ * the rules of docs/card-format.md section 6 read with this file's decoder: committed, not
+ * written, or unknown (no card can tell). The simulation's operator decides only what this says
+ * no card can, whatever the worker's own decideWrite says.
+ */
+export function writeShown(
+  movement: { kind: 'recharge' | 'discharge'; credits: number; cardBefore: string | null },
+  slots: readonly [Buffer, Buffer],
+): 'committed' | 'not-written' | 'unknown' {
+  const match = /^classic:v1:(?:blank|(-?\d+):(\d+):([01]))$/.exec(movement.cardBefore ?? '');
+  if (!match) return 'unknown';
+  const previous =
+    match[1] === undefined
+      ? null
+      : { balance: Number(match[1]), generation: Number(match[2]), active: Number(match[3]) };
+  // The write goes to the slot that is not active, one generation on; a blank card's to slot 0
+  // at generation 1.
+  const slot = previous ? 1 - previous.active : 0;
+  const generation = previous ? (previous.generation + 1) % 256 : 1;
+  const value = movement.kind === 'recharge' ? (previous?.balance ?? 0) + movement.credits : 0;
+  const truth = cardTruth(slots);
+  if (
+    truth.kind === 'valid' &&
+    truth.active === slot &&
+    truth.balance === value &&
+    truth.generation === generation
+  ) {
+    return 'committed';
+  }
+  if (!previous) {
+    const [first, second] = [slotOf(slots[0]), slotOf(slots[1])];
+    return second.kind === 'blank' && first.kind !== 'value' ? 'not-written' : 'unknown';
+  }
+  // The previous state still active, perhaps lowered by a machine since (in place: same
+  // generation).
+  return truth.kind === 'valid' &&
+    truth.active !== slot &&
+    truth.generation === previous.generation &&
+    truth.balance <= previous.balance
+    ? 'not-written'
+    : 'unknown';
+}
+
+export function valueBlock(value: number, generation: number): Buffer {
+  const block = Buffer.alloc(16);
+  block.writeInt32LE(value, 0);
+  block.writeInt32LE(~value, 4);
+  block.writeInt32LE(value, 8);
+  block[12] = generation;
+  block[13] = ~generation & 0xff;
+  block[14] = generation;
+  block[15] = ~generation & 0xff;
+  return block;
+}
+
+export interface SimCard {
+  uid: string;
+  slots: [Buffer, Buffer];
+  /** The shop that sold it (its balance imported there). */
+  home: number;
+  /** Where it is: a till's or a machine's name, or null (with its customer). */
+  at: string | null;
+  /** What machines took from it, offline. */
+  spentOffline: number;
+  /** Shops whose tills wrote it. */
+  writtenAt: Set<number>;
+  /** Reported lost (an operator decided its movements without it): found at the end. */
+  lost: boolean;
+}
+
+/** One block write that reached a card, as the outside world saw it. */
+export interface LandedWrite {
+  till: string;
+  cardId: string;
+  /** The movement whose write it is (from the request that sent it). */
+  movementId: string | undefined;
+  how: 'whole' | 'half' | 'garbled';
+  before: CardTruth;
+  after: CardTruth;
+  at: number;
+}
+
+/** What one request did to cards: the movement it wrote for, and the writes that landed. */
+export interface RequestTrace {
+  movementId?: string;
+  writes: LandedWrite[];
+}
+
+export interface ReaderFaults {
+  /** Per block write: the card leaves before the block is written. */
+  pullBefore: number;
+  /** Per block write: the block is written, the card leaves before answering. */
+  pullAfter: number;
+  /** Per block write: the card leaves halfway: 8 of the 16 bytes are written. */
+  tear: number;
+  /** Per block write: the card leaves while programming: the block is garbled. */
+  garble: number;
+  /** Per block write: the card answers, but the block reads back garbled. */
+  unverified: number;
+  /** Per other APDU: the card leaves (NoCard). */
+  pullOnApdu: number;
+}
+
+export const NO_READER_FAULTS: ReaderFaults = {
+  pullBefore: 0,
+  pullAfter: 0,
+  tear: 0,
+  garble: 0,
+  unverified: 0,
+  pullOnApdu: 0,
+};
+
+/** Paths of the card code a run reached (a path never reached is not tested by it). */
+export type CardPath =
+  | 'decided-committed'
+  | 'decided-not-written'
+  | 'decided-torn-first-write'
+  | 'decided-unknown'
+  | 'read-corrupt'
+  | 'read-torn-proof-as-blank'
+  | 'wrote-generation-wrap'
+  | 'landed-after-crash';
+
+/**
+ * A till's reader: one card operation at a time, APDUs in virtual time. A card operation holds
+ * the card as it was presented: once it left the field, the card lost its authentication, and
+ * the operation's further APDUs fail (NoCard) even when the card is back.
+ */
+export class SimReader implements CardAccess {
+  #card: SimCard | null = null;
+  /** Counts presentations: an operation belongs to one. */
+  #presence = 0;
+  faults: ReaderFaults = NO_READER_FAULTS;
+  /** The till process now using the reader (a new one gets a new PC/SC context). */
+  life: Life | null = null;
+  /** The card left the reader in the customer's hand. */
+  onPulled: (card: SimCard) => void = () => undefined;
+  onLanded: (write: LandedWrite) => void = () => undefined;
+  onPath: (path: CardPath) => void = () => undefined;
+  /** A block write was sent (the world may crash the till before it lands). */
+  onWriteSent: () => void = () => undefined;
+  /** Whether the till's card keys open this card (another shop's cards have other keys). */
+  opens: (card: SimCard) => boolean = () => true;
+  readonly name: string;
+  readonly #shop: () => number;
+  readonly #sched: Scheduler;
+  #tail: Promise<void> = Promise.resolve();
+
+  constructor(sched: Scheduler, name: string, shop: () => number) {
+    this.#sched = sched;
+    this.name = name;
+    this.#shop = shop;
+  }
+
+  /** A new worker process: the crashed one's lock is gone with its PC/SC context. */
+  reset(life: Life): void {
+    this.life = life;
+    this.#tail = Promise.resolve();
+  }
+
+  withCard<T>(operation: (card: CardOnReader) => Promise<T>, trace?: RequestTrace): Promise<T> {
+    const run = this.#tail.then(async () => {
+      const card = this.#card;
+      if (!card) throw errors.noCard();
+      return operation(this.#face(card, trace ?? { writes: [] }) as CardOnReader);
+    });
+    this.#tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  }
+
+  get card(): SimCard | null {
+    return this.#card;
+  }
+
+  /** A card put on the reader (the one there before, if any, is taken off first). */
+  place(card: SimCard): void {
+    this.#card = card;
+    this.#presence += 1;
+    card.at = this.name;
+  }
+
+  /** The card taken off the reader. */
+  remove(): void {
+    if (this.#card) this.#card.at = null;
+    this.#card = null;
+  }
+
+  /** The card leaves the reader in the middle of an operation (its customer holds it). */
+  pull(): void {
+    const card = this.#card;
+    if (!card) return;
+    this.remove();
+    this.onPulled(card);
+  }
+
+  #face(card: SimCard, trace: RequestTrace): WalletCard {
+    const { rng } = this.#sched;
+    const life = this.life;
+    const presence = this.#presence;
+    const here = () => this.#card === card && this.#presence === presence;
+    const apdu = async () => {
+      await this.#sched.sleep(rng.between(1, 15), life);
+      if (here() && rng.chance(this.faults.pullOnApdu)) this.pull();
+      if (!here()) throw errors.noCard();
+    };
+    // The UID answers without a key; the wallet sector needs one.
+    const sector = async () => {
+      await apdu();
+      if (!this.opens(card)) throw errors.authenticationFail();
+    };
+    const face = classicWalletCard({
+      cardId: card.uid,
+      checkUid: apdu,
+      readSlots: async () => {
+        await sector();
+        return [Buffer.from(card.slots[0]), Buffer.from(card.slots[1])];
+      },
+      writeSlotBlock: async (slot, block) => {
+        try {
+          await sector();
+        } catch (error) {
+          return { outcome: 'not-written', error: error as AppError };
+        }
+        const f = this.faults;
+        const fate = rng.chance(f.pullBefore)
+          ? 'pull-before'
+          : rng.chance(f.pullAfter)
+            ? 'pull-after'
+            : rng.chance(f.tear)
+              ? 'tear'
+              : rng.chance(f.garble)
+                ? 'garble'
+                : rng.chance(f.unverified)
+                  ? 'unverified'
+                  : 'whole';
+        // Sent: the block lands (or not) whatever becomes of the till meanwhile.
+        this.onWriteSent();
+        const answered = await new Promise<boolean>((resolve) => {
+          this.#sched.at(
+            rng.between(1, 10),
+            () => {
+              const present = here();
+              if (present && fate !== 'pull-before') {
+                this.#land(card, slot, block, fate, trace);
+                if (!life?.alive) this.onPath('landed-after-crash');
+              }
+              if (present && fate !== 'whole' && fate !== 'unverified') this.pull();
+              const ok = present && (fate === 'whole' || fate === 'unverified');
+              this.#sched.at(rng.between(1, 10), () => resolve(ok), life);
+            },
+            null,
+          );
+        });
+        if (!answered) return { outcome: 'uncertain', error: errors.cardNotResponding() };
+        try {
+          await apdu();
+        } catch (error) {
+          return { outcome: 'uncertain', error: error as AppError };
+        }
+        return Buffer.compare(card.slots[slot], block) === 0
+          ? { outcome: 'committed' }
+          : { outcome: 'uncertain', error: errors.cardWriteUnverified() };
+      },
+    });
+    return {
+      ...face,
+      readWallet: async (tornProof) => {
+        const slots = await face.readSlots();
+        if (cardTruth(slots).kind === 'corrupt') {
+          this.onPath(
+            tornProof && tornFirstWrite(tornProof, slots)
+              ? 'read-torn-proof-as-blank'
+              : 'read-corrupt',
+          );
+        }
+        return readClassicWallet(card.uid, slots, tornProof);
+      },
+      decide: async (intent) => {
+        const decision = await face.decide(intent);
+        this.onPath(
+          decision.outcome === 'unknown'
+            ? 'decided-unknown'
+            : decision.outcome === 'committed'
+              ? 'decided-committed'
+              : decision.torn
+                ? 'decided-torn-first-write'
+                : 'decided-not-written',
+        );
+        return decision;
+      },
+    };
+  }
+
+  #land(
+    card: SimCard,
+    slot: 0 | 1,
+    block: Buffer,
+    fate: 'pull-after' | 'tear' | 'garble' | 'unverified' | 'whole',
+    trace: RequestTrace,
+  ): void {
+    const { rng } = this.#sched;
+    const before = cardTruth(card.slots);
+    const old = card.slots[slot];
+    card.slots[slot] =
+      fate === 'tear'
+        ? Buffer.concat([block.subarray(0, 8), old.subarray(8)])
+        : fate === 'garble' || fate === 'unverified'
+          ? // Bits left partly erased or partly programmed.
+            Buffer.from(
+              block.map((byte, i) => (rng.chance(0.5) ? byte : byte & (old[i] as number))),
+            )
+          : Buffer.from(block);
+    // What the card holds decides: a torn write may still have left the whole block.
+    const how = card.slots[slot].equals(block) ? 'whole' : fate === 'tear' ? 'half' : 'garbled';
+    const after = cardTruth(card.slots);
+    card.writtenAt.add(this.#shop());
+    if (
+      how === 'whole' &&
+      after.kind === 'valid' &&
+      after.generation === 0 &&
+      before.kind === 'valid' &&
+      before.generation === 255
+    ) {
+      this.onPath('wrote-generation-wrap');
+    }
+    const write: LandedWrite = {
+      till: this.name,
+      cardId: card.uid,
+      movementId: trace.movementId,
+      how,
+      before,
+      after,
+      at: this.#sched.time,
+    };
+    trace.writes.push(write);
+    this.onLanded(write);
+  }
+}
+
+/**
+ * A vending machine spends `price` offline, with key A: DECREMENT and TRANSFER on the active
+ * slot (docs/card-security.md); the address byte, and so the generation, stays. A card that
+ * holds less, or cannot be read, is refused. The price taken, or 0.
+ */
+export function spendOffline(card: SimCard, price: number): number {
+  const truth = cardTruth(card.slots);
+  if (truth.kind !== 'valid' || truth.balance < price) return 0;
+  const block = Buffer.from(card.slots[truth.active]);
+  const value = truth.balance - price;
+  block.writeInt32LE(value, 0);
+  block.writeInt32LE(~value, 4);
+  block.writeInt32LE(value, 8);
+  card.slots[truth.active] = block;
+  card.spentOffline += price;
+  return price;
+}

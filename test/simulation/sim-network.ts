@@ -1,0 +1,238 @@
+/**
+ * The network between the tills and the ledger, for the deterministic simulation: the worker's
+ * real LedgerClient (its retries, timeouts, Retry-After and refusal mapping) sends its HTTP
+ * requests through an axios adapter into virtual time, where they may be refused, lost, late,
+ * duplicated, throttled or answered by a proxy, and reach the simulated ledger over the same
+ * routes, statuses and bodies as the real ledger's HTTP API (docs/cloud-api.md).
+ */
+import { AxiosError, type AxiosAdapter, type AxiosResponse } from 'axios';
+import { ledgerErrorCodes, type ResolveRequest } from '../../common/ledger-contract.ts';
+import type { Life, Scheduler } from './scheduler.ts';
+import type { SimLedger } from './sim-ledger.ts';
+import { SimLedgerError } from './sim-ledger.ts';
+
+/** An HTTP answer as the ledger sends it. */
+export interface HttpAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+const refused = (name: keyof typeof ledgerErrorCodes): HttpAnswer => ({
+  status: ledgerErrorCodes[name].status,
+  body: { error: ledgerErrorCodes[name].code },
+});
+
+/** The ledger's v1 routes over the simulated ledger (cloud/http/create-app.ts). */
+export function ledgerOverHttp(
+  ledger: SimLedger,
+  method: string,
+  url: string,
+  apiKey: string | undefined,
+  body: unknown,
+): HttpAnswer {
+  if (apiKey === undefined || apiKey === '') return refused('missingApiKey');
+  const { pathname, searchParams } = new URL(url, 'http://ledger.sim');
+  const parts = pathname.split('/').slice(1).map(decodeURIComponent);
+  try {
+    if (method === 'GET' && pathname === '/v1/customer') {
+      return { status: 200, body: ledger.customer(apiKey) };
+    }
+    if (method === 'POST' && pathname === '/v1/movements') {
+      const created = ledger.create(apiKey, body as never);
+      return { status: created.replayed ? 200 : 201, body: created.movement };
+    }
+    if (
+      method === 'GET' &&
+      pathname === '/v1/movements' &&
+      searchParams.get('state') === 'pending'
+    ) {
+      return { status: 200, body: { movements: ledger.listPending(apiKey) } };
+    }
+    if (parts[0] === 'v1' && parts[1] === 'movements' && parts[2] !== undefined) {
+      const id = parts[2];
+      if (method === 'GET' && parts.length === 3)
+        return { status: 200, body: ledger.get(apiKey, id) };
+      const target = parts[3] === 'post' ? 'posted' : parts[3] === 'void' ? 'voided' : undefined;
+      if (method === 'POST' && parts.length === 4 && target) {
+        return {
+          status: 200,
+          body: ledger.resolve(apiKey, id, target, (body ?? {}) as ResolveRequest),
+        };
+      }
+    }
+    if (method === 'GET' && parts[0] === 'v1' && parts[1] === 'cards' && parts.length === 3) {
+      return { status: 200, body: ledger.cardAccountOf(apiKey, parts[2] as string) };
+    }
+    return { status: 404, body: { error: 'NotFound' } };
+  } catch (error) {
+    if (!(error instanceof SimLedgerError)) throw error;
+    return { status: error.status, body: { error: error.code } };
+  }
+}
+
+/** Per attempt, the chance of each fate (the rest arrive and are answered in time). */
+export interface NetworkFaults {
+  /** Connection refused at once (the ledger's host is down). */
+  refused: number;
+  /** Never arrives: the client times out. */
+  lostRequest: number;
+  /** Carried out; the answer is lost: the client times out. */
+  lostAnswer: number;
+  /** Arrives after the client gave up, and is carried out then. */
+  late: number;
+  /** Arrives twice (a proxy that retried). */
+  duplicate: number;
+  /** Arrives and is answered in time, slowly. */
+  slow: number;
+  /** 503 before anything is done (the ledger's database does not answer). */
+  unavailable: number;
+  /** Carried out, then a proxy in front answers 502 with its own page. */
+  badGateway: number;
+  /** 429 with a Retry-After (sometimes longer than the client waits), nothing done. */
+  throttled: number;
+}
+
+export const NO_FAULTS: NetworkFaults = {
+  refused: 0,
+  lostRequest: 0,
+  lostAnswer: 0,
+  late: 0,
+  duplicate: 0,
+  slow: 0,
+  unavailable: 0,
+  badGateway: 0,
+  throttled: 0,
+};
+
+type Fate = keyof NetworkFaults | 'ok';
+
+/** The network; each worker process gets its own adapter, whose answers die with it. */
+export class SimNetwork {
+  faults: NetworkFaults = NO_FAULTS;
+  /** While true, every connection is refused (an outage). */
+  down = false;
+  /** How many attempts met each fate, for the run's counts. */
+  readonly fates = new Map<Fate, number>();
+  /**
+   * Creates carried out after the ledger refused a later try of the same movement (a try that
+   * was late): the movement exists though its till was last told no. For the run's counts.
+   */
+  landedAfterRefusal = 0;
+  readonly #refusedCreates = new Set<string>();
+  readonly #sched: Scheduler;
+  readonly #ledger: SimLedger;
+
+  constructor(sched: Scheduler, ledger: SimLedger) {
+    this.#sched = sched;
+    this.#ledger = ledger;
+  }
+
+  adapter(life: Life): AxiosAdapter {
+    return (config) => {
+      const { rng } = this.#sched;
+      const fate = this.down ? 'refused' : this.#fate();
+      this.fates.set(fate, (this.fates.get(fate) ?? 0) + 1);
+      const apiKey = config.headers.get('X-Api-Key');
+      const method = (config.method ?? 'get').toUpperCase();
+      const url = config.url ?? '/';
+      const body =
+        typeof config.data === 'string' && config.data !== ''
+          ? (JSON.parse(config.data) as unknown)
+          : undefined;
+      const timeout = config.timeout ?? 0;
+      return new Promise<AxiosResponse>((resolve, reject) => {
+        let done = false;
+        const finish = (outcome: () => void) => {
+          if (done) return;
+          done = true;
+          outcome();
+        };
+        if (timeout > 0) {
+          this.#sched.at(
+            timeout,
+            () =>
+              finish(() =>
+                reject(new AxiosError(`timeout of ${timeout}ms exceeded`, 'ECONNABORTED', config)),
+              ),
+            life,
+          );
+        }
+        if (fate === 'refused') {
+          this.#sched.at(
+            rng.between(1, 5),
+            () =>
+              finish(() =>
+                reject(new AxiosError('connect ECONNREFUSED', AxiosError.ERR_NETWORK, config)),
+              ),
+            life,
+          );
+          return;
+        }
+        if (fate === 'lostRequest') return;
+        const there =
+          fate === 'late'
+            ? rng.between(timeout, 3 * timeout)
+            : fate === 'slow'
+              ? rng.between(500, Math.max(500, timeout - 500))
+              : rng.between(2, 60);
+        // The request goes on after its till crashed (the outside world's event).
+        this.#sched.at(
+          there,
+          () => {
+            let answer: HttpAnswer;
+            if (fate === 'unavailable') {
+              answer = { status: 503, body: { error: 'DatabaseUnavailable' } };
+            } else if (fate === 'throttled') {
+              answer = {
+                status: 429,
+                body: { error: 'TooManyRequests' },
+                headers: { 'retry-after': String(rng.between(0, 7)) },
+              };
+            } else {
+              answer = ledgerOverHttp(this.#ledger, method, url, apiKey?.toString(), body);
+              if (fate === 'duplicate')
+                ledgerOverHttp(this.#ledger, method, url, apiKey?.toString(), body);
+              if (method === 'POST' && url.endsWith('/v1/movements')) this.#created(body, answer);
+            }
+            if (fate === 'lostAnswer' || fate === 'late') return;
+            const text =
+              fate === 'badGateway'
+                ? '<html><body>502 Bad Gateway</body></html>'
+                : JSON.stringify(answer.body);
+            const response: AxiosResponse = {
+              data: text,
+              status: fate === 'badGateway' ? 502 : answer.status,
+              statusText: '',
+              headers: {
+                'content-type':
+                  fate === 'badGateway' ? 'text/html' : 'application/json; charset=utf-8',
+                ...answer.headers,
+              },
+              config,
+              request: {},
+            };
+            this.#sched.at(rng.between(2, 60), () => finish(() => resolve(response)), life);
+          },
+          null,
+        );
+      });
+    };
+  }
+
+  #created(body: unknown, answer: HttpAnswer): void {
+    const id = (body as { id?: string } | undefined)?.id ?? '';
+    if (answer.status >= 400 && answer.status < 500) this.#refusedCreates.add(id);
+    else if (answer.status === 201 && this.#refusedCreates.has(id)) this.landedAfterRefusal += 1;
+  }
+
+  #fate(): Fate {
+    const roll = this.#sched.rng.next();
+    let edge = 0;
+    for (const [fate, p] of Object.entries(this.faults) as [keyof NetworkFaults, number][]) {
+      edge += p;
+      if (roll < edge) return fate;
+    }
+    return 'ok';
+  }
+}
