@@ -228,6 +228,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       this.#options.log.info(`ignoring reader ${name}`);
       return;
     }
+    readEveryUid(reader);
     this.#readers.set(name, reader);
     this.#emitEvent({ type: 'reader-attached', reader: name });
     reader.on('card', (card) => {
@@ -318,6 +319,20 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   #emitEvent(event: ReaderEvent): void {
     this.emit('event', event);
     this.emit('status', this.status);
+  }
+}
+
+/**
+ * nfc-pcsc (0.8.1, src/Reader.js handleTag) reads the UID of an ISO 14443-3 card, but makes an
+ * ISO 14443-4 card (a DESFire) wait for an ISO 7816 application SELECT (its `aid` setting),
+ * and emits no `card` without one. DESFire wallets are reached with native commands, and the
+ * reader's GET DATA (FF CA 00 00 00) gives the UID of any contactless card, so every card takes
+ * nfc-pcsc's own UID path.
+ */
+function readEveryUid(reader: Reader): void {
+  const tags = reader as unknown as Record<string, unknown>;
+  if (typeof tags.handle_Iso_14443_3_Tag === 'function') {
+    tags.handle_Iso_14443_4_Tag = tags.handle_Iso_14443_3_Tag;
   }
 }
 
