@@ -207,6 +207,50 @@ describe('the card simulator', () => {
   });
 });
 
+describe('DESFire cards in the simulator', () => {
+  test('when a DESFire card is placed, then the service sees it by its 7-byte UID and the simulator lists its credits', async () => {
+    const blank = await call('POST', '/simulator/place', {
+      type: 'desfire',
+      uid: '04DF0000000001',
+    });
+    assert.equal(blank.status, 200, blank.text);
+    assert.deepEqual(blank.json, { cardId: '04DF0000000001', credits: 0 });
+    await waitUntil(
+      () => service.readers.status.card?.cardId === '04DF0000000001',
+      5_000,
+      'DESFire card seen',
+    );
+    const loaded = await call('POST', '/simulator/place', { type: 'desfire', credits: 12 });
+    assert.equal(loaded.status, 200, loaded.text);
+    const { cardId } = loaded.json as SimCard;
+    assert.match(cardId, /^04[0-9A-F]{12}$/, 'a random 7-byte NXP UID');
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+    assert.equal(await cardCredits(cardId), 12);
+    assert.equal(await cardCredits('04DF0000000001'), 0);
+    assert.equal(service.readers.status.problem, null);
+  });
+
+  test('when a DESFire card is asked for with a 4-byte UID or an unknown type, then it is InvalidSimulatorRequest', async () => {
+    for (const body of [{ type: 'desfire', uid: '04DF0001' }, { type: 'felica' }]) {
+      const res = await call('POST', '/simulator/place', body);
+      assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
+      assert.deepEqual(res.json, { error: 'InvalidSimulatorRequest' });
+    }
+  });
+
+  test("when faults are armed on a DESFire card, then 'corrupt' leaves its wallet unreadable and 'none' disarms", async () => {
+    const placed = await call('POST', '/simulator/place', { type: 'desfire', credits: 9 });
+    const { cardId } = placed.json as SimCard;
+    for (const fault of ['tear-before-commit', 'slow', 'none', 'wrong-key']) {
+      const res = await call('POST', '/simulator/fault', { fault });
+      assert.equal(res.status, 200, `${fault}: ${res.text}`);
+      assert.deepEqual(res.json, { cardId, credits: 9 });
+    }
+    const corrupt = await call('POST', '/simulator/fault', { fault: 'corrupt' });
+    assert.deepEqual(corrupt.json, { cardId, credits: null });
+  });
+});
+
 describe('the simulator with a shop key B', () => {
   test('when the wallet key is a key B, then placed cards carry it where key B may be used, and a recharge works', async () => {
     const keyB = await startTestService(
@@ -249,20 +293,30 @@ async function startSimulatorService(dataDir: string) {
 }
 
 describe('the simulator across a restart', () => {
-  test('when the service restarts on the same data folder, then the simulated cards and the one in the field are kept', async () => {
+  test('when the service restarts on the same data folder, then the simulated cards (MIFARE Classic and DESFire) and the one in the field are kept', async () => {
     const dataDir = join(service.dataDir, 'restart');
     const first = await startSimulatorService(dataDir);
-    const placed = await apiCaller(() => first.url, TEST_API_KEY)('POST', '/simulator/place', {
-      uid: 'CAFE0001',
-      credits: 42,
+    const firstCall = apiCaller(() => first.url, TEST_API_KEY);
+    const desfire = await firstCall('POST', '/simulator/place', {
+      type: 'desfire',
+      uid: '04CAFE00000002',
+      credits: 8,
     });
+    assert.equal(desfire.status, 200, desfire.text);
+    const placed = await firstCall('POST', '/simulator/place', { uid: 'CAFE0001', credits: 42 });
     assert.equal(placed.status, 200, placed.text);
     await first.close();
     const second = await startSimulatorService(dataDir);
     try {
       await waitUntil(() => second.readers.status.card?.cardId === 'CAFE0001', 5_000, 'card seen');
-      const read = await apiCaller(() => second.url, TEST_API_KEY)('GET', '/readcard');
+      const secondCall = apiCaller(() => second.url, TEST_API_KEY);
+      const read = await secondCall('GET', '/readcard');
       assert.deepEqual(read.json, { cardId: 'CAFE0001', credits: 42, rechargeAmount: null });
+      const status = (await secondCall('GET', '/simulator')).json as { cards: SimCard[] };
+      assert.deepEqual(status.cards, [
+        { cardId: 'CAFE0001', credits: 42 },
+        { cardId: '04CAFE00000002', credits: 8 },
+      ]);
     } finally {
       await second.close();
     }
