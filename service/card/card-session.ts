@@ -1,4 +1,5 @@
 import type { Reader } from 'nfc-pcsc';
+import { boundedApdu } from './bounded-apdu.ts';
 import type { AppError } from '../errors.ts';
 import { errors } from '../errors.ts';
 import { toCardError } from './card-errors.ts';
@@ -213,20 +214,8 @@ export class CardSession {
   }
 
   /** One APDU exchange, bounded in time; the lock waits for it even after the deadline. */
-  async #call<T>(apdu: () => Promise<T>): Promise<T> {
-    const exchange = apdu();
-    this.#hold(exchange);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(errors.cardNotResponding()), this.#apduTimeoutMs);
-    });
-    try {
-      return await Promise.race([exchange, deadline]);
-    } catch (error) {
-      throw toCardError(error);
-    } finally {
-      clearTimeout(timer);
-    }
+  #call<T>(apdu: () => Promise<T>): Promise<T> {
+    return boundedApdu(this.#hold, this.#apduTimeoutMs, apdu);
   }
 }
 

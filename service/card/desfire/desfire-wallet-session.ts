@@ -1,0 +1,318 @@
+import type { AppError } from '../../errors.ts';
+import { errors } from '../../errors.ts';
+import { toCardError } from '../card-errors.ts';
+import type { DesfireWalletKeys } from '../wallet-keys.ts';
+import { formatCardId } from '../wallet-format.ts';
+import { DesfireClient, PICC_AID, type Transmit } from './desfire-client.ts';
+import type { DesfireKey } from './desfire-crypto.ts';
+import { DesfireStatusError } from './desfire-status.ts';
+import {
+  APPLICATION_KEY_COUNT,
+  APPLICATION_SETTINGS,
+  decideDesfireWrite,
+  decodeMovementRecord,
+  KEY_APPLICATION_MASTER,
+  KEY_MACHINE,
+  KEY_TILL,
+  PICC_SETTINGS,
+  RECORD_FILE,
+  RECORD_FILE_SPEC,
+  recordOf,
+  RECORD_SIZE,
+  VALUE_FILE,
+  VALUE_FILE_SPEC,
+  type DesfireWriteIntent,
+  type DesfireWriteOutcome,
+} from './desfire-wallet-format.ts';
+
+/** What a till reads of a DESFire wallet. */
+export interface DesfireWalletRead {
+  cardId: string;
+  cardType: 'desfire';
+  /** False on a card without the wallet application (fresh from the factory): 0 credits. */
+  hasWallet: boolean;
+  balance: number;
+  /** The newest movement record's counter, 0 when there is none. */
+  counter: number;
+  /** Which keys opened it: the card's own, or those it carries until personalized. */
+  openedWith: 'card' | 'transport';
+}
+
+/** How a card write ended: certainly on the card, certainly not, or not knowable now. */
+export type DesfireWriteResult =
+  | { outcome: 'committed' }
+  | { outcome: 'not-written'; error: AppError }
+  | { outcome: 'uncertain'; error: AppError };
+
+/** The steps of a personalization, each announced (journaled) before it is done. */
+export type DesfirePersonalizationStep = 'picc-key' | 'application' | 'keys';
+
+const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
+
+/**
+ * One operation on the DESFire card on the reader (docs/card-format.md section 9): reads the
+ * wallet, writes a movement (Credit or Debit, its record, CommitTransaction: the commit point),
+ * decides a write whose answer was lost from the records, and personalizes a card. Each
+ * command is a bounded APDU (`transmit`); every failure leaves as an AppError.
+ */
+export class DesfireWalletSession {
+  readonly cardId: string;
+  readonly cardType = 'desfire' as const;
+  readonly #transmit: Transmit;
+  readonly #client: DesfireClient;
+  readonly #keys: DesfireWalletKeys;
+
+  constructor(cardId: string, transmit: Transmit, keys: DesfireWalletKeys) {
+    this.cardId = cardId;
+    this.#transmit = transmit;
+    this.#client = new DesfireClient({ transmit });
+    this.#keys = keys;
+  }
+
+  /** Fails with NoCard unless the card on the reader is still this session's. */
+  async checkUid(): Promise<void> {
+    const response = await this.#transmit(GET_UID);
+    const ok = response.length >= 2 && response.readUInt16BE(response.length - 2) === 0x9000;
+    if (!ok || formatCardId(response.subarray(0, -2)) !== this.cardId) throw errors.noCard();
+  }
+
+  /** The wallet: its balance and newest record. CorruptCard when its files are not the wallet's. */
+  async readWallet(): Promise<DesfireWalletRead> {
+    return this.#cardErrors(async () => {
+      const openedWith = await this.#open();
+      const blank = { cardId: this.cardId, cardType: 'desfire' as const, balance: 0, counter: 0 };
+      if (!openedWith) {
+        const { own, transport } = this.#keys;
+        return { ...blank, hasWallet: false, openedWith: own === transport ? 'card' : 'transport' };
+      }
+      const balance = await this.#walletFile(() =>
+        this.#client.getValue(VALUE_FILE, VALUE_FILE_SPEC.comm),
+      );
+      const [newest] = await this.#records(1);
+      const counter = newest ? decodeMovementRecord(newest).counter : 0;
+      return { ...blank, hasWallet: true, balance, counter, openedWith };
+    });
+  }
+
+  /**
+   * Writes a planned movement: checks the UID, opens the wallet, checks that it still holds
+   * what the plan was made from, credits or debits the difference, adds the record and commits.
+   * Anything failing before CommitTransaction leaves the card as it was (the card drops an
+   * uncommitted transaction); a CommitTransaction without a verified answer is uncertain.
+   */
+  async write(intent: DesfireWriteIntent): Promise<DesfireWriteResult> {
+    try {
+      await this.checkUid();
+      if (!(await this.#open())) {
+        throw errors.cardOperationFailed(new Error('the card holds no wallet application'));
+      }
+      const value = await this.#client.getValue(VALUE_FILE, VALUE_FILE_SPEC.comm);
+      const [newest] = await this.#records(1);
+      const counter = newest ? decodeMovementRecord(newest).counter : 0;
+      if (
+        counter === intent.counter &&
+        newest &&
+        decideDesfireWrite(intent, [newest]) === 'committed'
+      ) {
+        return { outcome: 'committed' };
+      }
+      if (value !== intent.previousBalance || counter !== intent.counter - 1) {
+        throw errors.cardWriteUnverified();
+      }
+      const delta = intent.value - intent.previousBalance;
+      if (delta > 0) await this.#client.credit(VALUE_FILE, delta, VALUE_FILE_SPEC.comm);
+      if (delta < 0) await this.#client.debit(VALUE_FILE, -delta, VALUE_FILE_SPEC.comm);
+      await this.#client.writeRecord(RECORD_FILE, 0, recordOf(intent), RECORD_FILE_SPEC.comm);
+    } catch (error) {
+      return { outcome: 'not-written', error: toCardError(error) };
+    }
+    try {
+      await this.#client.commitTransaction();
+      return { outcome: 'committed' };
+    } catch (error) {
+      // A refusal means the card dropped the transaction; no verified answer, maybe it committed.
+      if (error instanceof DesfireStatusError) {
+        return { outcome: 'not-written', error: toCardError(error) };
+      }
+      return { outcome: 'uncertain', error: toCardError(error) };
+    }
+  }
+
+  /** Decides an earlier write from the records the card holds (section 9.5). */
+  async decide(intent: DesfireWriteIntent): Promise<DesfireWriteOutcome> {
+    return this.#cardErrors(async () => {
+      await this.checkUid();
+      if (!(await this.#open())) return 'not-written';
+      const settings = await this.#client.getFileSettings(RECORD_FILE);
+      const held = settings.type === 'cyclic-record' ? settings.currentRecords : 0;
+      return decideDesfireWrite(intent, await this.#records(held));
+    });
+  }
+
+  /**
+   * Gives the card its own keys (docs/card-format.md section 9.7), announcing each step that
+   * writes before doing it; every step can be repeated after a tear. Without a master key it
+   * only creates the wallet application on a card that has none. Resolves with whether anything
+   * was written (false: the card was personalized already). A card whose PICC opens with neither
+   * its own key nor the factory key is AuthenticationFail; a wallet application whose files are
+   * not the wallet's is CorruptCard. A card holding a wallet keeps its value and records.
+   */
+  async personalize(
+    announce: (step: DesfirePersonalizationStep) => Promise<void>,
+  ): Promise<boolean> {
+    return this.#cardErrors(async () => {
+      await this.checkUid();
+      const { own, transport, aid } = this.#keys;
+      const client = this.#client;
+      let wrote = await this.#personalizePicc(announce);
+      const applications = await client.getApplicationIds();
+      if (!applications.includes(aid)) {
+        await announce('application');
+        await client.createApplication(aid, APPLICATION_SETTINGS, APPLICATION_KEY_COUNT);
+        wrote = true;
+      }
+      await client.selectApplication(aid);
+      // Key 0 changes last: when the card's own application master key opens it, it is done.
+      if (
+        own !== transport &&
+        (await this.#authenticates(KEY_APPLICATION_MASTER, own.application))
+      ) {
+        await this.#checkFiles();
+        return wrote;
+      }
+      await client.authenticate(KEY_APPLICATION_MASTER, transport.application);
+      const files = await client.getFileIds();
+      if (!files.includes(VALUE_FILE) || !files.includes(RECORD_FILE)) {
+        if (!wrote) await announce('application');
+        if (!files.includes(VALUE_FILE)) await client.createValueFile(VALUE_FILE_SPEC);
+        if (!files.includes(RECORD_FILE)) await client.createCyclicRecordFile(RECORD_FILE_SPEC);
+        wrote = true;
+      }
+      await this.#checkFiles();
+      if (own === transport) return wrote;
+      await announce('keys');
+      for (const [keyNo, role] of [
+        [KEY_TILL, 'till'],
+        [KEY_MACHINE, 'machine'],
+      ] as const) {
+        if ((await client.getKeyVersion(keyNo)) === own.version) continue;
+        await client.changeKey(keyNo, own[role], own.version, transport[role]);
+      }
+      await client.changeKey(KEY_APPLICATION_MASTER, own.application, own.version);
+      // The proof: the card's own till key opens it now.
+      await client.selectApplication(aid);
+      await client.authenticate(KEY_TILL, own.till);
+      return true;
+    });
+  }
+
+  /**
+   * The PICC level: with per-card keys, the card's own AES master key (changed from the factory
+   * key if need be) and the wallet's PICC key settings; without, the factory key stays.
+   * Leaves the PICC master key authenticated, to create the application.
+   */
+  async #personalizePicc(
+    announce: (step: DesfirePersonalizationStep) => Promise<void>,
+  ): Promise<boolean> {
+    const { own, transport } = this.#keys;
+    const client = this.#client;
+    await client.selectApplication(PICC_AID);
+    if (own === transport) {
+      await client.authenticate(0, transport.picc);
+      return false;
+    }
+    if (!(await this.#authenticates(0, own.picc))) {
+      // Neither key: a card of another system, AuthenticationFail.
+      await client.authenticate(0, transport.picc);
+      await announce('picc-key');
+      await client.changeKey(0, own.picc, own.version);
+      await client.authenticate(0, own.picc);
+      await client.changeKeySettings(PICC_SETTINGS);
+      return true;
+    }
+    if ((await client.getKeySettings()).settings === PICC_SETTINGS) return false;
+    await client.changeKeySettings(PICC_SETTINGS);
+    return true;
+  }
+
+  /** The wallet application's files must be the wallet's (section 9.2). */
+  async #checkFiles(): Promise<void> {
+    const value = await this.#walletFile(() => this.#client.getFileSettings(VALUE_FILE));
+    const records = await this.#walletFile(() => this.#client.getFileSettings(RECORD_FILE));
+    const valueOk =
+      value.type === 'value' &&
+      value.comm === VALUE_FILE_SPEC.comm &&
+      value.lowerLimit === VALUE_FILE_SPEC.lowerLimit &&
+      !value.limitedCredit;
+    const recordsOk =
+      records.type === 'cyclic-record' &&
+      records.comm === RECORD_FILE_SPEC.comm &&
+      records.recordSize === RECORD_SIZE;
+    if (!valueOk || !recordsOk) throw errors.corruptCard();
+  }
+
+  /**
+   * Selects the wallet application and authenticates the till key: the card's own, else (with
+   * per-card keys) the one it carries until personalized. Null when the card has no wallet
+   * application.
+   */
+  async #open(): Promise<'card' | 'transport' | null> {
+    const { aid, own, transport } = this.#keys;
+    try {
+      await this.#client.selectApplication(aid);
+    } catch (error) {
+      if (error instanceof DesfireStatusError && error.is('APPLICATION_NOT_FOUND')) return null;
+      throw error;
+    }
+    if (own === transport) {
+      await this.#client.authenticate(KEY_TILL, own.till);
+      return 'card';
+    }
+    if (await this.#authenticates(KEY_TILL, own.till)) return 'card';
+    // A refused authentication leaves the application selected.
+    await this.#client.authenticate(KEY_TILL, transport.till);
+    return 'transport';
+  }
+
+  /** Whether `key` opens key `keyNo` (false on AUTHENTICATION_ERROR). */
+  async #authenticates(keyNo: number, key: DesfireKey): Promise<boolean> {
+    try {
+      await this.#client.authenticate(keyNo, key);
+      return true;
+    } catch (error) {
+      if (error instanceof DesfireStatusError && error.is('AUTHENTICATION_ERROR')) return false;
+      throw error;
+    }
+  }
+
+  /** The newest `count` records (fewer when the file holds fewer), oldest first. */
+  async #records(count: number): Promise<Buffer[]> {
+    const settings = await this.#walletFile(() => this.#client.getFileSettings(RECORD_FILE));
+    if (settings.type !== 'cyclic-record' || settings.recordSize !== RECORD_SIZE) {
+      throw errors.corruptCard();
+    }
+    const wanted = Math.min(count, settings.currentRecords);
+    if (wanted === 0) return [];
+    return this.#client.readRecords(RECORD_FILE, 0, wanted, RECORD_SIZE, RECORD_FILE_SPEC.comm);
+  }
+
+  /** A wallet file the card does not have: the wallet is corrupt. */
+  async #walletFile<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (error instanceof DesfireStatusError && error.is('FILE_NOT_FOUND')) {
+        throw errors.corruptCard();
+      }
+      throw error;
+    }
+  }
+
+  async #cardErrors<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      throw toCardError(error);
+    }
+  }
+}
