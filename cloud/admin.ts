@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-keys.ts';
 import type { Database } from './db/database.ts';
 import { formatDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
+import { Ledger } from './ledger.ts';
 import {
   changeBalance,
   CUSTOMER_COLUMNS,
@@ -163,8 +164,9 @@ export async function listAllMovements(
   {
     state,
     customerId,
+    tillId,
     limit = 1000,
-  }: { state?: MovementState; customerId?: string; limit?: number },
+  }: { state?: MovementState; customerId?: string; tillId?: string; limit?: number },
 ): Promise<AdminMovement[]> {
   const conditions: string[] = [];
   const params: unknown[] = [limit];
@@ -175,6 +177,10 @@ export async function listAllMovements(
   if (customerId) {
     params.push(customerId);
     conditions.push(`m.customer_id = $${params.length}`);
+  }
+  if (tillId) {
+    params.push(tillId);
+    conditions.push(`m.till_id = $${params.length}`);
   }
   const { rows } = await db.query<MovementRow & { customer_credits: number | string }>(
     `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
@@ -188,4 +194,25 @@ export async function listAllMovements(
     customerId: row.customer_id,
     ...toMovement(row, row.customer_credits),
   }));
+}
+
+/**
+ * An operator posts or voids a pending movement, typically one whose till is gone for good,
+ * and says on what evidence (the card read at another till, a lost card, ...). The evidence is
+ * kept with the movement. Nothing else decides another till's movement (docs/cloud-api.md,
+ * "Tills").
+ */
+export async function resolveByOperator(
+  db: Database,
+  input: { customerId: string; id: string; target: 'posted' | 'voided'; evidence: string },
+): Promise<AdminMovement> {
+  const ledger = new Ledger(db);
+  if (!(await findCustomer(db, input.customerId))) {
+    throw ledgerErrors.customerNotFound(input.customerId);
+  }
+  const movement =
+    input.target === 'posted'
+      ? await ledger.postMovement(input.customerId, input.id, { evidence: input.evidence })
+      : await ledger.voidMovement(input.customerId, input.id, { evidence: input.evidence });
+  return { customerId: input.customerId, ...movement };
 }

@@ -2,7 +2,7 @@ import { ledgerErrorCodes } from '../common/ledger-contract.ts';
 
 /**
  * The one error type of the ledger. `code` is what a client sees in `{ "error": code }`;
- * `status` is the HTTP status; `detail` (only for 400s) names the offending field. Anything
+ * `status` is the HTTP status; `detail` (4xx only) names the offending field or what is in the way. Anything
  * thrown that is not a LedgerError is answered as a bare 500 `InternalError`.
  */
 export class LedgerError extends Error {
@@ -42,6 +42,9 @@ export const ledgerErrors = {
   movementNotFound: () => fromContract('movementNotFound')(),
   movementAlreadyVoided: () => fromContract('movementAlreadyVoided')(),
   movementAlreadyPosted: () => fromContract('movementAlreadyPosted')(),
+  cardMovementPending: (detail: string) => fromContract('cardMovementPending')(detail),
+  movementOfAnotherTill: (detail: string) => fromContract('movementOfAnotherTill')(detail),
+  invalidCompensation: (detail: string) => fromContract('invalidCompensation')(detail),
   notFound: () => fromContract('notFound')(),
   invalidRequest: () => fromContract('invalidRequest')(),
   invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),

@@ -1,7 +1,8 @@
 import { hashApiKey } from './api-keys.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { creditsForAmount, parseDecimal, parseStoredDecimal } from '../common/decimal.ts';
-import type { MovementRequest } from '../common/ledger-contract.ts';
+import type { CardFlagKind, MovementRequest, ResolveRequest } from '../common/ledger-contract.ts';
+import type { LedgerError} from './errors.ts';
 import { ledgerErrors } from './errors.ts';
 import {
   changeCardAccount,
@@ -15,6 +16,7 @@ import {
   changeBalance,
   findCustomer,
   MOVEMENT_COLUMNS,
+  movementColumnsOf,
   readCustomerCredits,
   toCustomer,
   toMovement,
@@ -28,6 +30,9 @@ import {
 export const MAX_MOVEMENT_CREDITS = 2_147_483_647;
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
+
+/** A refusal whose flag is committed with it (no movement is stored). */
+type Refused = { refused: LedgerError };
 
 export interface CreatedMovement {
   movement: Movement;
@@ -76,6 +81,8 @@ export class Ledger {
    */
   async createMovement(customerId: string, request: MovementRequest): Promise<CreatedMovement> {
     const id = request.id.toLowerCase();
+    const tillId = request.tillId?.toLowerCase() ?? null;
+    const compensates = request.compensates?.toLowerCase() ?? null;
     const requestedAmount =
       request.amount === undefined ? undefined : parseDecimal(request.amount, { maxDecimals: 2 });
     if (request.amount !== undefined && requestedAmount === undefined) {
@@ -87,16 +94,19 @@ export class Ledger {
       row.customer_id === customerId &&
       row.kind === request.kind &&
       row.card_id === request.cardId &&
+      row.till_id === tillId &&
+      row.compensates === compensates &&
       (requestedAmount === undefined
         ? row.requested_amount === null && Number(row.credits) === request.credits
         : row.requested_amount !== null &&
           parseStoredDecimal(row.requested_amount) === requestedAmount);
 
-    const outcome = await this.db.transaction(async (tx): Promise<CreatedMovement | 'refused'> => {
+    const outcome = await this.db.transaction(async (tx): Promise<CreatedMovement | Refused> => {
       // The id's lock first (a void of an unknown id takes it too, see resolveMovement): a
       // create and a tombstone of one id never both happen. Then a recharge locks the customer
       // row: the pool check, the reservation and the idempotency check below see no concurrent
-      // change of this customer. Always in this order, so the two never deadlock.
+      // change of this customer. Then the card's account. Always in this order, so they never
+      // deadlock.
       await lockMovementId(tx, id);
       const customer = await findCustomer(tx, customerId, { lock: request.kind === 'recharge' });
       if (!customer) throw ledgerErrors.customerNotFound(customerId);
@@ -126,54 +136,85 @@ export class Ledger {
           `amount: worth more than ${MAX_MOVEMENT_CREDITS} credits`,
         );
       }
+      if (compensates !== null) await checkCompensated(tx, customerId, request.cardId, compensates);
+      // What a refusal that is evidence leaves behind (committed, with no movement stored).
+      const refuse = async (
+        error: LedgerError,
+        kind: CardFlagKind,
+        requestedCredits: bigint,
+        accountCredits: bigint,
+      ): Promise<Refused> => {
+        await flagCard(tx, {
+          customerId,
+          cardId: request.cardId,
+          kind: compensates === null ? kind : 'compensation-refused',
+          movementId: id,
+          requestedCredits,
+          accountCredits,
+        });
+        return { refused: error };
+      };
       if (request.kind === 'recharge' && BigInt(customer.credits) < credits) {
-        throw ledgerErrors.noCredits();
+        if (compensates === null) throw ledgerErrors.noCredits();
+        // A refused compensation is a disagreement the shop must see.
+        const account = await lockCardAccount(tx, customerId, request.cardId);
+        return refuse(ledgerErrors.noCredits(), 'compensation-refused', credits, account);
       }
-      if (request.kind === 'recharge' && request.cardCredits !== undefined) {
+
+      // The card's account is locked before the id is looked up again: a same-id request that
+      // changed it meanwhile is then seen, and answered as a replay.
+      const checksCard =
+        request.kind === 'discharge' ||
+        (compensates === null && (tillId !== null || request.cardCredits !== undefined));
+      const account = checksCard ? await lockCardAccount(tx, customerId, request.cardId) : 0n;
+      if (checksCard) {
+        const raced = await findMovement(tx, id);
+        if (raced) return replay(raced);
+      }
+      if (tillId !== null && compensates === null) {
+        // Another till's write to this card may still have to be decided on the card: a write
+        // from this till now would destroy the evidence (docs/cloud-api.md, "Tills").
+        const other = await findPendingOfOtherTill(tx, customerId, request.cardId, tillId);
+        if (other) {
+          throw ledgerErrors.cardMovementPending(
+            `movement ${other.id} of till ${other.till_id ?? '(unnamed)'} is pending on card ${request.cardId}`,
+          );
+        }
+      }
+      if (
+        request.kind === 'recharge' &&
+        request.cardCredits !== undefined &&
+        compensates === null
+      ) {
         // A card may hold less than its account (spent offline), never more: credits on it that
         // no shop put there were written by someone else. Pending movements count: their
         // credits may be on the card (see pendingCredits).
-        const account = await lockCardAccount(tx, customerId, request.cardId);
-        const raced = await findMovement(tx, id);
-        if (raced) return replay(raced);
         const allowed = account + (await pendingCredits(tx, customerId, request.cardId));
         if (BigInt(request.cardCredits) > allowed) {
-          await flagCard(tx, {
-            customerId,
-            cardId: request.cardId,
-            kind: 'card-above-account',
-            movementId: id,
-            requestedCredits: BigInt(request.cardCredits),
-            accountCredits: allowed,
-          });
-          if (request.refuseAboveAccount) return 'refused';
+          const flagged = await refuse(
+            ledgerErrors.cardAccountExceeded(),
+            'card-above-account',
+            BigInt(request.cardCredits),
+            allowed,
+          );
+          if (request.refuseAboveAccount) return flagged;
         }
       }
-      if (request.kind === 'discharge') {
-        // The card's account is locked before the id is looked up again: a same-id request
-        // that took the account's credits meanwhile is then seen, and answered as a replay.
-        const account = await lockCardAccount(tx, customerId, request.cardId);
-        const raced = await findMovement(tx, id);
-        if (raced) return replay(raced);
-        if (account < credits) {
-          // Committed with the refusal (no movement is stored): the flag is the evidence.
-          await flagCard(tx, {
-            customerId,
-            cardId: request.cardId,
-            kind: 'discharge-exceeds-account',
-            movementId: id,
-            requestedCredits: credits,
-            accountCredits: account,
-          });
-          return 'refused';
-        }
+      if (request.kind === 'discharge' && account < credits) {
+        return refuse(
+          ledgerErrors.cardAccountExceeded(),
+          'discharge-exceeds-account',
+          credits,
+          account,
+        );
       }
 
       // ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
       // takes no row lock) makes this wait for it, then yields no row: answer as a replay.
       const inserted = await tx.query<MovementRow>(
-        `INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        `INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount,
+                                till_id, card_before, compensates)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (id) DO NOTHING
          RETURNING ${MOVEMENT_COLUMNS}`,
         [
@@ -184,6 +225,9 @@ export class Ledger {
           credits.toString(),
           customer.credit_cost,
           requestedAmount === undefined ? null : request.amount,
+          tillId,
+          request.cardBefore ?? null,
+          compensates,
         ],
       );
       const row = inserted.rows[0];
@@ -201,7 +245,7 @@ export class Ledger {
           : Number(customer.credits);
       return { movement: toMovement(row, pool), replayed: false };
     });
-    if (outcome === 'refused') throw ledgerErrors.cardAccountExceeded();
+    if ('refused' in outcome) throw outcome.refused;
     return outcome;
   }
 
@@ -211,18 +255,18 @@ export class Ledger {
   }
 
   /** Finalises a pending movement; a discharge returns its credits to the pool. */
-  postMovement(customerId: string, id: string): Promise<Movement> {
-    return this.resolveMovement(customerId, id, 'posted');
+  postMovement(customerId: string, id: string, by: ResolveRequest = {}): Promise<Movement> {
+    return this.resolveMovement(customerId, id, 'posted', by);
   }
 
   /** Cancels a pending movement; a recharge releases its reservation to the pool. */
-  voidMovement(customerId: string, id: string): Promise<Movement> {
-    return this.resolveMovement(customerId, id, 'voided');
+  voidMovement(customerId: string, id: string, by: ResolveRequest = {}): Promise<Movement> {
+    return this.resolveMovement(customerId, id, 'voided', by);
   }
 
   async getMovement(customerId: string, id: string): Promise<Movement> {
     const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
-      `SELECT ${prefixed('m')}, c.credits AS customer_credits
+      `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
        FROM movements m JOIN customers c ON c.id = m.customer_id
        WHERE m.id = $1 AND m.customer_id = $2`,
       [id.toLowerCase(), customerId],
@@ -232,17 +276,23 @@ export class Ledger {
     return toMovement(row, row.customer_credits);
   }
 
-  /** The customer's movements, newest first, optionally in one state. */
+  /** The customer's movements, newest first, optionally in one state and of one till. */
   async listMovements(
     customerId: string,
-    { state, limit = DEFAULT_LIST_LIMIT }: { state?: MovementState; limit?: number } = {},
+    {
+      state,
+      tillId,
+      limit = DEFAULT_LIST_LIMIT,
+    }: { state?: MovementState; tillId?: string; limit?: number } = {},
   ): Promise<Movement[]> {
     const params: unknown[] = [customerId, Math.min(Math.max(1, limit), MAX_LIST_LIMIT)];
-    if (state) params.push(state);
+    const conditions = ['m.customer_id = $1'];
+    if (state) conditions.push(`m.state = $${params.push(state)}`);
+    if (tillId) conditions.push(`m.till_id = $${params.push(tillId.toLowerCase())}`);
     const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
-      `SELECT ${prefixed('m')}, c.credits AS customer_credits
+      `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
        FROM movements m JOIN customers c ON c.id = m.customer_id
-       WHERE m.customer_id = $1${state ? ' AND m.state = $3' : ''}
+       WHERE ${conditions.join(' AND ')}
        ORDER BY m.created_at DESC, m.id DESC
        LIMIT $2`,
       params,
@@ -259,6 +309,7 @@ export class Ledger {
     customerId: string,
     rawId: string,
     target: 'posted' | 'voided',
+    by: ResolveRequest,
   ): Promise<Movement> {
     const id = rawId.toLowerCase();
     const resolved = await this.db.transaction(async (tx) => {
@@ -286,11 +337,25 @@ export class Ledger {
       }
       if (current.state === 'voided') throw ledgerErrors.movementAlreadyVoided();
       if (current.state === 'posted') throw ledgerErrors.movementAlreadyPosted();
+      const tillId = by.tillId?.toLowerCase() ?? null;
+      if (
+        current.till_id !== null &&
+        tillId !== null &&
+        tillId !== current.till_id &&
+        by.evidence === undefined
+      ) {
+        // Only the till that made a movement knows what its card write did; anyone else needs
+        // evidence (docs/cloud-api.md, "Tills").
+        throw ledgerErrors.movementOfAnotherTill(
+          `movement ${id} was made by till ${current.till_id}`,
+        );
+      }
 
       const updated = await tx.query<MovementRow>(
-        `UPDATE movements SET state = $2, resolved_at = now() WHERE id = $1
+        `UPDATE movements SET state = $2, resolved_at = now(), resolved_by_till = $3, evidence = $4
+         WHERE id = $1
          RETURNING ${MOVEMENT_COLUMNS}`,
-        [id, target],
+        [id, target, tillId, by.evidence ?? null],
       );
       const row = updated.rows[0];
       if (!row) throw new Error(`movement ${id} vanished while locked`);
@@ -355,8 +420,39 @@ async function findMovement(tx: Queryable, id: string): Promise<MovementRow | un
   return rows[0];
 }
 
-function prefixed(alias: string): string {
-  return MOVEMENT_COLUMNS.split(', ')
-    .map((column) => `${alias}.${column}`)
-    .join(', ');
+/** The oldest pending movement of this card at this shop that another till made, if any. */
+async function findPendingOfOtherTill(
+  tx: Queryable,
+  customerId: string,
+  cardId: string,
+  tillId: string,
+): Promise<{ id: string; till_id: string | null } | undefined> {
+  const { rows } = await tx.query<{ id: string; till_id: string | null }>(
+    `SELECT id, till_id FROM movements
+     WHERE customer_id = $1 AND card_id = $2 AND state = 'pending'
+       AND till_id IS DISTINCT FROM $3 AND compensates IS NULL
+     ORDER BY created_at, id LIMIT 1`,
+    [customerId, cardId, tillId],
+  );
+  return rows[0];
+}
+
+/** A compensation names a resolved movement of the same shop and card. */
+async function checkCompensated(
+  tx: Queryable,
+  customerId: string,
+  cardId: string,
+  compensates: string,
+): Promise<void> {
+  const original = await findMovement(tx, compensates);
+  if (
+    !original ||
+    original.customer_id !== customerId ||
+    original.card_id !== cardId ||
+    original.state === 'pending'
+  ) {
+    throw ledgerErrors.invalidCompensation(
+      `compensates: ${compensates} is no resolved movement of this shop and card`,
+    );
+  }
 }

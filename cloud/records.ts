@@ -29,11 +29,17 @@ export interface MovementRow {
   requested_amount: string | null;
   created_at: Date | string;
   resolved_at: Date | string | null;
+  till_id: string | null;
+  card_before: string | null;
+  compensates: string | null;
+  resolved_by_till: string | null;
+  evidence: string | null;
 }
 
 export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
 export const MOVEMENT_COLUMNS =
-  'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at';
+  'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
+  'till_id, card_before, compensates, resolved_by_till, evidence';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -63,6 +69,11 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     customerCredits: Number(customerCredits),
     createdAt: toIso(row.created_at),
     resolvedAt: row.resolved_at === null ? null : toIso(row.resolved_at),
+    tillId: row.till_id,
+    cardBefore: row.card_before,
+    compensates: row.compensates,
+    resolvedByTill: row.resolved_by_till,
+    evidence: row.evidence,
   };
 }
 

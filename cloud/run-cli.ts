@@ -11,6 +11,7 @@ import {
   issueKey,
   listAllMovements,
   listCustomers,
+  resolveByOperator,
   revokeKey,
   setCreditCost,
   topUp,
@@ -40,7 +41,10 @@ const USAGE = `Usage: ${NAME} <command> [options]
   key issue [--customer ID] [--key KEY]     (--key registers a key handed out already)
   key assign --key KEY --customer ID
   key revoke --key KEY
-  movements list [--state pending|posted|voided] [--customer ID] [--limit N]
+  movements list [--state pending|posted|voided] [--customer ID] [--till ID] [--limit N]
+  movements post|void --customer ID --id MOVEMENT --evidence TEXT
+      An operator decides a pending movement whose till cannot (gone for good, its card
+      lost), saying on what evidence; the evidence is kept with the movement.
   card import --customer ID --file CSV
       Give cards the shop sold before it used this ledger their account, once: one
       "cardId,credits" per line. All or nothing; a second run of the same file changes
@@ -123,7 +127,7 @@ function uuid(values: Values, name: string, required = true) {
   const raw = text(values, name, required);
   if (raw === undefined) return undefined;
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw)) {
-    throw new UsageError(`--${name} must be a customer id (a UUID), got "${raw}"`);
+    throw new UsageError(`--${name} must be a UUID, got "${raw}"`);
   }
   return raw.toLowerCase();
 }
@@ -273,10 +277,14 @@ async function key(io: CliIo, sub: string | undefined, args: string[]): Promise<
 }
 
 async function movements(io: CliIo, sub: string | undefined, args: string[]): Promise<number> {
-  if (sub !== 'list') throw new UsageError(`unknown command "movements ${sub ?? ''}"; use list`);
+  if (sub === 'post' || sub === 'void') return resolveMovement(io, sub, args);
+  if (sub !== 'list') {
+    throw new UsageError(`unknown command "movements ${sub ?? ''}"; use list, post or void`);
+  }
   const values = parse(args, {
     state: { type: 'string' },
     customer: { type: 'string' },
+    till: { type: 'string' },
     limit: { type: 'string' },
   });
   const state = text(values, 'state', false);
@@ -286,9 +294,29 @@ async function movements(io: CliIo, sub: string | undefined, args: string[]): Pr
   const filter = {
     state: state as MovementState | undefined,
     customerId: uuid(values, 'customer', false),
+    tillId: uuid(values, 'till', false),
     limit: integer(values, 'limit', 1, 100_000, false),
   };
   print(io, { movements: await withDatabase(io, values, (db) => listAllMovements(db, filter)) });
+  return 0;
+}
+
+async function resolveMovement(io: CliIo, action: 'post' | 'void', args: string[]) {
+  const values = parse(args, {
+    customer: { type: 'string' },
+    id: { type: 'string' },
+    evidence: { type: 'string' },
+  });
+  const input = {
+    customerId: uuid(values, 'customer'),
+    id: uuid(values, 'id'),
+    target: action === 'post' ? ('posted' as const) : ('voided' as const),
+    evidence: (text(values, 'evidence') ?? '').trim(),
+  };
+  if (input.evidence === '' || input.evidence.length > 500) {
+    throw new UsageError('--evidence must say in 1 to 500 characters what the decision rests on');
+  }
+  print(io, await withDatabase(io, values, (db) => resolveByOperator(db, input)));
   return 0;
 }
 

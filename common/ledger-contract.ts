@@ -26,6 +26,16 @@ export interface Movement {
   customerCredits: number;
   createdAt: string;
   resolvedAt: string | null;
+  /** The till that made it (null: made before tills were named). */
+  tillId: string | null;
+  /** What the card held when its write was planned (the till's card format), or null. */
+  cardBefore: string | null;
+  /** The movement whose disagreement with its card this one sets right, or null. */
+  compensates: string | null;
+  /** The till that posted or voided it, when it said so. */
+  resolvedByTill: string | null;
+  /** The evidence an operator gave to resolve another till's movement, or null. */
+  evidence: string | null;
 }
 
 /**
@@ -47,6 +57,34 @@ export interface MovementRequest {
    */
   cardCredits?: number;
   refuseAboveAccount?: boolean;
+  /**
+   * The till making it (a UUID the till keeps for good). Part of the movement's identity. A
+   * card with another till's movement pending at this shop is refused (CardMovementPending):
+   * that movement's card write may still have to be decided on the card.
+   */
+  tillId?: string;
+  /**
+   * What the card held when the write was planned, in the till's card format (1 to 200
+   * visible ASCII characters; opaque to the ledger): with the movement's kind and credits, any
+   * till can tell from the card whether the write landed. Not part of the identity.
+   */
+  cardBefore?: string;
+  /**
+   * The id of an earlier movement of this shop and card that the ledger resolved against what
+   * the card shows: this movement sets the books right (no card write goes with it). Refused
+   * ones (NoCredits, CardAccountExceeded) flag the card `compensation-refused`.
+   */
+  compensates?: string;
+}
+
+/**
+ * The optional body of `POST /v1/movements/{id}/post` and `/void`: the till resolving it, and
+ * the evidence when that is not the till that made it (an operator's decision, from the card
+ * or otherwise). Without evidence, another till's movement is refused (MovementOfAnotherTill).
+ */
+export interface ResolveRequest {
+  tillId?: string;
+  evidence?: string;
 }
 
 /**
@@ -54,7 +92,11 @@ export interface MovementRequest {
  * account, and legacy overdraws found by migration 3.
  */
 export type CardFlagKind =
-  'discharge-exceeds-account' | 'card-above-account' | 'overdrawn-before-accounts';
+  | 'discharge-exceeds-account'
+  | 'card-above-account'
+  | 'overdrawn-before-accounts'
+  /** A compensating movement the ledger refused: the card and the books disagree. */
+  | 'compensation-refused';
 
 export interface CardFlag {
   kind: CardFlagKind;
@@ -99,6 +141,12 @@ export const ledgerErrorCodes = {
   movementNotFound: { code: 'MovementNotFound', status: 404 },
   movementAlreadyVoided: { code: 'MovementAlreadyVoided', status: 409 },
   movementAlreadyPosted: { code: 'MovementAlreadyPosted', status: 409 },
+  /** Another till's movement of this card is pending: decide it first (at that till). */
+  cardMovementPending: { code: 'CardMovementPending', status: 409 },
+  /** A till resolving a movement another till made, without evidence. */
+  movementOfAnotherTill: { code: 'MovementOfAnotherTill', status: 409 },
+  /** `compensates` names no resolved movement of this shop and card. */
+  invalidCompensation: { code: 'InvalidCompensation', status: 422 },
   notFound: { code: 'NotFound', status: 404 },
   invalidRequest: { code: 'InvalidRequest', status: 400 },
   invalidQuery: { code: 'InvalidQuery', status: 400 },

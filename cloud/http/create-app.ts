@@ -8,7 +8,12 @@ import { ledgerErrors } from '../errors.ts';
 import type { Ledger } from '../ledger.ts';
 import { errorHandler, type Logger } from './error-handler.ts';
 import { parseJsonBody, refuseOtherBody } from './json-body.ts';
-import { parseListQuery, parseMovementId, parseMovementRequest } from './movement-request.ts';
+import {
+  parseListQuery,
+  parseMovementId,
+  parseMovementRequest,
+  parseResolveRequest,
+} from './movement-request.ts';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -103,10 +108,18 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
       ledger.getMovement(request.customerId, parseMovementId(request.params.id)),
     );
     v1.post('/movements/:id/post', (request: WithId) =>
-      ledger.postMovement(request.customerId, parseMovementId(request.params.id)),
+      ledger.postMovement(
+        request.customerId,
+        parseMovementId(request.params.id),
+        parseResolveRequest(request.body),
+      ),
     );
     v1.post('/movements/:id/void', (request: WithId) =>
-      ledger.voidMovement(request.customerId, parseMovementId(request.params.id)),
+      ledger.voidMovement(
+        request.customerId,
+        parseMovementId(request.params.id),
+        parseResolveRequest(request.body),
+      ),
     );
     v1.get('/cards/:cardId', (request: FastifyRequest<{ Params: { cardId: string } }>) =>
       ledger.getCardAccount(request.customerId, request.params.cardId),

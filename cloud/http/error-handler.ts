@@ -20,7 +20,7 @@ function fromFrameworkError(error: Partial<FastifyError>): LedgerError | undefin
 }
 
 /**
- * The one error handler: `{ "error": code }` (plus `detail` on a 400), never a stack. Anything
+ * The one error handler: `{ "error": code }` (plus `detail` on a 4xx that has one), never a stack. Anything
  * unexpected is logged here and answered 500 `InternalError`.
  */
 export function errorHandler(
@@ -43,7 +43,7 @@ export function errorHandler(
     return reply
       .code(known.status)
       .send(
-        known.status === 400 && known.detail
+        known.status < 500 && known.detail
           ? { error: known.code, detail: known.detail }
           : { error: known.code },
       );

@@ -1,5 +1,5 @@
 import { ledgerErrors } from '../errors.ts';
-import type { MovementRequest } from '../../common/ledger-contract.ts';
+import type { MovementRequest, ResolveRequest } from '../../common/ledger-contract.ts';
 import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
 
@@ -15,7 +15,13 @@ const FIELDS = new Set([
   'amount',
   'cardCredits',
   'refuseAboveAccount',
+  'tillId',
+  'cardBefore',
+  'compensates',
 ]);
+/** What the card held, in the till's card format: opaque, visible ASCII. */
+const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
+const MAX_EVIDENCE = 500;
 const STATES: readonly MovementState[] = ['pending', 'posted', 'voided'];
 
 /**
@@ -33,6 +39,7 @@ export function parseMovementRequest(body: unknown): MovementRequest {
 
   const { id, kind, cardId, credits, amount, cardCredits, refuseAboveAccount } = fields;
   if (typeof id !== 'string' || !UUID.test(id)) throw invalid('id: must be a UUID');
+  const origin = parseOrigin(fields);
   if (kind !== 'recharge' && kind !== 'discharge') {
     throw invalid('kind: must be "recharge" or "discharge"');
   }
@@ -47,13 +54,70 @@ export function parseMovementRequest(body: unknown): MovementRequest {
     if (!isIntegerFrom(1, credits)) {
       throw invalid(`credits: must be an integer from 1 to ${MAX_MOVEMENT_CREDITS}`);
     }
-    return { id, kind, cardId, credits, ...card };
+    return { id, kind, cardId, credits, ...card, ...origin };
   }
   if (kind !== 'recharge') throw invalid('amount: only a recharge may give an amount');
   if (typeof amount !== 'string' || !AMOUNT.test(amount) || !/[1-9]/.test(amount)) {
     throw invalid('amount: must be a decimal string > 0 with at most 2 decimals, like "12.50"');
   }
-  return { id, kind, cardId, amount, ...card };
+  return { id, kind, cardId, amount, ...card, ...origin };
+}
+
+/** The optional `tillId`, `cardBefore` and `compensates` of a movement. */
+function parseOrigin(
+  fields: Record<string, unknown>,
+): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> {
+  const invalid = ledgerErrors.invalidMovement;
+  const { tillId, cardBefore, compensates } = fields;
+  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> = {};
+  if (tillId !== undefined) {
+    if (typeof tillId !== 'string' || !UUID.test(tillId)) throw invalid('tillId: must be a UUID');
+    result.tillId = tillId;
+  }
+  if (cardBefore !== undefined) {
+    if (typeof cardBefore !== 'string' || !CARD_BEFORE.test(cardBefore)) {
+      throw invalid('cardBefore: must be 1 to 200 visible ASCII characters');
+    }
+    result.cardBefore = cardBefore;
+  }
+  if (compensates !== undefined) {
+    if (typeof compensates !== 'string' || !UUID.test(compensates)) {
+      throw invalid('compensates: must be a UUID');
+    }
+    if (compensates.toLowerCase() === String(fields.id).toLowerCase()) {
+      throw invalid('compensates: must name another movement');
+    }
+    result.compensates = compensates;
+  }
+  return result;
+}
+
+/**
+ * The optional body of a post or void: `tillId` (a UUID) and `evidence` (1 to 500
+ * characters). No body, or an empty one, is `{}`.
+ */
+export function parseResolveRequest(body: unknown): ResolveRequest {
+  const invalid = ledgerErrors.invalidMovement;
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be a JSON object');
+  const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((key) => key !== 'tillId' && key !== 'evidence');
+  if (unknown.length > 0) throw invalid(`${unknown.join(', ')}: unknown field`);
+  const result: ResolveRequest = {};
+  if (fields.tillId !== undefined) {
+    if (typeof fields.tillId !== 'string' || !UUID.test(fields.tillId)) {
+      throw invalid('tillId: must be a UUID');
+    }
+    result.tillId = fields.tillId;
+  }
+  if (fields.evidence !== undefined) {
+    const evidence = fields.evidence;
+    if (typeof evidence !== 'string' || evidence.trim() === '' || evidence.length > MAX_EVIDENCE) {
+      throw invalid(`evidence: must be text of 1 to ${MAX_EVIDENCE} characters`);
+    }
+    result.evidence = evidence;
+  }
+  return result;
 }
 
 /** A JSON number that is a whole number of credits from `min` to the largest movement. */
@@ -98,14 +162,22 @@ export function parseMovementId(id: string): string {
   return id;
 }
 
-/** `GET /v1/movements` query: `state` (optional), `limit` (1..1000, default 100). */
+/**
+ * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID), `limit`
+ * (1..1000, default 100).
+ */
 export function parseListQuery(query: Record<string, unknown>): {
   state?: MovementState;
+  tillId?: string;
   limit?: number;
 } {
   const invalid = (detail: string) => ledgerErrors.invalidQuery(detail);
-  const { state, limit } = query;
-  const result: { state?: MovementState; limit?: number } = {};
+  const { state, till, limit } = query;
+  const result: { state?: MovementState; tillId?: string; limit?: number } = {};
+  if (till !== undefined) {
+    if (typeof till !== 'string' || !UUID.test(till)) throw invalid('till: must be a UUID');
+    result.tillId = till;
+  }
   if (state !== undefined) {
     if (typeof state !== 'string' || !STATES.includes(state as MovementState)) {
       throw invalid('state: must be pending, posted or voided');

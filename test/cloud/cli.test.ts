@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../cloud/db/open-database.ts';
+import { Ledger } from '../../cloud/ledger.ts';
 import { runCli } from '../../cloud/run-cli.ts';
 import { freshPgliteFolder, startLedgerProcess, type Seed } from '../support/ledger-process.ts';
 import { LedgerClient } from './ledger-client.ts';
@@ -106,6 +107,18 @@ describe('card-wallet-cloud CLI', () => {
       ['a short --key', ['key', 'issue', '--key', 'short'], /--key must be 16 to 256/],
       ['an unknown option', ['check', '--verbose'], /Unknown option '--verbose'/],
       ['a bad --state', ['movements', 'list', '--state', 'done'], /--state must be/],
+      ['a bad --till', ['movements', 'list', '--till', 'till-1'], /--till must be a UUID/],
+      [
+        'movements void without --evidence',
+        ['movements', 'void', '--customer', randomUUID(), '--id', randomUUID()],
+        /--evidence is required/,
+      ],
+      [
+        'movements post with a blank --evidence',
+        ['movements', 'post', '--customer', randomUUID(), '--id', randomUUID(), '--evidence', ' '],
+        /--evidence must say/,
+      ],
+      ['an unknown movements command', ['movements', 'delete'], /use list, post or void/],
       [
         'card show with a bad --card',
         ['card', 'show', '--customer', randomUUID(), '--card', '04A1'],
@@ -292,6 +305,85 @@ describe('card-wallet-cloud CLI', () => {
       const fix = await openDatabase(folder);
       await fix.query('UPDATE customers SET credits = credits - 3 WHERE id = $1', [customerId]);
       await fix.close();
+    });
+  });
+
+  describe('tills', () => {
+    test("when an operator voids a gone till's pending movement with evidence, then it is voided, the evidence is kept, and the till's pending list no longer shows it", async () => {
+      const shop = JSON.parse(
+        (
+          await cli([
+            'customer',
+            'add',
+            '--name',
+            'Shop with a dead till',
+            '--credits',
+            '100',
+            '--credit-cost',
+            '1',
+            '--database',
+            folder,
+          ])
+        ).stdout,
+      ) as { customerId: string };
+      const till = randomUUID();
+      const id = randomUUID();
+      const db = await openDatabase(folder, { poolSize: 1 });
+      try {
+        await new Ledger(db).createMovement(shop.customerId, {
+          id,
+          kind: 'recharge',
+          cardId: '04A1B2C3',
+          credits: 40,
+          tillId: till,
+        });
+      } finally {
+        await db.close();
+      }
+      const pendingArgs = ['movements', 'list', '--state', 'pending', '--till', till];
+      const pending = await cli([...pendingArgs, '--database', folder]);
+      assert.equal(pending.code, 0, pending.stderr);
+      assert.deepEqual(
+        (JSON.parse(pending.stdout) as { movements: { id: string }[] }).movements.map((m) => m.id),
+        [id],
+      );
+
+      const evidence = 'the till burnt down; the customer never got the card back';
+      const voided = await cli([
+        'movements',
+        'void',
+        '--customer',
+        shop.customerId,
+        '--id',
+        id,
+        '--evidence',
+        evidence,
+        '--database',
+        folder,
+      ]);
+      assert.equal(voided.code, 0, voided.stderr);
+      const movement = JSON.parse(voided.stdout) as Record<string, unknown>;
+      assert.equal(movement.state, 'voided');
+      assert.equal(movement.evidence, evidence);
+      assert.equal(movement.tillId, till);
+      assert.equal(movement.customerCredits, 100);
+      const after = await cli([...pendingArgs, '--database', folder]);
+      assert.deepEqual(JSON.parse(after.stdout), { movements: [] });
+
+      const again = await cli([
+        'movements',
+        'post',
+        '--customer',
+        shop.customerId,
+        '--id',
+        id,
+        '--evidence',
+        'changed my mind',
+        '--database',
+        folder,
+      ]);
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /MovementAlreadyVoided/);
     });
   });
 

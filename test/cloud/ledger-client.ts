@@ -68,8 +68,13 @@ export class LedgerClient {
     return this.post('/v1/movements', movement);
   }
 
-  resolve(id: string, action: 'post' | 'void'): Promise<Answer> {
-    return this.post(`/v1/movements/${id}/${action}`);
+  /** A post or void, with the resolving till and its evidence when given. */
+  resolve(
+    id: string,
+    action: 'post' | 'void',
+    by?: { tillId?: string; evidence?: string },
+  ): Promise<Answer> {
+    return this.post(`/v1/movements/${id}/${action}`, by);
   }
 
   movement(id: string): Promise<Answer> {

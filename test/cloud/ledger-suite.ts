@@ -72,6 +72,13 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       return answer.body.credits as number;
     }
 
+    /** A card's account at the shop (`GET /v1/cards/{cardId}`). */
+    async function cardOf(shop: LedgerClient, cardId = CARD) {
+      const answer = await shop.get(`/v1/cards/${cardId}`);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return answer.body;
+    }
+
     const recharge = (credits: number, id = randomUUID()) => ({
       id,
       kind: 'recharge',
@@ -734,6 +741,236 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       });
     });
 
+    describe('tills', () => {
+      const TILL_A = '1a1a1a1a-0000-4000-8000-00000000000a';
+      const TILL_B = '1a1a1a1a-0000-4000-8000-00000000000b';
+      let cardSerial = 0x100;
+      /** A card no other test moved. */
+      const freshCard = () => `05${(cardSerial++).toString(16).toUpperCase().padStart(6, '0')}`;
+      const atTill = (
+        tillId: string,
+        kind: 'recharge' | 'discharge',
+        cardId: string,
+        credits: number,
+        id = randomUUID(),
+      ) => ({ id, kind, cardId, credits, tillId, cardBefore: 'classic:v1:blank' });
+
+      async function posted(shop: LedgerClient, movement: Record<string, unknown>) {
+        const created = await shop.create(movement);
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        const answer = await shop.resolve(movement.id as string, 'post', {
+          tillId: movement.tillId as string,
+        });
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        return answer.body;
+      }
+
+      test('when a till makes a movement, then it names the till and keeps cardBefore, and the pending list can be asked per till', async () => {
+        const shop = await newShop(100);
+        const card = freshCard();
+        const mine = atTill(TILL_A, 'recharge', card, 5);
+        const created = await shop.create(mine);
+        assert.equal(created.status, 201, JSON.stringify(created.body));
+        assert.equal(created.body.tillId, TILL_A);
+        assert.equal(created.body.cardBefore, 'classic:v1:blank');
+        assert.equal(created.body.compensates, null);
+        const other = await shop.create(atTill(TILL_B, 'recharge', freshCard(), 5));
+        assert.equal(other.status, 201, JSON.stringify(other.body));
+
+        const ofA = await shop.get(`/v1/movements?state=pending&till=${TILL_A}`);
+        assert.equal(ofA.status, 200, JSON.stringify(ofA.body));
+        assert.deepEqual(
+          ofA.body.movements.map((movement: { id: string }) => movement.id),
+          [mine.id],
+        );
+        const all = await shop.get('/v1/movements?state=pending');
+        assert.equal(all.body.movements.length, 2);
+        const bad = await shop.get('/v1/movements?till=a');
+        assert.equal(bad.status, 400);
+        assert.deepEqual(bad.body, { error: 'InvalidQuery', detail: 'till: must be a UUID' });
+      });
+
+      test("when another till's movement of the card is pending, then a till's create for that card is 409 CardMovementPending naming it, the same till's is not, and after its resolution it goes through", async () => {
+        const shop = await newShop(100);
+        const card = freshCard();
+        await posted(shop, atTill(TILL_A, 'recharge', card, 40));
+        const payout = atTill(TILL_A, 'discharge', card, 40);
+        assert.equal((await shop.create(payout)).status, 201);
+        const pool = await poolOf(shop);
+
+        const atB = await shop.create(atTill(TILL_B, 'recharge', card, 5));
+        assert.equal(atB.status, 409, JSON.stringify(atB.body));
+        assert.deepEqual(atB.body, {
+          error: 'CardMovementPending',
+          detail: `movement ${payout.id} of till ${TILL_A} is pending on card ${card}`,
+        });
+        // The till that made it may go on: it decides its own movements first.
+        assert.equal((await shop.create(atTill(TILL_A, 'recharge', card, 5))).status, 201);
+        // A worker that names no till (before tills) is not held back, but holds tills back.
+        assert.equal((await shop.create({ ...recharge(1), cardId: card })).status, 201);
+        assert.equal((await shop.create(atTill(TILL_A, 'recharge', card, 1))).status, 409);
+        assert.equal(await poolOf(shop), pool - 6);
+
+        const post = await shop.resolve(payout.id, 'post', { tillId: TILL_A });
+        assert.equal(post.status, 200, JSON.stringify(post.body));
+        assert.equal(post.body.resolvedByTill, TILL_A);
+        // Still held: the other pending movements of the card are not B's.
+        for (const pending of (await shop.get('/v1/movements?state=pending')).body.movements) {
+          assert.equal((await shop.resolve(pending.id, 'void')).status, 200);
+        }
+        const later = await shop.create(atTill(TILL_B, 'recharge', card, 5));
+        assert.equal(later.status, 201, JSON.stringify(later.body));
+        assert.ok((await checkLedger(server.db)).ok);
+      });
+
+      test("when a till posts or voids another till's movement without evidence, then it is 409 MovementOfAnotherTill and nothing changes; with evidence it is resolved, and who and why are kept", async () => {
+        const shop = await newShop(100);
+        const card = freshCard();
+        const movement = atTill(TILL_A, 'recharge', card, 10);
+        assert.equal((await shop.create(movement)).status, 201);
+        for (const action of ['post', 'void'] as const) {
+          const refused = await shop.resolve(movement.id, action, { tillId: TILL_B });
+          assert.equal(refused.status, 409, JSON.stringify(refused.body));
+          assert.deepEqual(refused.body, {
+            error: 'MovementOfAnotherTill',
+            detail: `movement ${movement.id} was made by till ${TILL_A}`,
+          });
+        }
+        assert.equal((await shop.movement(movement.id)).body.state, 'pending');
+        assert.equal(await poolOf(shop), 90);
+
+        const evidence = `card ${card} read at till ${TILL_B}: the write did not land`;
+        const voided = await shop.resolve(movement.id, 'void', { tillId: TILL_B, evidence });
+        assert.equal(voided.status, 200, JSON.stringify(voided.body));
+        assert.equal(voided.body.state, 'voided');
+        assert.equal(voided.body.resolvedByTill, TILL_B);
+        assert.equal(voided.body.evidence, evidence);
+        assert.equal(await poolOf(shop), 100);
+        // The void is final: the owner's late post is refused as usual.
+        const late = await shop.resolve(movement.id, 'post', { tillId: TILL_A });
+        assert.deepEqual(late.body, { error: 'MovementAlreadyVoided' });
+      });
+
+      test('when a movement id is replayed from another till, then it is 409 MovementIdConflict', async () => {
+        const shop = await newShop(100);
+        const movement = atTill(TILL_A, 'recharge', freshCard(), 10);
+        assert.equal((await shop.create(movement)).status, 201);
+        assert.equal((await shop.create(movement)).status, 200);
+        const other = await shop.create({ ...movement, tillId: TILL_B });
+        assert.deepEqual(other.body, { error: 'MovementIdConflict' });
+        const none = await shop.create({ ...movement, tillId: undefined });
+        assert.deepEqual(none.body, { error: 'MovementIdConflict' });
+      });
+
+      test('when a post or void body is malformed, then it is 400 InvalidMovement naming the field and nothing changes', async () => {
+        const shop = await newShop(100);
+        const movement = atTill(TILL_A, 'recharge', freshCard(), 10);
+        assert.equal((await shop.create(movement)).status, 201);
+        const cases: [unknown, string][] = [
+          [{ tillId: 'x' }, 'tillId: must be a UUID'],
+          [{ evidence: '' }, 'evidence: must be text of 1 to 500 characters'],
+          [{ evidence: 'x'.repeat(501) }, 'evidence: must be text of 1 to 500 characters'],
+          [{ reason: 'x' }, 'reason: unknown field'],
+          [[], 'body: must be a JSON object'],
+        ];
+        for (const [body, detail] of cases) {
+          const answer = await shop.post(`/v1/movements/${movement.id}/void`, body);
+          assert.equal(answer.status, 400, JSON.stringify(answer.body));
+          assert.deepEqual(answer.body, { error: 'InvalidMovement', detail });
+        }
+        assert.equal((await shop.movement(movement.id)).body.state, 'pending');
+      });
+
+      describe('compensations', () => {
+        test('when a movement compensates a voided recharge whose card write landed, then it reserves like a recharge, names the voided one and is exempt from the card check', async () => {
+          const shop = await newShop(100);
+          const card = freshCard();
+          const lost = atTill(TILL_A, 'recharge', card, 30);
+          assert.equal((await shop.create(lost)).status, 201);
+          assert.equal((await shop.resolve(lost.id, 'void', { evidence: 'operator' })).status, 200);
+          const fix = {
+            id: randomUUID(),
+            kind: 'recharge',
+            cardId: card,
+            credits: 30,
+            tillId: TILL_A,
+            compensates: lost.id,
+          };
+          // A pending movement of another till does not hold it back: nothing writes the card.
+          assert.equal((await shop.create(atTill(TILL_B, 'recharge', card, 1))).status, 201);
+          const created = await shop.create(fix);
+          assert.equal(created.status, 201, JSON.stringify(created.body));
+          assert.equal(created.body.compensates, lost.id);
+          assert.equal((await shop.resolve(fix.id, 'post', { tillId: TILL_A })).status, 200);
+          assert.equal(await poolOf(shop), 69);
+          assert.equal((await cardOf(shop, card)).credits, 30);
+          assert.equal((await shop.create(fix)).status, 200);
+          assert.ok((await checkLedger(server.db)).ok);
+        });
+
+        test("when compensates names a pending, unknown or other card's movement, then it is 422 InvalidCompensation and nothing changes", async () => {
+          const shop = await newShop(100);
+          const card = freshCard();
+          const pending = atTill(TILL_A, 'recharge', card, 5);
+          assert.equal((await shop.create(pending)).status, 201);
+          const done = atTill(TILL_A, 'recharge', freshCard(), 5);
+          await posted(shop, done);
+          for (const compensates of [pending.id, randomUUID(), done.id]) {
+            const answer = await shop.create({
+              id: randomUUID(),
+              kind: 'discharge',
+              cardId: card,
+              credits: 5,
+              compensates,
+            });
+            assert.equal(answer.status, 422, JSON.stringify(answer.body));
+            assert.equal(answer.body.error, 'InvalidCompensation');
+          }
+          assert.equal(await poolOf(shop), 90);
+        });
+
+        test('when a compensation is refused (no credits, or beyond the card account), then the card is flagged compensation-refused and nothing is stored', async () => {
+          const shop = await newShop(10);
+          const card = freshCard();
+          const lost = atTill(TILL_A, 'recharge', card, 10);
+          assert.equal((await shop.create(lost)).status, 201);
+          assert.equal(
+            (await shop.resolve(lost.id, 'void', { evidence: 'card lost' })).status,
+            200,
+          );
+          // Spent elsewhere meanwhile: the pool is empty.
+          await posted(shop, atTill(TILL_A, 'recharge', freshCard(), 10));
+          const recharge = {
+            id: randomUUID(),
+            kind: 'recharge',
+            cardId: card,
+            credits: 10,
+            compensates: lost.id,
+          };
+          const noCredits = await shop.create(recharge);
+          assert.deepEqual(noCredits.body, { error: 'NoCredits' });
+          const discharge = {
+            id: randomUUID(),
+            kind: 'discharge',
+            cardId: card,
+            credits: 10,
+            compensates: lost.id,
+          };
+          const beyond = await shop.create(discharge);
+          assert.deepEqual(beyond.body, { error: 'CardAccountExceeded' });
+          const flags = (await cardOf(shop, card)).flags.map(
+            (flag: { kind: string; movementId: string }) => [flag.kind, flag.movementId],
+          );
+          assert.deepEqual(flags, [
+            ['compensation-refused', recharge.id],
+            ['compensation-refused', discharge.id],
+          ]);
+          assert.equal((await shop.movement(recharge.id)).status, 404);
+          assert.ok((await checkLedger(server.db)).ok);
+        });
+      });
+    });
+
     describe('invalid requests', () => {
       const id = '0b7a6f0e-5a6e-4c39-9a48-6f5c1e1d0a99';
       const cases: [string, unknown, string][] = [
@@ -779,6 +1016,26 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         ['a negative amount', { id, kind: 'recharge', cardId: CARD, amount: '-1' }, 'amount'],
         ['an unknown field', { id, kind: 'recharge', cardId: CARD, credits: 1, note: 'x' }, 'note'],
         ['an array', [], 'body'],
+        [
+          'a till id that is not a UUID',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, tillId: 'till-1' },
+          'tillId',
+        ],
+        [
+          'a cardBefore of 201 characters',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, cardBefore: 'x'.repeat(201) },
+          'cardBefore',
+        ],
+        [
+          'a cardBefore with a space',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, cardBefore: 'a b' },
+          'cardBefore',
+        ],
+        [
+          'a compensation of itself',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, compensates: id },
+          'compensates',
+        ],
       ];
       for (const [what, body, field] of cases) {
         test(`when the body has ${what}, then it is 400 InvalidMovement naming ${field}`, async () => {
@@ -838,12 +1095,6 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const id = randomUUID();
         assert.equal((await shop.create({ ...recharge(credits, id), cardId })).status, 201);
         assert.equal((await shop.resolve(id, 'post')).status, 200);
-      }
-
-      async function cardOf(shop: LedgerClient, cardId = CARD) {
-        const answer = await shop.get(`/v1/cards/${cardId}`);
-        assert.equal(answer.status, 200, JSON.stringify(answer.body));
-        return answer.body;
       }
 
       test('when a shop discharges 2147483647 credits from a card it never loaded and posts it, then it is 422 CardAccountExceeded, nothing is stored, the pool is unchanged and the card is suspect', async () => {

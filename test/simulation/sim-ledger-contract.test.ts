@@ -13,12 +13,21 @@ import { Rng } from './world.ts';
 // voids (of known, unknown and other shops' ids: tombstones), gets and pending lists go to
 // both, and every answer is compared (status, error code, state, credits, pool, amount). Card
 // accounts are compared through their effect: a discharge beyond one is CardAccountExceeded.
+// Tills too: creates name one of two tills (or none), a card with another till's movement
+// pending is refused, compensations name earlier movements, and posts and voids name a till
+// and sometimes evidence.
 
 const SHOPS = [
   { id: '6f1c1c8e-0f5b-4c7e-9a52-1d4b2f7a00a1', key: 'contract-key-shop-a-012345', credits: 600 },
   { id: '6f1c1c8e-0f5b-4c7e-9a52-1d4b2f7a00b2', key: 'contract-key-shop-b-012345', credits: 300 },
 ] as const;
-const CARDS = ['04A1B2C3', '04A1B2C3D4E5F6'];
+/** Each seed its own cards: a movement another seed left pending must not meet it. */
+const cardsOf = (seed: number) =>
+  ['04A1B2', '04A1B2C3D4E5'].flatMap((prefix) =>
+    [0, 1].map((i) => `${prefix}${(seed * 2 + i).toString(16).toUpperCase().padStart(2, '0')}`),
+  );
+/** Two tills of each shop, and legacy workers that name none. */
+const TILLS = [undefined, randomUUID(), randomUUID()];
 
 let folder: string;
 let server: LedgerServer;
@@ -55,6 +64,11 @@ function essence(answer: Answer): unknown {
     amount: movement.amount,
     creditCost: movement.creditCost,
     customerCredits: movement.customerCredits,
+    tillId: movement.tillId,
+    cardBefore: movement.cardBefore,
+    compensates: movement.compensates,
+    resolvedByTill: movement.resolvedByTill,
+    evidence: movement.evidence,
   });
   const body = answer.body as Record<string, unknown>;
   if (Array.isArray(body.movements)) {
@@ -80,6 +94,7 @@ describe('the simulated ledger against the real one', () => {
   for (const seed of [1, 2, 3, 4, 5]) {
     test(`when seed ${seed}'s 150 calls go to both, then every answer is the same`, async () => {
       const rng = new Rng(seed);
+      const CARDS = cardsOf(seed);
       const sim = new SimLedger(() => 0);
       const real = new LedgerClient(server.url);
       // Both start from the real one's pools (earlier seeds changed them).
@@ -100,11 +115,11 @@ describe('the simulated ledger against the real one', () => {
         const shop = rng.pick(SHOPS);
         const client = real.withKey(shop.key);
         const id = rng.pick(ids);
-        const roll = rng.int(6);
+        const roll = rng.int(7);
         let what: string;
         let realAnswer: Answer;
         let simulated: Answer;
-        if (roll <= 1) {
+        if (roll <= 2) {
           const body: Record<string, unknown> = {
             id,
             kind: rng.chance(0.7) ? 'recharge' : 'discharge',
@@ -118,6 +133,10 @@ describe('the simulated ledger against the real one', () => {
             body.cardCredits = rng.between(0, 300);
             if (rng.chance(0.5)) body.refuseAboveAccount = true;
           }
+          const till = rng.pick(TILLS);
+          if (till !== undefined) body.tillId = till;
+          if (rng.chance(0.3)) body.cardBefore = `test:${rng.between(0, 300)}`;
+          if (rng.chance(0.15)) body.compensates = rng.pick(ids.filter((other) => other !== id));
           what = `create ${JSON.stringify(body)}`;
           realAnswer = await client.create(body);
           let replayed = false;
@@ -128,14 +147,19 @@ describe('the simulated ledger against the real one', () => {
           });
           // A replay is 200, a new movement 201.
           if (simulated.status === 200 && !replayed) simulated.status = 201;
-        } else if (roll <= 3) {
+        } else if (roll <= 4) {
           const action = rng.chance(0.5) ? 'post' : 'void';
-          what = `${action} ${id}`;
-          realAnswer = await client.resolve(id, action);
+          const till = rng.pick(TILLS);
+          const by = {
+            ...(till === undefined ? {} : { tillId: till }),
+            ...(rng.chance(0.4) ? { evidence: 'card read at another till' } : {}),
+          };
+          what = `${action} ${id} ${JSON.stringify(by)}`;
+          realAnswer = await client.resolve(id, action, by);
           simulated = simAnswer(() =>
-            sim.resolve(shop.key, id, action === 'post' ? 'posted' : 'voided'),
+            sim.resolve(shop.key, id, action === 'post' ? 'posted' : 'voided', by),
           );
-        } else if (roll === 4) {
+        } else if (roll === 5) {
           what = `get ${id}`;
           realAnswer = await client.movement(id);
           simulated = simAnswer(() => sim.get(shop.key, id));

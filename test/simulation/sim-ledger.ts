@@ -17,6 +17,8 @@ import {
   type Movement,
   type MovementKind,
   type MovementRequest,
+  type ResolveRequest,
+  type CardFlagKind,
 } from '../../common/ledger-contract.ts';
 
 /** A refusal as the ledger answers it: HTTP status and `{ error: code }`. */
@@ -52,6 +54,11 @@ interface StoredMovement {
   resolvedAt: string | null;
   /** How many times its state changed after creation: the invariant says at most once. */
   transitions: number;
+  tillId: string | null;
+  cardBefore: string | null;
+  compensates: string | null;
+  resolvedByTill: string | null;
+  evidence: string | null;
 }
 
 export class SimLedger {
@@ -63,6 +70,8 @@ export class SimLedger {
   readonly #cardAccounts = new Map<string, number>();
   /** Ids of the recharges that flagged their card card-above-account, with the card. */
   readonly flagged = new Map<string, string>();
+  /** Every flag raised, in order (card-above-account ones are also in `flagged`). */
+  readonly flags: { kind: CardFlagKind; movementId: string; cardId: string }[] = [];
   readonly #now: () => number;
   /** Whether a void of an unknown id leaves a tombstone (contract v1 says it does). */
   readonly tombstones: boolean;
@@ -111,6 +120,8 @@ export class SimLedger {
   create(apiKey: string, request: MovementRequest): { movement: Movement; replayed: boolean } {
     const shop = this.#authenticate(apiKey);
     const id = request.id.toLowerCase();
+    const tillId = request.tillId?.toLowerCase() ?? null;
+    const compensates = request.compensates?.toLowerCase() ?? null;
     const requestedAmount =
       request.amount === undefined ? null : (parseDecimal(request.amount) ?? null);
     const existing = this.movements.get(id);
@@ -119,6 +130,8 @@ export class SimLedger {
         existing.shop === shop.id &&
         existing.kind === request.kind &&
         existing.cardId === request.cardId &&
+        existing.tillId === tillId &&
+        existing.compensates === compensates &&
         (requestedAmount === null
           ? existing.requestedAmount === null && existing.credits === request.credits
           : existing.requestedAmount === requestedAmount);
@@ -135,8 +148,39 @@ export class SimLedger {
         ? (request.credits ?? 0)
         : Number(creditsForAmount(requestedAmount, cost));
     if (credits < 1) throw refuse('amountBelowOneCredit');
-    if (request.kind === 'recharge' && shop.credits < credits) throw refuse('noCredits');
-    if (request.kind === 'recharge' && request.cardCredits !== undefined) {
+    if (compensates !== null) {
+      const original = this.movements.get(compensates);
+      if (
+        !original ||
+        original.shop !== shop.id ||
+        original.cardId !== request.cardId ||
+        original.state === 'pending'
+      ) {
+        throw refuse('invalidCompensation');
+      }
+    }
+    const flag = (kind: CardFlagKind) =>
+      this.flags.push({
+        kind: compensates === null ? kind : 'compensation-refused',
+        movementId: id,
+        cardId: request.cardId,
+      });
+    if (request.kind === 'recharge' && shop.credits < credits) {
+      if (compensates !== null) flag('compensation-refused');
+      throw refuse('noCredits');
+    }
+    if (tillId !== null && compensates === null) {
+      const other = [...this.movements.values()].find(
+        (movement) =>
+          movement.shop === shop.id &&
+          movement.cardId === request.cardId &&
+          movement.state === 'pending' &&
+          movement.tillId !== tillId &&
+          movement.compensates === null,
+      );
+      if (other) throw refuse('cardMovementPending');
+    }
+    if (request.kind === 'recharge' && request.cardCredits !== undefined && compensates === null) {
       const pending = [...this.movements.values()]
         .filter(
           (movement) =>
@@ -148,10 +192,12 @@ export class SimLedger {
       const allowed = this.cardAccount(shop.id, request.cardId) + pending;
       if (request.cardCredits > allowed) {
         this.flagged.set(id, request.cardId);
+        flag('card-above-account');
         if (request.refuseAboveAccount) throw refuse('cardAccountExceeded');
       }
     }
     if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
+      flag('discharge-exceeds-account');
       throw refuse('cardAccountExceeded');
     }
     if (request.kind === 'recharge') shop.credits -= credits;
@@ -169,12 +215,22 @@ export class SimLedger {
       createdAt: new Date(this.#now()).toISOString(),
       resolvedAt: null,
       transitions: 0,
+      tillId,
+      cardBefore: request.cardBefore ?? null,
+      compensates,
+      resolvedByTill: null,
+      evidence: null,
     };
     this.movements.set(id, stored);
     return { movement: this.#view(stored), replayed: false };
   }
 
-  resolve(apiKey: string, rawId: string, target: 'posted' | 'voided'): Movement {
+  resolve(
+    apiKey: string,
+    rawId: string,
+    target: 'posted' | 'voided',
+    by: ResolveRequest = {},
+  ): Movement {
     const shop = this.#authenticate(apiKey);
     const id = rawId.toLowerCase();
     const movement = this.movements.get(id);
@@ -188,9 +244,20 @@ export class SimLedger {
     if (movement.state === target) return this.#view(movement);
     if (movement.state === 'voided') throw refuse('movementAlreadyVoided');
     if (movement.state === 'posted') throw refuse('movementAlreadyPosted');
+    const tillId = by.tillId?.toLowerCase() ?? null;
+    if (
+      movement.tillId !== null &&
+      tillId !== null &&
+      tillId !== movement.tillId &&
+      by.evidence === undefined
+    ) {
+      throw refuse('movementOfAnotherTill');
+    }
     movement.state = target;
     movement.resolvedAt = new Date(this.#now()).toISOString();
     movement.transitions += 1;
+    movement.resolvedByTill = tillId;
+    movement.evidence = by.evidence ?? null;
     if (movement.kind === 'recharge' && target === 'voided') shop.credits += movement.credits;
     if (movement.kind === 'discharge' && target === 'posted') shop.credits += movement.credits;
     // A card's account grows when a recharge is final, and gets back a voided discharge.
@@ -207,11 +274,16 @@ export class SimLedger {
     return this.#view(movement);
   }
 
-  /** Newest first, like the real list. */
-  listPending(apiKey: string): Movement[] {
+  /** Newest first, like the real list; of one till when `tillId` is given. */
+  listPending(apiKey: string, tillId?: string): Movement[] {
     const shop = this.#authenticate(apiKey);
     return [...this.movements.values()]
-      .filter((movement) => movement.shop === shop.id && movement.state === 'pending')
+      .filter(
+        (movement) =>
+          movement.shop === shop.id &&
+          movement.state === 'pending' &&
+          (tillId === undefined || movement.tillId === tillId.toLowerCase()),
+      )
       .reverse()
       .map((movement) => this.#view(movement));
   }
@@ -230,6 +302,11 @@ export class SimLedger {
       customerCredits: shop.credits,
       createdAt: movement.createdAt,
       resolvedAt: movement.resolvedAt,
+      tillId: movement.tillId,
+      cardBefore: movement.cardBefore,
+      compensates: movement.compensates,
+      resolvedByTill: movement.resolvedByTill,
+      evidence: movement.evidence,
     };
   }
 }

@@ -2,6 +2,7 @@ import { migration001 } from './001-initial.ts';
 import { migration002 } from './002-void-tombstones.ts';
 import { migration003 } from './003-card-accounts.ts';
 import { migration004 } from './004-card-above-account.ts';
+import { migration005 } from './005-tills.ts';
 
 export interface Migration {
   version: number;
@@ -15,4 +16,5 @@ export const migrations: readonly Migration[] = [
   migration002,
   migration003,
   migration004,
+  migration005,
 ];
