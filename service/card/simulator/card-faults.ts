@@ -6,7 +6,7 @@
 /**
  * The commands a card is told apart by, for fault triggers and APDU counts: the PC/SC part 3
  * storage-card APDUs of a MIFARE Classic card (GET UID, LOAD KEY, AUTHENTICATE, READ BINARY,
- * UPDATE BINARY: 'write'), and the native commands of a MIFARE DESFire card (ISO-wrapped,
+ * UPDATE BINARY: 'write', and the reader's value block operations: 'value'), and the native commands of a MIFARE DESFire card (ISO-wrapped,
  * CLA 90). DESFire's 'authenticate' is AA or 1A; the frames that continue a command or an answer
  * are 'additionalFrame'.
  */
@@ -16,6 +16,7 @@ export const APDU_COMMANDS = [
   'authenticate',
   'read',
   'write',
+  'value',
   'getVersion',
   'selectApplication',
   'additionalFrame',

@@ -12,6 +12,16 @@
 //                                                         drops authentication
 //   READ BINARY    FF B0 00 <blk> 10                   -> 16 bytes 90 00
 //   UPDATE BINARY  FF D6 00 <blk> 10 <16 bytes>        -> 90 00 (63 00 for the read-only block 0)
+//   VALUE BLOCK    FF D7 00 <blk> 05 <01|02> <4 bytes, MSB first>
+//                                                      -> 90 00: INCREMENT (01) or DECREMENT (02)
+//                                                         the value block, then TRANSFER into it
+//   RESTORE VALUE  FF D7 00 <src> 02 03 <dst>          -> 90 00: RESTORE the source, TRANSFER
+//                                                         into the destination (same sector)
+//   READ VALUE     FF B1 00 <blk> 04                   -> 4 bytes (MSB first) 90 00
+//   (the value block APDUs of the ACR122U and ACR1252U, which PC/SC part 3 leaves to vendors;
+//   63 00 where the card refuses: not a value block, or its access bits do not allow it)
+// A TRANSFER writes the value and keeps the destination's address byte (the datasheet: "during
+// increment, decrement, restore and transfer operations the address remains unchanged").
 // A failed authentication that reached the card (a wrong key, a blocked sector, a block not on
 // the card) halts it, as the MIFARE Classic protocol does: the card answers nothing until it is
 // re-activated, so the reader answers 63 00 to every AUTHENTICATE, READ BINARY and UPDATE BINARY
@@ -52,6 +62,9 @@ export type KeyType = 'A' | 'B';
 export interface BlockAccess {
   read: readonly KeyType[];
   write: readonly KeyType[];
+  increment: readonly KeyType[];
+  /** Decrement, transfer and restore: the datasheet gives them together. */
+  decrement: readonly KeyType[];
 }
 
 /** What the keys may do with the fields of a sector trailer, from its access bits. */
@@ -86,16 +99,15 @@ const AB: readonly KeyType[] = ['A', 'B'];
 const NEVER: readonly KeyType[] = [];
 
 // Datasheet table 8 (data blocks), indexed by C1 C2 C3 as a 3-bit number (C1 the high bit).
-// Value-block increment/decrement are not emulated: the wallet does not use them.
 const DATA_ACCESS: readonly BlockAccess[] = [
-  { read: AB, write: AB }, // 000: transport configuration
-  { read: AB, write: NEVER }, // 001
-  { read: AB, write: NEVER }, // 010
-  { read: B, write: B }, // 011
-  { read: AB, write: B }, // 100
-  { read: B, write: NEVER }, // 101
-  { read: AB, write: B }, // 110
-  { read: NEVER, write: NEVER }, // 111
+  { read: AB, write: AB, increment: AB, decrement: AB }, // 000: transport configuration
+  { read: AB, write: NEVER, increment: NEVER, decrement: AB }, // 001
+  { read: AB, write: NEVER, increment: NEVER, decrement: NEVER }, // 010
+  { read: B, write: B, increment: NEVER, decrement: NEVER }, // 011
+  { read: AB, write: B, increment: NEVER, decrement: NEVER }, // 100
+  { read: B, write: NEVER, increment: NEVER, decrement: NEVER }, // 101
+  { read: AB, write: B, increment: B, decrement: AB }, // 110
+  { read: NEVER, write: NEVER, increment: NEVER, decrement: NEVER }, // 111
 ];
 
 // Datasheet table 7 (sector trailer), same indexing.
@@ -291,6 +303,28 @@ export class VirtualCard extends FaultingCard {
   }
 }
 
+/** A value block's value (NXP format: value, inverse, value, address copies), or null. */
+function valueOf(block: Buffer): number | null {
+  const value = block.readInt32LE(0);
+  const copiesAgree =
+    block.readInt32LE(4) === ~value &&
+    block.readInt32LE(8) === value &&
+    block[13] === (~block[12]! & 0xff) &&
+    block[14] === block[12] &&
+    block[15] === block[13];
+  return copiesAgree ? value : null;
+}
+
+/** A value block of `value` with the given address bytes (12-15) as they are. */
+function valueBlock(value: number, address: Buffer): Buffer {
+  const out = Buffer.alloc(BLOCK_SIZE);
+  out.writeInt32LE(value, 0);
+  out.writeInt32LE(~value, 4);
+  out.writeInt32LE(value, 8);
+  address.copy(out, 12);
+  return out;
+}
+
 function manufacturerBlock(uid: Buffer, size: CardSize): Buffer {
   // 4-byte UID: UID, BCC (XOR of the UID bytes), SAK, ATQA (LSB first), 8 bytes of
   // manufacturer data. 7-byte UID: UID, SAK, ATQA, 6 bytes of manufacturer data.
@@ -320,9 +354,12 @@ export function classifyApdu(apdu: Buffer): { command: ApduCommand; block?: numb
     case 0x88:
       return { command: 'authenticate', block: (p1 << 8) | p2 };
     case 0xb0:
+    case 0xb1:
       return { command: 'read', block: (p1 << 8) | p2 };
     case 0xd6:
       return { command: 'write', block: (p1 << 8) | p2 };
+    case 0xd7:
+      return { command: 'value', block: (p1 << 8) | p2 };
     default:
       return { command: 'other' };
   }
@@ -464,9 +501,60 @@ export class ContactlessFrontEnd {
         card.setBlock(block, written);
         return SW_OK;
       }
+      case 0xb1: {
+        if (apdu.length !== 5 || apdu[4] !== 4) return SW_WRONG_LENGTH;
+        const block = (p1 << 8) | p2;
+        if (contact.halted || !this.#read(contact, block)) return SW_FAILED;
+        const value = valueOf(card.block(block));
+        if (value === null) return SW_FAILED;
+        const out = Buffer.alloc(4);
+        out.writeInt32BE(value);
+        return Buffer.concat([out, SW_OK]);
+      }
+      case 0xd7:
+        return this.#valueOperation(contact, (p1 << 8) | p2, apdu.subarray(4), torn);
       default:
         return SW_INS_UNKNOWN;
     }
+  }
+
+  /**
+   * INCREMENT or DECREMENT a value block and TRANSFER into it, or RESTORE a value block and
+   * TRANSFER into another block of the sector. The card checks the key's access to each block
+   * the command names; a TRANSFER keeps the destination's address bytes.
+   */
+  #valueOperation(contact: ClassicContact, source: number, body: Buffer, torn: boolean): Buffer {
+    const card = contact.card;
+    if (contact.halted || !this.#inSector(contact, source)) return SW_FAILED;
+    const [length, operation] = body;
+    let target = source;
+    let value: number | null = valueOf(card.block(source));
+    if (length === 5 && body.length === 6 && (operation === 0x01 || operation === 0x02)) {
+      const operand = body.readInt32BE(2);
+      const right = operation === 0x01 ? 'increment' : 'decrement';
+      if (value === null || !this.#mayValue(contact, source, right)) return SW_FAILED;
+      value = operation === 0x01 ? value + operand : value - operand;
+      if (value > 0x7fffffff || value < -0x80000000) return SW_FAILED;
+    } else if (length === 2 && body.length === 3 && operation === 0x03) {
+      target = body[2] ?? 0;
+      if (value === null || !this.#mayValue(contact, source, 'decrement')) return SW_FAILED;
+      if (!this.#inSector(contact, target)) return SW_FAILED;
+    } else {
+      return SW_WRONG_LENGTH;
+    }
+    // The TRANSFER: into `target`, which must allow it (transfer goes with decrement).
+    if (!this.#mayValue(contact, target, 'decrement')) return SW_FAILED;
+    const written = valueBlock(value, card.block(target).subarray(12, 16));
+    if (torn) written.set(card.block(target).subarray(8), 8);
+    card.setBlock(target, written);
+    return SW_OK;
+  }
+
+  #mayValue(contact: ClassicContact, block: number, right: 'increment' | 'decrement'): boolean {
+    const key = this.#keyInUse(contact, block);
+    const condition = contact.card.accessConditionOf(block);
+    if (isTrailerBlock(block) || key === null || condition === null) return false;
+    return DATA_ACCESS[condition]![right].includes(key);
   }
 
   #authenticate(contact: ClassicContact, block: number, keyType: number, slot: number): Buffer {
