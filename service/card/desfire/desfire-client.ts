@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { xor } from '../block-cipher.ts';
 import {
   AuthenticationChain,
   challengeLength,
@@ -167,13 +168,15 @@ export function aidBytes(aid: number): Buffer {
   return out;
 }
 
-function uint24(value: number): Buffer {
+/** A 3-byte length, offset or count as sent (little-endian). */
+export function uint24(value: number): Buffer {
   const out = Buffer.alloc(3);
   out.writeUIntLE(value, 0, 3);
   return out;
 }
 
-function int32(value: number): Buffer {
+/** A value or amount as sent (int32, little-endian). */
+export function int32(value: number): Buffer {
   const out = Buffer.alloc(4);
   out.writeInt32LE(value);
   return out;
@@ -333,7 +336,7 @@ export class DesfireClient {
     const keyByte = keyNo | (this.#application === PICC_AID && newKey.type === 'aes' ? 0x80 : 0);
     const head = Buffer.from([INS.CHANGE_KEY, keyByte]);
     const same = (keyNo & 0x0f) === session.keyNo;
-    const keyData = same ? newKey.key : xorKeys(newKey.key, oldKey.key);
+    const keyData = same ? newKey.key : xor(newKey.key, oldKey.key);
     const body = Buffer.concat([
       keyData,
       newKey.type === 'aes' ? Buffer.from([version]) : Buffer.alloc(0),
@@ -614,12 +617,6 @@ export function unwrapAnswer(answer: Buffer): { status: number; data: Buffer } {
     throw new DesfireProtocolError(`not a DESFire answer (status word ${sw})`);
   }
   return { status: answer[answer.length - 1]!, data: Buffer.from(answer.subarray(0, -2)) };
-}
-
-function xorKeys(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.alloc(a.length);
-  for (let i = 0; i < a.length; i += 1) out[i] = a[i]! ^ (b[i] ?? 0);
-  return out;
 }
 
 export function commModeOf(byte: number): CommMode {

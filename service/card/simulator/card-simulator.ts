@@ -288,34 +288,28 @@ export class CardSimulator extends EventEmitter<CardSimulatorEvents> {
 
   /**
    * Arms a fault on the card in the field: the next write torn before or after it commits, a
-   * key the service does not know, a wallet neither slot of which decodes, or every exchange
-   * with the card `delayMs` late.
+   * key the service does not know, a wallet that cannot be read, or every exchange with the
+   * card `delayMs` late.
    * 'none' disarms the faults that have not fired (a changed key or corrupt wallet stays).
    */
   async arm(fault: SimulatorFault, delayMs = SLOW_APDU_MS): Promise<SimulatedCardView> {
     const card = this.#reader.card;
     if (!card) throw errors.noSimulatedCard();
-    if (card instanceof VirtualDesfireCard) this.#armDesfire(card, fault, delayMs);
-    else this.#armClassic(card, fault, delayMs);
-    await this.#save();
-    return this.#view(card);
-  }
-
-  #armClassic(card: VirtualCard, fault: SimulatorFault, delayMs: number): void {
-    const { sector } = this.#options.key;
-    const { slots } = sectorBlocks(sector);
+    // A MIFARE Classic card commits with the block write of a slot, a DESFire card with
+    // CommitTransaction (all of a transaction or none of it).
+    const commit = card instanceof VirtualDesfireCard ? 'commit' : 'write';
     switch (fault) {
       case 'tear-before-commit':
-        card.failAt('write', 'pull-before');
+        card.failAt(commit, 'pull-before');
         break;
       case 'tear-after-commit':
-        card.failAt('write', 'pull-after');
+        card.failAt(commit, 'pull-after');
         break;
       case 'wrong-key':
-        card.setKeys(sector, { keyA: randomBytes(6), keyB: randomBytes(6) });
+        this.#forgetKeys(card);
         break;
       case 'corrupt':
-        for (const block of slots) card.setBlock(block, randomBytes(16));
+        this.#corrupt(card);
         break;
       case 'slow':
         card.onApdu(() => ({ delayMs }));
@@ -324,38 +318,32 @@ export class CardSimulator extends EventEmitter<CardSimulatorEvents> {
         card.clearFaults();
         break;
     }
+    await this.#save();
+    return this.#view(card);
   }
 
   /**
-   * A DESFire card's faults: the next CommitTransaction torn before or after the card commits
-   * (a DESFire card commits all of a transaction or none of it), keys the service does not know
-   * (the wallet application's, or the PICC's on a card without one), a wallet application
-   * without its files, every exchange late.
+   * Keys the service does not know: a MIFARE Classic card's wallet sector keys; a DESFire
+   * card's wallet application keys, or its PICC key when it has no wallet application.
    */
-  #armDesfire(card: VirtualDesfireCard, fault: SimulatorFault, delayMs: number): void {
-    switch (fault) {
-      case 'tear-before-commit':
-        card.failAt('commit', 'pull-before');
-        break;
-      case 'tear-after-commit':
-        card.failAt('commit', 'pull-after');
-        break;
-      case 'wrong-key': {
-        const app = card.application(this.#aid);
-        if (app)
-          app.keys.forEach((_, keyNo) => card.setApplicationKey(this.#aid, keyNo, randomBytes(16)));
-        else card.setPiccKey({ type: 'aes', key: randomBytes(16), version: 0x42 });
-        break;
-      }
-      case 'corrupt':
-        card.dropFiles();
-        break;
-      case 'slow':
-        card.onApdu(() => ({ delayMs }));
-        break;
-      case 'none':
-        card.clearFaults();
-        break;
+  #forgetKeys(card: AnyVirtualCard): void {
+    if (card instanceof VirtualCard) {
+      card.setKeys(this.#options.key.sector, { keyA: randomBytes(6), keyB: randomBytes(6) });
+      return;
+    }
+    const app = card.application(this.#aid);
+    if (!app) card.setPiccKey({ type: 'aes', key: randomBytes(16), version: 0x42 });
+    app?.keys.forEach((_, keyNo) => card.setApplicationKey(this.#aid, keyNo, randomBytes(16)));
+  }
+
+  /** A wallet that cannot be read: neither slot decodes, or the DESFire wallet lost its files. */
+  #corrupt(card: AnyVirtualCard): void {
+    if (card instanceof VirtualDesfireCard) {
+      card.dropFiles();
+      return;
+    }
+    for (const block of sectorBlocks(this.#options.key.sector).slots) {
+      card.setBlock(block, randomBytes(16));
     }
   }
 

@@ -35,9 +35,13 @@ import {
   type DesfireKey,
   type DesfireKeyType,
 } from '../desfire/desfire-crypto.ts';
+import { xor } from '../block-cipher.ts';
 import {
+  aidBytes,
   commModeOf,
   COMM_MODE_BYTES,
+  int32,
+  uint24,
   decodeAccessRights,
   encodeAccessRights,
   FREE_ACCESS,
@@ -390,7 +394,7 @@ export class VirtualDesfireCard extends FaultingCard {
         this.#macIn(state, frame);
         if (state.application) refuse(S.PERMISSION_DENIED);
         this.#requireMaster(state, (this.#piccSettings & 0x02) !== 0);
-        return this.#answer(state, Buffer.concat([...this.#applications.keys()].map(aid3)));
+        return this.#answer(state, Buffer.concat([...this.#applications.keys()].map(aidBytes)));
       }
       case INS.GET_FILE_IDS: {
         this.#macIn(state, frame);
@@ -661,7 +665,7 @@ export class VirtualDesfireCard extends FaultingCard {
     }
     let newKey: Buffer = Buffer.from(body.subarray(0, 16));
     if (!same) {
-      newKey = xorBytes(newKey, this.#keyOf(state, keyNo).key);
+      newKey = xor(newKey, this.#keyOf(state, keyNo).key);
       if (!plain.subarray(end, end + 4).equals(crc32(newKey))) refuse(S.INTEGRITY_ERROR);
       end += 4;
     }
@@ -943,27 +947,3 @@ const COMMAND_NAMES = new Map<number, ApduCommand>([
   [INS.COMMIT_TRANSACTION, 'commit'],
   [INS.ABORT_TRANSACTION, 'abort'],
 ]);
-
-function aid3(aid: number): Buffer {
-  const out = Buffer.alloc(3);
-  out.writeUIntLE(aid, 0, 3);
-  return out;
-}
-
-function uint24(value: number): Buffer {
-  const out = Buffer.alloc(3);
-  out.writeUIntLE(value, 0, 3);
-  return out;
-}
-
-function int32(value: number): Buffer {
-  const out = Buffer.alloc(4);
-  out.writeInt32LE(value);
-  return out;
-}
-
-function xorBytes(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.alloc(a.length);
-  for (let i = 0; i < a.length; i += 1) out[i] = a[i]! ^ (b[i] ?? 0);
-  return out;
-}
