@@ -98,8 +98,22 @@ export const configSchema = z
     cardQueueLimit: z.number().int().min(0).max(100).default(8),
     /** How often the ledger's pending movements are compared with the journal (reconciliation). */
     reconcileEveryMs: z.number().int().min(1_000).max(3_600_000).default(60_000),
-    /** A pending movement the journal does not know is voided this long after it is first seen. */
-    unknownPendingGraceMs: z.number().int().min(1_000).max(86_400_000).default(300_000),
+    /**
+     * This till's identity at the ledger (a UUID, kept for good). Absent: the one in the data
+     * folder (`till-id`), created on first start. The tray app keeps it in its settings too.
+     */
+    tillId: z
+      .string()
+      .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'must be a UUID')
+      .optional(),
+    /** A movement waiting for its card this long is shown as overdue, for an operator. */
+    uncertainMovementBoundMs: z.number().int().min(60_000).max(31_536_000_000).default(86_400_000),
+    /**
+     * No longer used: a pending movement the journal does not know is never voided on a timer
+     * (docs/integrators.md, "Reconciliation"). Still accepted, so that a configuration written
+     * for an earlier version starts; the host warns about it.
+     */
+    unknownPendingGraceMs: z.number().int().min(1_000).max(86_400_000).optional(),
     /**
      * The built-in card simulator instead of PC/SC: for trying the service and building a POS
      * without a reader. Off unless asked for: with it on, no real reader is used.

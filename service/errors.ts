@@ -106,6 +106,20 @@ export const errors = {
       500,
       'The ledger voided the movement before the card was written; nothing moved',
     ),
+  movementConflict: () =>
+    new AppError(
+      'MovementConflict',
+      500,
+      'The card holds this movement but the ledger voided it and refused to record it again; the card is flagged for the operator',
+    ),
+  // Several tills of one shop (docs/integrators.md, "Several tills").
+  movementPendingAtOtherTill: (detail?: string) =>
+    new AppError(
+      'MovementPendingAtOtherTill',
+      500,
+      detail ??
+        "This card's last movement at another till is not finished; present the card at that till, or settle it here (POST /cards/settle)",
+    ),
   // HTTP framing and the security checks in front of every route.
   forbiddenHost: (host: string | undefined) =>
     new AppError('ForbiddenHost', 403, `Host ${host ?? '(none)'} is not this service`),

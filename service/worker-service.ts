@@ -12,6 +12,7 @@ import { apiKeySchema, originProblem, type Config } from './config.ts';
 import { errors } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
 import { keyFingerprint } from './http/api-key.ts';
+import { loadTillId } from './till-id.ts';
 import { CardEventStream } from './http/card-events.ts';
 import { createApp, type HttpSettings } from './http/create-app.ts';
 import type { RateLimits } from './http/rate-limits.ts';
@@ -78,6 +79,8 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
   readonly port: number;
   /** The ledger in use: the configured cloud URL, or the embedded one (standalone mode). */
   readonly ledgerUrl: string;
+  /** This till's identity at the ledger (docs/cloud-api.md, "Tills"). */
+  readonly tillId: string;
   readonly ledger: LedgerReachability;
   /** Movements the ledger has not confirmed yet (the outbox and undecided card writes). */
   readonly unconfirmedMovements: number;
@@ -116,6 +119,12 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   const ledger = new LedgerClient({ baseUrl: ledgerUrl, timeoutMs: config.ledgerTimeoutMs });
   const customers = new CustomerDirectory(ledger);
   const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
+  const tillId = await loadTillId(config.dataDir, config.tillId);
+  if (config.unknownPendingGraceMs !== undefined) {
+    log.warn(
+      'unknownPendingGraceMs is no longer used: a pending movement is never voided on a timer (docs/integrators.md, "Reconciliation"); remove it',
+    );
+  }
   const journal = new MovementJournal(config.dataDir);
   await journal.open();
   const keys = new KeyRing(() => settings.apiKey, keyFingerprint);
@@ -123,9 +132,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     journal,
     ledger,
     keys,
+    tillId,
     log,
     reconcileEveryMs: config.reconcileEveryMs,
-    unknownPendingGraceMs: config.unknownPendingGraceMs,
+    uncertainMovementBoundMs: config.uncertainMovementBoundMs,
   });
   watchMoneyPaths({ ledger, keys, movements, embedded, log, host: options.earlierKeys });
   const walletKeys = new WalletKeys({
@@ -274,6 +284,10 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
 
   get ledger(): LedgerReachability {
     return this.#parts.ledger.reachability;
+  }
+
+  get tillId(): string {
+    return this.#parts.movements.tillId;
   }
 
   get unconfirmedMovements(): number {

@@ -3,34 +3,25 @@ import { boundedApdu } from './bounded-apdu.ts';
 import type { AppError } from '../errors.ts';
 import { errors } from '../errors.ts';
 import { toCardError } from './card-errors.ts';
-import type { Hold } from './operation-queue.ts';
-import type { WalletKey, WalletKeys } from './wallet-keys.ts';
 import {
-  decodeWallet,
-  formatCardId,
-  sectorBlocks,
-  type PlannedWrite,
-  type WalletState,
-} from './wallet-format.ts';
+  decideClassicWrite,
+  readClassicWallet,
+  type ClassicWallet,
+  type ClassicWriteIntent,
+} from './classic-wallet.ts';
+import type { Hold } from './operation-queue.ts';
+import type { WalletCard, WriteDecision, WriteResult } from './wallet-card.ts';
+import type { WalletKey, WalletKeys } from './wallet-keys.ts';
+import { encodeValueBlock, formatCardId, sectorBlocks } from './wallet-format.ts';
 
 export type { WalletKey } from './wallet-keys.ts';
+export type { WriteResult } from './wallet-card.ts';
 
 /** Which key opened the wallet sector: the card's own (or the shared key), or the transport key. */
 export type OpenedWith = 'card' | 'transport';
 
-export interface WalletRead {
-  cardId: string;
-  state: Extract<WalletState, { kind: 'blank' | 'valid' }>;
-  balance: number;
-  /** The two slot blocks as read. */
-  slots: [Buffer, Buffer];
-}
-
-/** How a card write ended: certainly on the card, certainly not, or not knowable now. */
-export type WriteResult =
-  | { outcome: 'committed' }
-  | { outcome: 'not-written'; error: AppError }
-  | { outcome: 'uncertain'; error: AppError };
+/** A Classic wallet as read, with its state and the two slot blocks. */
+export type WalletRead = ClassicWallet;
 
 const BLOCK = 16;
 const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
@@ -42,7 +33,7 @@ const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
  * deadline; one that passes it fails with CardNotResponding while the reader lock stays held
  * until the APDU really ends. Every nfc-pcsc failure leaves here as an AppError.
  */
-export class CardSession {
+export class CardSession implements WalletCard {
   readonly cardId: string;
   readonly #reader: Reader;
   readonly #keys: WalletKeys;
@@ -59,17 +50,17 @@ export class CardSession {
     this.#hold = hold;
   }
 
-  /** Reads both slots (3 APDUs with the key already loaded: authenticate + 2 reads). */
-  async readWallet(): Promise<WalletRead> {
-    const slots = await this.#readSlots();
-    const state = decodeWallet(slots[0], slots[1]);
-    if (state.kind === 'corrupt') throw errors.corruptCard();
-    return {
-      cardId: this.cardId,
-      state,
-      balance: state.kind === 'valid' ? state.balance : 0,
-      slots,
-    };
+  /**
+   * Reads both slots (3 APDUs with the key already loaded: authenticate + 2 reads). A corrupt
+   * card is CorruptCard unless `tornProof` shows it blank (classic-wallet.ts).
+   */
+  async readWallet(tornProof?: ClassicWriteIntent): Promise<WalletRead> {
+    return readClassicWallet(this.cardId, await this.#readSlots(), tornProof);
+  }
+
+  /** What the slots show of an earlier write (the card face's decide). */
+  async decide(intent: ClassicWriteIntent): Promise<WriteDecision> {
+    return decideClassicWrite(intent, await this.#readSlots());
   }
 
   /** Both slot blocks as they are, for deciding an earlier write that may not have landed. */
@@ -100,16 +91,16 @@ export class CardSession {
   }
 
   /**
-   * Writes a planned slot: checks the UID first (a swapped card is never written), writes the
+   * Writes a planned write to its slot: checks the UID first (a swapped card is never written), writes the
    * one 16-byte block that is the commit point, and reads it back. The result says whether the
    * write certainly landed, certainly did not, or cannot be known now (the card left or
    * stopped answering while the block was being written).
    */
-  async writeSlot(plan: PlannedWrite): Promise<WriteResult> {
-    return this.writeSlotBlock(plan.slot, plan.block);
+  async write(intent: ClassicWriteIntent): Promise<WriteResult> {
+    return this.writeSlotBlock(intent.slot, encodeValueBlock(intent.value, intent.generation));
   }
 
-  /** Writes 16 bytes into slot 0 or 1 as writeSlot does (personalization writes blank slots). */
+  /** Writes 16 bytes into slot 0 or 1 as write does (personalization writes blank slots). */
   async writeSlotBlock(slot: 0 | 1, data: Buffer): Promise<WriteResult> {
     const block = sectorBlocks(this.#keys.sector).slots[slot];
     const written = await this.#writeBlock(block, data);

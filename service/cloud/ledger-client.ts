@@ -4,12 +4,14 @@ import { errors, type AppError } from '../errors.ts';
 
 import {
   ledgerErrorCodes,
+  type CardAccount as LedgerCardAccount,
   type Customer as LedgerCustomer,
   type Movement as LedgerMovement,
   type MovementRequest,
+  type ResolveRequest,
 } from '../../common/ledger-contract.ts';
 
-export type { LedgerCustomer, LedgerMovement };
+export type { LedgerCardAccount, LedgerCustomer, LedgerMovement };
 
 /** A new movement (contract v1's request shape). */
 export type NewMovement = MovementRequest;
@@ -29,6 +31,22 @@ export interface LedgerClientOptions {
 /** The most pending movements one reconciliation reads per shop (the ledger's list maximum). */
 const PENDING_LIST_LIMIT = 1000;
 
+/**
+ * Failures of calls whose every attempt the ledger answered without doing anything (a refusal,
+ * a 429): it certainly did nothing. Any other failure may hide an attempt that was carried out,
+ * or is still on its way (no answer, a timeout, a 5xx).
+ */
+const answeredWithoutEffect = new WeakSet<object>();
+
+/**
+ * Whether the call that failed with `error` may nonetheless have been carried out by the
+ * ledger. For a create: the movement may exist, or arrive later. Only this client's own
+ * failures can say no.
+ */
+export function mayHaveLanded(error: unknown): boolean {
+  return typeof error !== 'object' || error === null || !answeredWithoutEffect.has(error);
+}
+
 /** Whether the ledger answered its last call; for the tray and operators. */
 export interface LedgerReachability {
   reachable: boolean | null;
@@ -43,8 +61,10 @@ export class LedgerRefusal extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
+    /** The ledger's `detail`: which field, or what is in the way. */
+    readonly detail?: string,
   ) {
-    super(`ledger refused: ${status} ${code}`);
+    super(`ledger refused: ${status} ${code}${detail ? ` (${detail})` : ''}`);
     this.name = 'LedgerRefusal';
   }
 }
@@ -92,20 +112,28 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     return this.#call<LedgerMovement>(apiKey, 'POST', '/v1/movements', movement);
   }
 
-  postMovement(apiKey: string, id: string): Promise<LedgerMovement> {
+  /** Posts a pending movement; `by` names the till (and its evidence, for another till's). */
+  postMovement(apiKey: string, id: string, by?: ResolveRequest): Promise<LedgerMovement> {
     return this.#call<LedgerMovement>(
       apiKey,
       'POST',
       `/v1/movements/${encodeURIComponent(id)}/post`,
+      by,
     );
   }
 
-  voidMovement(apiKey: string, id: string): Promise<LedgerMovement> {
+  voidMovement(apiKey: string, id: string, by?: ResolveRequest): Promise<LedgerMovement> {
     return this.#call<LedgerMovement>(
       apiKey,
       'POST',
       `/v1/movements/${encodeURIComponent(id)}/void`,
+      by,
     );
+  }
+
+  /** What the key's shop has put on a card, and the card's latest movements there. */
+  getCardAccount(apiKey: string, cardId: string): Promise<LedgerCardAccount> {
+    return this.#call<LedgerCardAccount>(apiKey, 'GET', `/v1/cards/${encodeURIComponent(cardId)}`);
   }
 
   /** The shop's pending movements, oldest last (for reconciliation). */
@@ -124,6 +152,12 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
 
   async #call<T>(apiKey: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     let lastProblem: unknown;
+    // An attempt without an answer, or with a 5xx, may have been carried out all the same.
+    let unanswered = false;
+    const failure = (error: Error): Error => {
+      if (!unanswered) answeredWithoutEffect.add(error);
+      return error;
+    };
     for (let attempt = 0; attempt <= this.#retries; attempt += 1) {
       let response: AxiosResponse<unknown>;
       try {
@@ -136,6 +170,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
       } catch (error) {
         // No answer at all: refused, reset, DNS, or the per-attempt timeout.
         lastProblem = error;
+        unanswered = true;
         if (attempt < this.#retries) await sleep(this.#backoff(attempt));
         continue;
       }
@@ -145,16 +180,18 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
       }
       if (response.status === 429 || response.status >= 500) {
         lastProblem = new Error(`ledger answered ${response.status}`);
+        // 429 is refused before anything is done; a 5xx may come after the work.
+        if (response.status >= 500) unanswered = true;
         const retryAfter = retryAfterMs(response.headers['retry-after']);
         if (retryAfter !== undefined && retryAfter > this.#maxRetryAfterMs) break;
         if (attempt < this.#retries) await sleep(retryAfter ?? this.#backoff(attempt));
         continue;
       }
       this.#reached(true);
-      throw refusal(response);
+      throw failure(refusal(response));
     }
     this.#reached(false);
-    throw errors.ledgerUnavailable(lastProblem);
+    throw failure(errors.ledgerUnavailable(lastProblem));
   }
 
   #reached(reachable: boolean): void {
@@ -170,8 +207,9 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
 }
 
 function refusal(response: AxiosResponse<unknown>): AppError | LedgerRefusal {
-  const data = response.data as { error?: unknown } | undefined;
+  const data = response.data as { error?: unknown; detail?: unknown } | undefined;
   const code = typeof data?.error === 'string' ? data.error : `HTTP ${response.status}`;
+  const detail = typeof data?.detail === 'string' ? data.detail : undefined;
   if (response.status === 401) {
     return code === 'Unauthorized: missing api key'
       ? errors.missingApiKey()
@@ -179,7 +217,7 @@ function refusal(response: AxiosResponse<unknown>): AppError | LedgerRefusal {
   }
   if (response.status === 403 && code === ledgerErrorCodes.keyNotAssigned.code)
     return errors.missingCustomer();
-  return new LedgerRefusal(response.status, code);
+  return new LedgerRefusal(response.status, code, detail);
 }
 
 function retryAfterMs(header: unknown): number | undefined {

@@ -15,3 +15,18 @@ export function cardAccountRefusal(error: unknown): AppError | undefined {
   }
   return undefined;
 }
+
+/**
+ * A movement refused because the card has another till's movement pending at the shop
+ * (docs/cloud-api.md, "Tills"): that movement's card write may still have to be decided from the
+ * card, so no other till writes it. 500 `MovementPendingAtOtherTill`, saying which.
+ */
+export function otherTillRefusal(error: unknown): AppError | undefined {
+  if (error instanceof LedgerRefusal && error.code === ledgerErrorCodes.cardMovementPending.code) {
+    return errors.movementPendingAtOtherTill(
+      error.detail &&
+        `${error.detail}; present the card at that till, or settle it here (POST /cards/settle)`,
+    );
+  }
+  return undefined;
+}

@@ -9,7 +9,8 @@ export interface WindowLimit {
   windowMs: number;
 }
 
-export type Endpoint = 'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize';
+export type Endpoint =
+  'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize' | 'settle';
 /** Per-key windows of each endpoint, and the per-address window of failed authentications. */
 export type RateLimits = Record<Endpoint | 'failedAuth', WindowLimit>;
 
@@ -23,6 +24,7 @@ export const RATE_LIMITS: Readonly<RateLimits> = {
   writecard: { limit: 10, windowMs: 60_000 },
   dischargecard: { limit: 10, windowMs: 60_000 },
   personalize: { limit: 10, windowMs: 60_000 },
+  settle: { limit: 10, windowMs: 60_000 },
   failedAuth: { limit: 10, windowMs: 60_000 },
 };
 

@@ -11,6 +11,7 @@ import type { Idempotency } from '../wallet/movement-journal.ts';
 import { personalizeCard, type CardPersonalizer } from '../wallet/personalize-card.ts';
 import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';
+import { settleCard } from '../wallet/settle-card.ts';
 import { parseRechargeRequest } from '../wallet/recharge-request.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
@@ -118,6 +119,16 @@ export function apiRoutes(deps: RouteDependencies): Router {
     },
   );
 
+  router.post(
+    '/cards/settle',
+    ...limited('settle'),
+    ...jsonBody(),
+    resolveCustomer,
+    async (_req, res) => {
+      res.json(await settleCard(cards, movements, ledger, authenticatedLocals(res).apiKey));
+    },
+  );
+
   router.get('/events', authenticate, resolveCustomer, events.handler());
 
   allowOnly(router, {
@@ -128,6 +139,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
     '/writecard': ['POST'],
     '/dischargecard': ['POST'],
     '/cards/personalize': ['POST'],
+    '/cards/settle': ['POST'],
     '/events': ['GET', 'HEAD'],
   });
   return router;

@@ -1,5 +1,4 @@
-import { planWrite } from '../card/wallet-format.ts';
-import { cardAccountRefusal } from '../cloud/ledger-refusals.ts';
+import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
@@ -29,7 +28,7 @@ export function dischargeCard(
   return movements.idempotent(input.idempotency, (idempotency) =>
     cards.withCard(async (card) => {
       await movements.settle(card);
-      const earlier = movements.replay<DischargeAnswer>(idempotency, card.cardId);
+      const earlier = await movements.replay<DischargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
 
       const wallet = await movements.readWallet(card);
@@ -43,16 +42,19 @@ export function dischargeCard(
           kind: 'discharge',
           keyFingerprint: input.keyFingerprint,
           idempotency,
+          wallet,
           request: { credits: wallet.balance },
-          planFor: () => planWrite(wallet.state, 0),
+          balanceAfter: () => 0,
         })
         .catch((error: unknown) => {
           // The ledger refused to pay out more than the shop put on this card (it flagged the
-          // card); otherwise, spec: the "before" record failed. Either way the card is untouched.
+          // card), or another till's movement of the card is open; otherwise, spec: the
+          // "before" record failed. Either way the card is untouched.
           const refusal = cardAccountRefusal(error);
           if (refusal) input.onFlagged?.(card.cardId, wallet.balance);
           throw (
             refusal ??
+            otherTillRefusal(error) ??
             (error instanceof AppError && error.status < 500
               ? error
               : errors.errorTrackingDischargeMovement(error))

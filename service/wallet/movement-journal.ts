@@ -1,6 +1,7 @@
 import { mkdir, open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { WriteIntent } from '../card/wallet-format.ts';
+import type { WriteIntent } from '../card/wallet-card.ts';
+import { phaseOf } from './movement-phases.ts';
 
 export type MovementKind = 'recharge' | 'discharge';
 
@@ -20,15 +21,29 @@ export type JournalEntry =
       cardId: string;
       keyFingerprint: string;
       idempotency?: Idempotency;
+      /**
+       * A compensating movement (no card write): the movement whose disagreement with its card
+       * it sets right, and its credits (docs/integrators.md, "Several tills").
+       */
+      compensates?: string;
+      credits?: number;
+      /**
+       * Found pending at the ledger, made by this till but unknown to this journal (a journal
+       * lost): its planned write rebuilt from the ledger's `cardBefore`, decided on the card.
+       */
+      adopted?: boolean;
       at: string;
     }
-  /** The ledger holds a pending movement; the card write that will follow is planned. */
+  /**
+   * The ledger holds a pending movement; the card write that will follow is planned (a
+   * compensating movement has none).
+   */
   | {
       type: 'reserved';
       id: string;
       credits: number;
       amount: string;
-      intent: WriteIntent;
+      intent?: WriteIntent;
       at: string;
     }
   /**
@@ -46,6 +61,8 @@ export type JournalEntry =
   | { type: 'resolved'; id: string; state: 'posted' | 'voided' | 'absent'; at: string }
   /** The answer the caller got, replayed for the same Idempotency-Key. */
   | { type: 'answered'; id: string; status: number; body: unknown; at: string }
+  /** The ledger refused a compensating movement: the card and the books disagree. */
+  | { type: 'conflict'; id: string; detail: string; at: string }
   /**
    * A card's personalization is about to write its slots, then its trailer: until
    * 'personalized', a card left half done is this worker's to finish (docs/card-security.md).
@@ -61,30 +78,19 @@ export interface Movement {
   cardId: string;
   keyFingerprint: string;
   idempotency?: Idempotency;
+  compensates?: string;
+  /** A compensating movement's credits, known before the ledger is asked. */
+  credits?: number;
+  adopted?: boolean;
   startedAt: string;
-  reserved?: { credits: number; amount: string; intent: WriteIntent };
+  reserved?: { credits: number; amount: string; intent?: WriteIntent };
   card?: 'committed' | 'not-written';
   /** The card showed this write torn when it was decided. */
   torn?: boolean;
   resolved?: 'posted' | 'voided' | 'absent';
   answer?: { status: number; body: unknown; at: string };
-}
-
-/** Where a movement stands, derived from its lines. */
-export type MovementPhase =
-  /** The ledger may hold a pending movement; the card was certainly not written: void it. */
-  | 'to-void'
-  /** The card write may or may not have landed: decide on the card. */
-  | 'uncertain'
-  /** The card holds it: post it. */
-  | 'to-post'
-  | 'done';
-
-export function phaseOf(movement: Movement): MovementPhase {
-  if (movement.resolved) return 'done';
-  if (movement.card === 'committed') return 'to-post';
-  if (movement.card === 'not-written' || !movement.reserved) return 'to-void';
-  return 'uncertain';
+  /** Why the ledger refused this compensating movement. */
+  conflict?: string;
 }
 
 /** How long an answer is kept for Idempotency-Key replays. */
@@ -255,6 +261,10 @@ function fold(movements: Map<string, Movement>, entry: MovementEntry): void {
       cardId: entry.cardId,
       keyFingerprint: entry.keyFingerprint,
       idempotency: entry.idempotency,
+      ...(entry.compensates === undefined
+        ? {}
+        : { compensates: entry.compensates, credits: entry.credits }),
+      ...(entry.adopted ? { adopted: true } : {}),
       startedAt: entry.at,
     });
     return;
@@ -275,6 +285,9 @@ function fold(movements: Map<string, Movement>, entry: MovementEntry): void {
     case 'answered':
       movement.answer = { status: entry.status, body: entry.body, at: entry.at };
       break;
+    case 'conflict':
+      movement.conflict = entry.detail;
+      break;
   }
 }
 
@@ -289,6 +302,10 @@ function entriesOf(movement: Movement): JournalEntry[] {
       cardId: movement.cardId,
       keyFingerprint: movement.keyFingerprint,
       idempotency: movement.idempotency,
+      ...(movement.compensates === undefined
+        ? {}
+        : { compensates: movement.compensates, credits: movement.credits }),
+      ...(movement.adopted ? { adopted: true } : {}),
       at: movement.startedAt,
     },
   ];
@@ -302,5 +319,8 @@ function entriesOf(movement: Movement): JournalEntry[] {
     entries.push({ type: 'resolved', id, state: movement.resolved, at: movement.startedAt });
   }
   if (movement.answer) entries.push({ type: 'answered', id, ...movement.answer });
+  if (movement.conflict !== undefined) {
+    entries.push({ type: 'conflict', id, detail: movement.conflict, at: movement.startedAt });
+  }
   return entries;
 }

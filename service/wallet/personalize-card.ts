@@ -1,8 +1,9 @@
-import type { WalletRead, WriteResult } from '../card/card-session.ts';
+import { tornFirstWrite } from '../card/classic-wallet.ts';
+import type { WriteResult } from '../card/wallet-card.ts';
 import { decodeWallet, encodeValueBlock } from '../card/wallet-format.ts';
 import { AppError, errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { CardAccess, WalletCard } from './card-access.ts';
+import type { CardAccess, CardOnReader } from './card-access.ts';
 import type { MovementEngine } from './movement-engine.ts';
 import type { MovementJournal, PersonalizationStep } from './movement-journal.ts';
 
@@ -44,7 +45,7 @@ export class CardPersonalizer {
   }
 
   /** POST /cards/personalize: the card on the reader gets its keys; idempotent. */
-  async personalize(card: WalletCard): Promise<PersonalizeAnswer> {
+  async personalize(card: CardOnReader): Promise<PersonalizeAnswer> {
     if (!this.#options.perCardKeys) throw errors.cardMasterKeyNotSet();
     const pending = this.#options.journal.personalizing.has(card.cardId);
     if ((await this.#open(card)) === 'transport') return this.#personalizeOpened(card);
@@ -58,14 +59,14 @@ export class CardPersonalizer {
    * Before a recharge reserves anything at the ledger: a card still on the transport key is
    * personalized (autoPersonalize), so a torn personalization costs no money.
    */
-  async beforeRecharge(card: WalletCard): Promise<void> {
+  async beforeRecharge(card: CardOnReader): Promise<void> {
     const { perCardKeys, autoPersonalize } = this.#options;
     if (!perCardKeys || !autoPersonalize) return;
     if ((await this.#open(card)) === 'transport') await this.#personalizeOpened(card);
   }
 
   /** Opens the wallet sector; a card whose trailer write this worker left torn says so. */
-  async #open(card: WalletCard): Promise<'card' | 'transport'> {
+  async #open(card: CardOnReader): Promise<'card' | 'transport'> {
     try {
       return await personalizable(card).openWallet();
     } catch (error) {
@@ -81,18 +82,19 @@ export class CardPersonalizer {
   }
 
   /** The card is open with the transport key. */
-  async #personalizeOpened(card: WalletCard): Promise<PersonalizeAnswer> {
+  async #personalizeOpened(card: CardOnReader): Promise<PersonalizeAnswer> {
     const session = personalizable(card);
     const { journal, movements, log } = this.#options;
-    const slots = await card.readSlots();
+    const slots = await session.readSlots();
     const state = decodeWallet(slots[0], slots[1]);
     // A corrupt card is rewritten only where this worker's journal proves it held nothing: its
-    // own slot writes left torn, or its torn first write (MovementEngine.provesBlank).
+    // own slot writes left torn, or its torn first write (the card face's torn proof).
+    const proof = movements.tornProof(card.cardId);
     const writeSlots =
       state.kind === 'blank' ||
       (state.kind === 'corrupt' &&
         (journal.personalizing.get(card.cardId)?.step === 'slots' ||
-          movements.provesBlank(card.cardId, slots)));
+          (proof !== undefined && tornFirstWrite(proof, slots))));
     if (state.kind === 'corrupt' && !writeSlots) throw errors.corruptCard();
     if (writeSlots) {
       await this.#step(card, 'slots');
@@ -103,13 +105,13 @@ export class CardPersonalizer {
     expectWritten(await session.writeTrailer());
     // The proof: the card's own key B opens it now.
     if ((await session.openWallet()) !== 'card') throw errors.cardWriteUnverified();
-    const wallet: WalletRead = await movements.readWallet(card);
+    const wallet = await movements.readWallet(card);
     await this.#step(card, 'personalized');
     log.info(`card ${card.cardId}: personalized with its own keys`);
     return { cardId: card.cardId, credits: wallet.balance, alreadyPersonalized: false };
   }
 
-  #step(card: WalletCard, step: PersonalizationStep | 'personalized'): Promise<void> {
+  #step(card: CardOnReader, step: PersonalizationStep | 'personalized'): Promise<void> {
     const at = new Date().toISOString();
     return this.#options.journal.append(
       step === 'personalized'
@@ -134,10 +136,10 @@ export function personalizeCard(
   });
 }
 
-type PersonalizableCard = Required<WalletCard>;
+type PersonalizableCard = Required<CardOnReader>;
 
-function personalizable(card: WalletCard): PersonalizableCard {
-  if (!card.openWallet || !card.writeSlotBlock || !card.writeTrailer) {
+function personalizable(card: CardOnReader): PersonalizableCard {
+  if (!card.openWallet || !card.readSlots || !card.writeSlotBlock || !card.writeTrailer) {
     throw new Error(`card ${card.cardId} cannot be personalized by this reader`);
   }
   return card as PersonalizableCard;

@@ -1,7 +1,7 @@
 import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
-import { MAX_CARD_BALANCE, planWrite } from '../card/wallet-format.ts';
+import { MAX_CARD_BALANCE } from '../card/wallet-format.ts';
 import type { LedgerCustomer } from '../cloud/ledger-client.ts';
-import { cardAccountRefusal } from '../cloud/ledger-refusals.ts';
+import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
@@ -39,7 +39,7 @@ export function rechargeCard(
   return movements.idempotent(input.idempotency, (idempotency) =>
     cards.withCard(async (card) => {
       await movements.settle(card);
-      const earlier = movements.replay<RechargeAnswer>(idempotency, card.cardId);
+      const earlier = await movements.replay<RechargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
 
       await input.personalizer?.beforeRecharge(card);
@@ -54,15 +54,16 @@ export function rechargeCard(
           kind: 'recharge',
           keyFingerprint: input.keyFingerprint,
           idempotency,
+          wallet,
           // What the card holds, so the ledger can tell a card above its account.
           request: {
             ...request,
             cardCredits: wallet.balance,
             ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
           },
-          planFor: (credits) => {
+          balanceAfter: (credits) => {
             if (!fits(credits)) throw errors.cardBalanceOverflow();
-            return planWrite(wallet.state, wallet.balance + credits);
+            return wallet.balance + credits;
           },
         })
         .catch((error: unknown) => {
@@ -81,6 +82,8 @@ export function rechargeCard(
 
 /** The ledger's refusals of a reservation, as the spec's errors. */
 function rechargeRefusal(error: unknown): never {
+  const otherTill = otherTillRefusal(error);
+  if (otherTill) throw otherTill;
   const code = (error as { code?: unknown }).code;
   if (code === ledgerErrorCodes.noCredits.code) throw errors.noCredits();
   if (code === ledgerErrorCodes.amountBelowOneCredit.code)

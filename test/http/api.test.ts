@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { CustomerDirectory } from '../../service/cloud/customer-directory.ts';
 import { LedgerClient } from '../../service/cloud/ledger-client.ts';
@@ -42,6 +43,7 @@ async function startAppWith(cards: CardAccess): Promise<RunningServer> {
     journal,
     ledger: client,
     keys: new KeyRing(() => TEST_API_KEY, keyFingerprint),
+    tillId: randomUUID(),
     log: silentLogger,
   });
   const app = createApp({
@@ -448,6 +450,7 @@ describe('GET /openapi.json', () => {
       assert.equal(document.openapi, '3.1.0');
       assert.deepEqual(Object.keys(document.paths).sort(), [
         '/cards/personalize',
+        '/cards/settle',
         '/dischargecard',
         '/events',
         '/info',

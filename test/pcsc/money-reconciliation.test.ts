@@ -11,32 +11,130 @@ import { VirtualCard } from '../support/virtual-card.ts';
 
 // Reconciliation over the real card path and a real ledger: the worker compares the ledger's
 // pending movements of its shop with its journal at start, every reconcileEveryMs (1 s here)
-// and after an outage, and decides each.
+// and after an outage; it decides its own, shows the other tills' and never voids on a timer.
 let rig: CardRig;
-before(
-  async () => (rig = await startCardRig({ reconcileEveryMs: 1_000, unknownPendingGraceMs: 2_000 })),
-);
+before(async () => (rig = await startCardRig({ reconcileEveryMs: 1_000 })));
 after(() => rig.close());
 
 const pool = () => shopCredits(rig.ledger.url);
 
+/** A movement made straight at the ledger, as another till (or a lost journal) left it. */
+async function pendingAtLedger(body: Record<string, unknown>): Promise<string> {
+  const id = randomUUID();
+  const created = await fetch(`${rig.ledger.url}/v1/movements`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ id, kind: 'recharge', ...body }),
+  });
+  assert.equal(created.status, 201, await created.text());
+  return id;
+}
+
+async function movementAtLedger(id: string): Promise<Record<string, unknown>> {
+  const answer = await fetch(`${rig.ledger.url}/v1/movements/${id}`, {
+    headers: { 'X-Api-Key': TEST_API_KEY },
+  });
+  assert.equal(answer.status, 200);
+  return (await answer.json()) as Record<string, unknown>;
+}
+
+const post = (path: string, body?: unknown) =>
+  httpRequest(`${rig.service.url}${path}`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body ?? {}),
+  });
+
 describe('reconciliation', () => {
-  test('when the ledger holds a pending movement the journal does not know, then it is voided after the grace time and its credits go back to the pool', async () => {
+  test("when another till's movement of a card is pending, then this till lists it and never voids it, refuses that card (MovementPendingAtOtherTill), and an operator's POST /cards/settle decides it from the card with evidence", async () => {
+    const otherTill = randomUUID();
+    const card = new VirtualCard({ uid: Buffer.from([0x04, 0x61, 0x62, 0x63]) });
     const before = await pool();
-    // Straight to the ledger, as a till whose journal was lost would have left it.
-    const created = await fetch(`${rig.ledger.url}/v1/movements`, {
-      method: 'POST',
-      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ id: randomUUID(), kind: 'recharge', cardId: '0499AA01', credits: 9 }),
+    const id = await pendingAtLedger({
+      cardId: card.id,
+      credits: 9,
+      tillId: otherTill,
+      cardBefore: 'classic:v1:blank',
     });
-    assert.equal(created.status, 201, await created.text());
-    assert.equal(await pool(), before - 9);
-    const deadline = Date.now() + 30_000;
-    while ((await pendingMovements(rig.ledger.url)) > 0) {
-      if (Date.now() > deadline) assert.fail('the unknown movement is still pending');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitUntil(
+      () => rig.service.movementsWaitingForCard.some((entry) => entry.id === id),
+      30_000,
+      "the other till's movement listed",
+    );
+    const listed = rig.service.movementsWaitingForCard.find((entry) => entry.id === id);
+    assert.equal(listed?.owner, 'other-till');
+    // Several reconciliations later it is still pending: no timer of this till voids it.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    assert.equal((await movementAtLedger(id)).state, 'pending');
+
+    await rig.present(card);
+    try {
+      const refused = await post('/writecard', { credits: 5 });
+      assert.equal(refused.status, 500, shown(refused));
+      assert.equal(
+        (refused.json as { error?: string }).error,
+        'MovementPendingAtOtherTill',
+        shown(refused),
+      );
+      assert.equal(walletBalance(card), 0, 'the card is not written');
+
+      const settled = await post('/cards/settle');
+      assert.equal(settled.status, 200, shown(settled));
+      assert.deepEqual(settled.json, {
+        cardId: card.id,
+        settled: [{ id, tillId: otherTill, kind: 'recharge', credits: 9, state: 'voided' }],
+        undecided: [],
+      });
+      const atLedger = await movementAtLedger(id);
+      assert.equal(atLedger.state, 'voided');
+      assert.equal(atLedger.resolvedByTill, rig.service.tillId);
+      assert.match(String(atLedger.evidence), new RegExp(`card ${card.id} read at till`));
+      assert.equal(await pool(), before, 'the reservation went back to the pool');
+
+      const recharged = await post('/writecard', { credits: 5 });
+      assert.equal(recharged.status, 200, shown(recharged));
+      await rig.settled();
+    } finally {
+      await rig.takeAway();
     }
-    assert.equal(await pool(), before, 'the reservation was released');
+  });
+
+  test('when the ledger holds a movement of this till that the journal does not know (a lost journal), then it is adopted and the card decides it, never a timer', async () => {
+    const card = new VirtualCard({
+      uid: Buffer.from([0x04, 0x64, 0x65, 0x66]),
+      // The write that movement planned (20 -> 25, slot 1 at generation 2) had landed.
+      blocks: { 4: encodeValueBlock(20, 1), 5: encodeValueBlock(25, 2) },
+    });
+    const before = await pool();
+    const id = await pendingAtLedger({
+      cardId: card.id,
+      credits: 5,
+      tillId: rig.service.tillId,
+      cardBefore: 'classic:v1:20:1:0',
+    });
+    await waitUntil(
+      () => rig.service.movementsWaitingForCard.some((entry) => entry.id === id),
+      30_000,
+      'the adopted movement listed as waiting for its card',
+    );
+    assert.equal(
+      rig.service.movementsWaitingForCard.find((entry) => entry.id === id)?.owner,
+      'this-till',
+    );
+    await rig.present(card);
+    try {
+      await waitUntil(
+        async () => (await movementAtLedger(id)).state !== 'pending',
+        30_000,
+        'decided',
+      );
+      assert.equal((await movementAtLedger(id)).state, 'posted');
+      assert.equal(await pool(), before - 5);
+      assert.equal(walletBalance(card), 25);
+      await rig.settled();
+    } finally {
+      await rig.takeAway();
+    }
   });
 
   test('when a write is left uncertain and its card stays away, then the movement is listed as waiting for its card, and settled once the card is back', async () => {

@@ -12,24 +12,18 @@
  * time runs on; then the invariants are checked (checkInvariants).
  */
 import { createHash } from 'node:crypto';
-import {
-  decodeWallet,
-  encodeValueBlock,
-  type PlannedWrite,
-} from '../../service/card/wallet-format.ts';
+import { classicWalletCard } from '../../service/card/classic-wallet.ts';
+import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { AppError, errors } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
-import type { CardAccess, WalletCard } from '../../service/wallet/card-access.ts';
+import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
 import type { Clock } from '../../service/wallet/clock.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementEngine, type MovementLedger } from '../../service/wallet/movement-engine.ts';
-import {
-  MovementJournal,
-  phaseOf,
-  type JournalStore,
-} from '../../service/wallet/movement-journal.ts';
+import { MovementJournal, type JournalStore } from '../../service/wallet/movement-journal.ts';
+import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import { SimLedger, SimLedgerError } from './sim-ledger.ts';
 
@@ -191,12 +185,14 @@ class SimNetwork implements MovementLedger {
 
   createMovement: MovementLedger['createMovement'] = (apiKey, movement) =>
     this.#call(() => this.#ledger.create(apiKey, movement).movement);
-  postMovement: MovementLedger['postMovement'] = (apiKey, id) =>
-    this.#call(() => this.#ledger.resolve(apiKey, id, 'posted'));
-  voidMovement: MovementLedger['voidMovement'] = (apiKey, id) =>
-    this.#call(() => this.#ledger.resolve(apiKey, id, 'voided'));
+  postMovement: MovementLedger['postMovement'] = (apiKey, id, by) =>
+    this.#call(() => this.#ledger.resolve(apiKey, id, 'posted', by));
+  voidMovement: MovementLedger['voidMovement'] = (apiKey, id, by) =>
+    this.#call(() => this.#ledger.resolve(apiKey, id, 'voided', by));
   listPendingMovements: MovementLedger['listPendingMovements'] = (apiKey) =>
     this.#call(() => this.#ledger.listPending(apiKey));
+  getMovement: MovementLedger['getMovement'] = (apiKey, id) =>
+    this.#call(() => this.#ledger.get(apiKey, id));
 
   #call<T>(act: () => T): Promise<T> {
     const { rng } = this.#sched;
@@ -289,7 +285,7 @@ class SimReader implements CardAccess {
     this.#tail = Promise.resolve();
   }
 
-  withCard<T>(operation: (card: WalletCard) => Promise<T>): Promise<T> {
+  withCard<T>(operation: (card: CardOnReader) => Promise<T>): Promise<T> {
     const run = this.#tail.then(async () => {
       const card = this.card;
       if (!card) throw errors.noCard();
@@ -302,31 +298,20 @@ class SimReader implements CardAccess {
     return run;
   }
 
-  #session(card: SimCard): WalletCard {
+  /** The card face over the simulated card's two slots, as the PC/SC session puts it. */
+  #session(card: SimCard): CardOnReader {
     const apdu = async () => {
       await this.#sched.sleep(this.#sched.rng.between(1, 20));
       if (this.card !== card) throw errors.noCard();
     };
-    const readSlots = async (): Promise<[Buffer, Buffer]> => {
-      await apdu();
-      return [Buffer.from(card.slots[0]), Buffer.from(card.slots[1])];
-    };
-    return {
+    return classicWalletCard({
       cardId: card.uid,
-      readSlots,
-      async readWallet() {
-        const slots = await readSlots();
-        const state = decodeWallet(slots[0], slots[1]);
-        if (state.kind === 'corrupt') throw errors.corruptCard();
-        return {
-          cardId: card.uid,
-          state,
-          balance: state.kind === 'valid' ? state.balance : 0,
-          slots,
-        };
-      },
       checkUid: apdu,
-      writeSlot: async (plan: PlannedWrite) => {
+      readSlots: async () => {
+        await apdu();
+        return [Buffer.from(card.slots[0]), Buffer.from(card.slots[1])];
+      },
+      writeSlotBlock: async (slot, block) => {
         try {
           await apdu();
         } catch (error) {
@@ -340,7 +325,7 @@ class SimReader implements CardAccess {
             : undefined;
         await this.#sched.sleep(rng.between(1, 20));
         if (this.card !== card) return { outcome: 'uncertain', error: errors.cardNotResponding() };
-        if (tear !== 'before') card.slots[plan.slot] = Buffer.from(plan.block);
+        if (tear !== 'before') card.slots[slot] = Buffer.from(block);
         if (tear) {
           this.card = null;
           this.onTear(card);
@@ -348,7 +333,7 @@ class SimReader implements CardAccess {
         }
         return { outcome: 'committed' };
       },
-    };
+    });
   }
 }
 
@@ -357,6 +342,7 @@ const SHOPS = [
   { id: '00000000-0000-4000-8000-00000000000b', key: 'sim-key-shop-b-0123456789' },
 ] as const;
 const SHOP_CREDITS = 5_000;
+const TILL_ID = '00000000-0000-4000-8000-0000000000f1';
 
 const fingerprint = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
 
@@ -424,8 +410,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   let engine: MovementEngine | undefined;
   let journal: MovementJournal | undefined;
   const log: Logger = {
-    info: () => undefined,
-    warn: () => undefined,
+    info: (message) => (process.env.SIM_VERBOSE ? note(`log info: ${message}`) : undefined),
+    warn: (message) => (process.env.SIM_VERBOSE ? note(`log warn: ${message}`) : undefined),
     error: (message) => note(`log error: ${message}`),
   };
 
@@ -440,6 +426,7 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
       journal: opened,
       ledger: network,
       keys,
+      tillId: TILL_ID,
       log,
       clock: sched.clock(),
       newId: () => uuidFrom(rng),

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { issueKey } from '../../cloud/admin.ts';
 import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { ConfigInput } from '../../service/config.ts';
@@ -10,10 +11,40 @@ import {
   pendingMovements,
   startTestLedger,
   startTestLedgerProcess,
+  TEST_API_KEY,
   type TestLedger,
 } from './test-ledger.ts';
 import { startTestService, type TestService } from './test-service.ts';
 import { VirtualCard, VirtualReader } from './virtual-card.ts';
+
+/** A service whose reader is attached, with the virtual reader behind it. */
+async function attached(
+  service: TestService,
+  { name, port }: { name: string; port: number },
+  apiKey: string,
+): Promise<Till> {
+  await waitUntil(() => service.readers.status.reader === name, 5_000, 'reader attached');
+  const reader = new VirtualReader(port);
+  return {
+    service,
+    apiKey,
+    reader,
+    async present(card) {
+      const seen = nextReaderEvent(
+        service.readers,
+        (event) => event.type === 'card-present' && event.cardId === card.id,
+      );
+      await reader.insert(card);
+      await seen;
+    },
+    async takeAway() {
+      if (!reader.card) return;
+      const gone = nextReaderEvent(service.readers, (event) => event.type === 'card-removed');
+      await reader.remove();
+      await gone;
+    },
+  };
+}
 
 /** Resolves with the first reader event that matches, or rejects after `timeoutMs`. */
 export function nextReaderEvent(
@@ -36,6 +67,16 @@ export function nextReaderEvent(
   });
 }
 
+/** Another till of the test shop: its own service, API key, data folder and reader. */
+export interface Till {
+  service: TestService;
+  /** Its own API key, of the same shop. */
+  apiKey: string;
+  reader: VirtualReader;
+  present(card: VirtualCard): Promise<void>;
+  takeAway(): Promise<void>;
+}
+
 export interface CardRig {
   pcscd: PcscdRig;
   ledger: TestLedger;
@@ -55,6 +96,11 @@ export interface CardRig {
   cardHolding(balance: number | null): Promise<VirtualCard>;
   /** Waits until the service has settled every movement, and checks none is pending. */
   settled(timeoutMs?: number): Promise<void>;
+  /**
+   * Starts a second till of the same shop on the rig's second reader ("Virtual PCD 00 01"),
+   * with a key of its own issued at the ledger, straight to the ledger (no fault proxy).
+   */
+  secondTill(overrides?: Partial<ConfigInput>): Promise<Till>;
   close(): Promise<void>;
 }
 
@@ -65,6 +111,7 @@ export const ROOMY_LIMITS: RateLimits = {
   writecard: { limit: 1_000, windowMs: 60_000 },
   dischargecard: { limit: 1_000, windowMs: 60_000 },
   personalize: { limit: 1_000, windowMs: 60_000 },
+  settle: { limit: 1_000, windowMs: 60_000 },
   failedAuth: { limit: 1_000, windowMs: 60_000 },
 };
 
@@ -103,29 +150,17 @@ export async function startCardRig(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },
     { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs },
   );
-  await waitUntil(() => service.readers.status.reader === first.name, 5_000, 'reader attached');
-  const reader = new VirtualReader(first.port);
+  const till = await attached(service, first, TEST_API_KEY);
+  const others: Till[] = [];
   let cardsMade = 0;
   return {
     pcscd,
     ledger,
     ledgerProxy,
     service,
-    reader,
-    async present(card) {
-      const seen = nextReaderEvent(
-        service.readers,
-        (event) => event.type === 'card-present' && event.cardId === card.id,
-      );
-      await reader.insert(card);
-      await seen;
-    },
-    async takeAway() {
-      if (!reader.card) return;
-      const gone = nextReaderEvent(service.readers, (event) => event.type === 'card-removed');
-      await reader.remove();
-      await gone;
-    },
+    reader: till.reader,
+    present: till.present,
+    takeAway: till.takeAway,
     async cardHolding(balance) {
       cardsMade += 1;
       const uid = Buffer.from([0x04, 0x5a, cardsMade >> 8, cardsMade & 0xff]);
@@ -140,8 +175,25 @@ export async function startCardRig(
       await waitUntil(() => service.unconfirmedMovements === 0, timeoutMs, 'movements settled');
       assert.equal(await pendingMovements(ledger.url), 0, 'nothing left pending at the ledger');
     },
+    async secondTill(tillOverrides = {}) {
+      const second = pcscd.readers[1];
+      if (!second || others.length > 0) throw new Error('the rig has one second reader');
+      const customerId = await ledger.ledger.authenticate(TEST_API_KEY);
+      const { apiKey } = await issueKey(ledger.db, { customerId });
+      const other = await startTestService(
+        { apiKey, reader: second.name, cloudUrl: ledger.url, ...tillOverrides },
+        { pcscdSocket: pcscd.socketPath, limits, eventHeartbeatMs },
+      );
+      const added = await attached(other, second, apiKey);
+      others.push(added);
+      return added;
+    },
     async close() {
-      await reader.remove();
+      for (const other of others) {
+        await other.reader.remove();
+        await other.service.close();
+      }
+      await till.reader.remove();
       await service.close();
       await ledgerProxy.close();
       await ledger.close();
@@ -151,12 +203,12 @@ export async function startCardRig(
 }
 
 export async function waitUntil(
-  condition: () => boolean,
+  condition: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -28,11 +28,11 @@ function readerAnswering(uid: string) {
 
 const key = new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 });
 
-describe('CardSession.writeSlot', () => {
+describe('CardSession.write', () => {
   test('when another card is on the reader by the time of the write, then nothing is written (NoCard)', async () => {
     const { reader, writes } = readerAnswering('04999999');
     const session = new CardSession(reader, '04A1B2C3', key, 1_000, () => undefined);
-    const result = await session.writeSlot(planWrite({ kind: 'blank' }, 5));
+    const result = await session.write(planWrite({ kind: 'blank' }, 5));
     assert.equal(result.outcome, 'not-written');
     assert.equal(result.outcome === 'not-written' && result.error.code, 'NoCard');
     assert.deepEqual(writes, []);
@@ -41,7 +41,7 @@ describe('CardSession.writeSlot', () => {
   test('when the same card is there, then the block is written and read back', async () => {
     const { reader, writes } = readerAnswering('04A1B2C3');
     const session = new CardSession(reader, '04A1B2C3', key, 1_000, () => undefined);
-    const result = await session.writeSlot(planWrite({ kind: 'blank' }, 5));
+    const result = await session.write(planWrite({ kind: 'blank' }, 5));
     assert.deepEqual(result, { outcome: 'committed' });
     assert.deepEqual(writes, [4]);
   });

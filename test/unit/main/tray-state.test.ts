@@ -73,6 +73,8 @@ describe('tray state transitions', () => {
           cardId: '04A1B2C3',
           credits: 6,
           since: '2026-11-23T10:00:00Z',
+          owner: 'this-till',
+          overdue: false,
         },
       ],
     );

@@ -1,0 +1,81 @@
+/**
+ * The card face: what the money engine needs of the card on the reader, whatever its type. The
+ * wallet use cases read a balance, plan a write to another balance, write it and, when the
+ * card left mid-write, decide later from the card what became of it. Everything that depends
+ * on the card's format stays behind this face (MIFARE Classic: classic-wallet.ts).
+ *
+ * A write is planned from `before`, the text a card's wallet reads as: it travels with the
+ * movement to the ledger (`cardBefore`), so that any till can redo the plan from the ledger's
+ * record and decide the write from the card alone (docs/cloud-api.md, "Tills").
+ */
+import type { AppError } from '../errors.ts';
+import {
+  classicBalanceBefore,
+  isClassicBefore,
+  planClassicWrite,
+  type ClassicWriteIntent,
+} from './classic-wallet.ts';
+
+/**
+ * A planned write, JSON-serializable: the movement journal keeps it to decide the write on a
+ * later tap. Every intent says the balance it writes (`value`) and what the card held
+ * (`previousBalance`, null for a blank card).
+ */
+export type WriteIntent = ClassicWriteIntent;
+
+/** The wallet on a card as a movement starts from it. */
+export interface CardWallet {
+  cardId: string;
+  balance: number;
+  /** What the card holds, as text a movement carries (1 to 200 visible ASCII characters). */
+  before: string;
+}
+
+/** How a card write ended: certainly on the card, certainly not, or not knowable now. */
+export type WriteResult =
+  | { outcome: 'committed' }
+  | { outcome: 'not-written'; error: AppError }
+  | { outcome: 'uncertain'; error: AppError };
+
+/**
+ * What a card shows of an earlier write. `torn` (not-written only): the card shows this very
+ * write torn, which proves what it held before (Classic: a torn first write to a blank card).
+ */
+export type WriteDecision =
+  { outcome: 'committed' } | { outcome: 'not-written'; torn?: boolean } | { outcome: 'unknown' };
+
+export interface WalletCard {
+  readonly cardId: string;
+  /** Fails with NoCard unless the card on the reader is still this one. */
+  checkUid(): Promise<void>;
+  /**
+   * The wallet on the card; CorruptCard when it cannot be read as one, unless `tornProof` (the
+   * card's last write, which the journal saw torn) shows the card held nothing.
+   */
+  readWallet(tornProof?: WriteIntent): Promise<CardWallet>;
+  /** Writes a planned write (the UID checked first) and reads it back. */
+  write(intent: WriteIntent): Promise<WriteResult>;
+  /** Reads the card and says what became of `intent`. */
+  decide(intent: WriteIntent): Promise<WriteDecision>;
+}
+
+/**
+ * The write that takes a card holding `before` to `balance`. Pure: the same movement planned
+ * again from the ledger's record is the same write. RangeError for a `before` no card type
+ * here reads (a programmer's error, or a movement from a till with another card format).
+ */
+export function planWrite(before: string, balance: number, movementId: string): WriteIntent {
+  if (isClassicBefore(before)) return planClassicWrite(before, balance, movementId);
+  throw new RangeError(`no card type reads the wallet state "${before}"`);
+}
+
+/** What a card held when `before` was read. */
+export function balanceBefore(before: string): number {
+  if (isClassicBefore(before)) return classicBalanceBefore(before);
+  throw new RangeError(`no card type reads the wallet state "${before}"`);
+}
+
+/** Whether some card type here reads `before` (a movement's `cardBefore` from the ledger). */
+export function isKnownBefore(before: string): boolean {
+  return isClassicBefore(before);
+}

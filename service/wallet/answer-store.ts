@@ -1,0 +1,98 @@
+import { errors } from '../errors.ts';
+import type { MovementBook } from './movement-book.ts';
+import { ANSWER_RETENTION_MS, type Idempotency, type Movement } from './movement-journal.ts';
+import { phaseOf, replayable } from './movement-phases.ts';
+import type { MovementResolver } from './movement-resolver.ts';
+
+/** The spec's 200 bodies of the two card-writing endpoints. */
+export type RechargeAnswer = { cardId: string; credits: number; rechargeAmount: number };
+export type DischargeAnswer = {
+  cardId: string;
+  dischargedCredits: number;
+  dischargedAmount: number;
+};
+
+/** What the caller is told for a movement that landed on the card. */
+export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
+  const reserved = movement.reserved;
+  if (!reserved?.intent) throw new Error(`movement ${movement.id} has no planned write`);
+  // The ledger's amounts are exact decimal strings; JSON carries them as numbers (spec).
+  const amount = Number(reserved.amount);
+  return movement.kind === 'recharge'
+    ? { cardId: movement.cardId, credits: reserved.intent.value, rechargeAmount: amount }
+    : { cardId: movement.cardId, dischargedCredits: reserved.credits, dischargedAmount: amount };
+}
+
+/**
+ * Idempotency-Key requests and their answers (docs/integrators.md, "Idempotency-Key"). The
+ * answers are the journal's: a landed movement's answer is journaled with it and replayed for
+ * the same key, but only as the ledger's final word allows.
+ */
+export class AnswerStore {
+  readonly #book: MovementBook;
+  readonly #resolver: MovementResolver;
+  /** Idempotency-Key scopes of running requests. */
+  readonly #running = new Set<string>();
+
+  constructor(book: MovementBook, resolver: MovementResolver) {
+    this.#book = book;
+    this.#resolver = resolver;
+  }
+
+  /**
+   * Runs a request under an Idempotency-Key (when given): a repeat with another body is 422;
+   * a repeat while the first still runs is 409. The replay of a finished first attempt is
+   * decided on the card (see replay()). Failures are not replayed: nothing moved.
+   */
+  async idempotent<T>(
+    idempotency: Idempotency | undefined,
+    run: (idempotency: Idempotency | undefined) => Promise<T>,
+  ): Promise<T> {
+    if (!idempotency) return run(undefined);
+    if (this.#running.has(idempotency.scope)) throw errors.idempotencyKeyInUse();
+    const earlier = this.#book.latestFor(idempotency.scope);
+    if (earlier?.idempotency && earlier.idempotency.requestHash !== idempotency.requestHash) {
+      throw errors.idempotencyKeyReused();
+    }
+    this.#running.add(idempotency.scope);
+    try {
+      return await run(idempotency);
+    } finally {
+      this.#running.delete(idempotency.scope);
+    }
+  }
+
+  /**
+   * For a request under an Idempotency-Key, once the card is on the reader (after settle()):
+   * the first attempt's answer when it landed, without touching the card. The answer belongs
+   * to one card: with another card on the reader it is IdempotencyKeyOtherCard, and an
+   * earlier attempt still undecided on another card is MovementUnsettled.
+   *
+   * A stored answer is replayed only as the ledger's final word: once it posted the movement
+   * (or, voided against its card, the compensating movement). Not confirmed yet, the ledger is
+   * asked now; still unconfirmed is LedgerUnavailable (retry later with the same key); a
+   * compensation the ledger refused is MovementConflict.
+   */
+  async replay<T>(idempotency: Idempotency | undefined, cardId: string): Promise<T | undefined> {
+    if (!idempotency) return undefined;
+    const earlier = this.#book.latestFor(idempotency.scope);
+    if (!earlier) return undefined;
+    if (phaseOf(earlier) === 'uncertain' && earlier.cardId !== cardId) {
+      throw errors.movementUnsettled();
+    }
+    const answer = earlier.answer;
+    if (!answer || this.#book.clock.now() - Date.parse(answer.at) >= ANSWER_RETENTION_MS) {
+      return undefined;
+    }
+    if (earlier.cardId !== cardId) throw errors.idempotencyKeyOtherCard();
+    if (!replayable(earlier, this.#book.compensationOf(earlier.id))) {
+      await this.#resolver.resolve(earlier);
+      const compensation = this.#book.compensationOf(earlier.id);
+      if (compensation) await this.#resolver.resolve(compensation);
+    }
+    const compensation = this.#book.compensationOf(earlier.id);
+    if (replayable(earlier, compensation)) return answer.body as T;
+    if (compensation?.conflict !== undefined) throw errors.movementConflict();
+    throw errors.ledgerUnavailable();
+  }
+}

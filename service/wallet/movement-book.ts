@@ -1,0 +1,94 @@
+import type { Logger } from '../logger.ts';
+import type { Clock } from './clock.ts';
+import type { KeyRing } from './key-ring.ts';
+import type { JournalEntry, Movement, MovementJournal } from './movement-journal.ts';
+import { phaseOf } from './movement-phases.ts';
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * What the engine's parts share: the journal they write, this till's identity, the keys
+ * movements are made and resolved with, and which movements running requests own. A movement
+ * a running request owns (from its reservation to the end of its card write) is resolved by
+ * that request only: the background resolver leaves it alone.
+ */
+export class MovementBook {
+  readonly journal: MovementJournal;
+  /** This till's identity at the ledger (docs/cloud-api.md, "Tills"). */
+  readonly tillId: string;
+  readonly keys: KeyRing;
+  readonly clock: Clock;
+  readonly log: Logger;
+  readonly newId: () => string;
+  /** Movement ids owned by running requests, with the fingerprint of the key each is made with. */
+  readonly owned = new Map<string, string>();
+
+  constructor(parts: {
+    journal: MovementJournal;
+    tillId: string;
+    keys: KeyRing;
+    clock: Clock;
+    log: Logger;
+    newId: () => string;
+  }) {
+    this.journal = parts.journal;
+    this.tillId = parts.tillId;
+    this.keys = parts.keys;
+    this.clock = parts.clock;
+    this.log = parts.log;
+    this.newId = parts.newId;
+  }
+
+  get movements(): ReadonlyMap<string, Movement> {
+    return this.journal.movements;
+  }
+
+  /** Appends a journal line stamped with the engine's clock; resolves once it is durable. */
+  append(entry: DistributiveOmit<JournalEntry, 'at'>): Promise<void> {
+    return this.journal.append({
+      ...entry,
+      at: new Date(this.clock.now()).toISOString(),
+    } as JournalEntry);
+  }
+
+  movement(id: string): Movement {
+    const movement = this.journal.movements.get(id);
+    if (!movement) throw new Error(`movement ${id} is not in the journal`);
+    return movement;
+  }
+
+  /** The latest movement under an Idempotency-Key scope. */
+  latestFor(scope: string): Movement | undefined {
+    let latest: Movement | undefined;
+    for (const movement of this.journal.movements.values()) {
+      if (movement.idempotency?.scope === scope) latest = movement;
+    }
+    return latest;
+  }
+
+  /** The latest movement of a card. */
+  latestOfCard(cardId: string): Movement | undefined {
+    let latest: Movement | undefined;
+    for (const movement of this.journal.movements.values()) {
+      if (movement.cardId === cardId && movement.compensates === undefined) latest = movement;
+    }
+    return latest;
+  }
+
+  /** The movement that compensates `id`, if one was made. */
+  compensationOf(id: string): Movement | undefined {
+    for (const movement of this.journal.movements.values()) {
+      if (movement.compensates === id) return movement;
+    }
+    return undefined;
+  }
+
+  /** Whether a movement made with this key is unresolved (so the key must be kept). */
+  keyInUse(print: string): boolean {
+    for (const owner of this.owned.values()) if (owner === print) return true;
+    for (const movement of this.journal.movements.values()) {
+      if (movement.keyFingerprint === print && phaseOf(movement) !== 'done') return true;
+    }
+    return false;
+  }
+}

@@ -1,0 +1,297 @@
+import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
+import {
+  planWrite,
+  type CardWallet,
+  type WalletCard,
+  type WriteIntent,
+} from '../card/wallet-card.ts';
+import {
+  LedgerRefusal,
+  mayHaveLanded,
+  type LedgerMovement,
+  type NewMovement,
+} from '../cloud/ledger-client.ts';
+import { errors } from '../errors.ts';
+import { answerOf, type DischargeAnswer, type RechargeAnswer } from './answer-store.ts';
+import type { MovementBook } from './movement-book.ts';
+import type { Idempotency, Movement, MovementKind } from './movement-journal.ts';
+import { phaseOf } from './movement-phases.ts';
+import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
+
+/** A movement reserved at the ledger and owned by the running request, ready to commit. */
+export interface Reservation {
+  readonly movement: Movement;
+  readonly ledger: LedgerMovement;
+  readonly intent: WriteIntent;
+}
+
+export interface ReserveInput {
+  kind: MovementKind;
+  keyFingerprint: string;
+  idempotency: Idempotency | undefined;
+  /** The wallet as read just before (its `before` goes to the ledger as the evidence). */
+  wallet: CardWallet;
+  request: Omit<NewMovement, 'id' | 'kind' | 'cardId' | 'tillId' | 'cardBefore' | 'compensates'>;
+  /** The balance the card gets for the credits the ledger granted (throws to refuse them). */
+  balanceAfter: (credits: number) => number;
+}
+
+/**
+ * The request half of the engine: a movement from its start to the card's answer. reserve()
+ * journals the start and asks the ledger for the pending movement; commit() writes the card and
+ * records the answer; settle() decides earlier writes a card was pulled in the middle of. Each
+ * step is journaled durably before the next happens. The request owns its movement until
+ * commit() ends; then the resolver posts or voids it.
+ */
+export class MovementRequests {
+  readonly #book: MovementBook;
+  readonly #ledger: MovementLedger;
+  readonly #resolver: MovementResolver;
+  readonly #postBeforeAnswer: boolean;
+
+  constructor(
+    book: MovementBook,
+    ledger: MovementLedger,
+    resolver: MovementResolver,
+    postBeforeAnswer: boolean,
+  ) {
+    this.#book = book;
+    this.#ledger = ledger;
+    this.#resolver = resolver;
+    this.#postBeforeAnswer = postBeforeAnswer;
+  }
+
+  /** Cards holding a write whose outcome is not known yet. */
+  get uncertainCards(): Set<string> {
+    const cards = new Set<string>();
+    for (const movement of this.#book.movements.values()) {
+      if (phaseOf(movement) === 'uncertain' && !this.#book.owned.has(movement.id))
+        cards.add(movement.cardId);
+    }
+    return cards;
+  }
+
+  /**
+   * Decides every earlier uncertain write on `card` by what it holds, then posts or voids it.
+   * Called before any new movement on a card, and when a card with an uncertain write is
+   * presented. The UID is checked first, as before every write. A write the card cannot decide
+   * is asked of the ledger (an operator may have decided it on evidence); if it is still open
+   * there, no new write goes to the card.
+   */
+  async settle(card: WalletCard): Promise<void> {
+    const uncertain = [...this.#book.movements.values()].filter(
+      (movement) =>
+        movement.cardId === card.cardId &&
+        phaseOf(movement) === 'uncertain' &&
+        !this.#book.owned.has(movement.id),
+    );
+    if (uncertain.length === 0) return;
+    await card.checkUid();
+    for (const movement of uncertain) {
+      const intent = movement.reserved?.intent;
+      if (!intent) continue;
+      const decision = await card.decide(intent);
+      if (decision.outcome === 'unknown') {
+        if (await this.#resolver.learn(movement)) continue;
+        this.#book.log.error(
+          `movement ${movement.id} on card ${movement.cardId}: the card shows neither the old nor the new balance; left for the operator`,
+        );
+        throw errors.movementUnsettled();
+      }
+      const written = decision.outcome === 'committed';
+      await this.#book.append({
+        type: 'card',
+        id: movement.id,
+        outcome: decision.outcome,
+        ...(decision.outcome === 'not-written' && decision.torn ? { torn: true } : {}),
+      });
+      this.#book.log.info(
+        `movement ${movement.id}: card shows it ${written ? 'landed' : 'did not land'}`,
+      );
+      if (written) await this.#answered(movement);
+      await this.#resolver.resolve(movement);
+    }
+  }
+
+  /**
+   * The wallet on `card`. A card whose last write from this till was seen torn is read with that
+   * write as proof: a torn first write to a blank card still counts as blank (card face).
+   */
+  readWallet(card: WalletCard): Promise<CardWallet> {
+    return card.readWallet(this.tornProof(card.cardId));
+  }
+
+  /** The card's last write, when the journal saw it torn (what it proves: see the card face). */
+  tornProof(cardId: string): WriteIntent | undefined {
+    const latest = this.#book.latestOfCard(cardId);
+    return latest?.torn === true && latest.card === 'not-written'
+      ? latest.reserved?.intent
+      : undefined;
+  }
+
+  /**
+   * Begins a movement on `card`: journals it, asks the ledger for it as pending (a recharge
+   * reserves the shop's credits; the till's identity and what the card holds go with it), plans
+   * the card write for the credits it granted, and journals that before the card is touched.
+   * Any failure ends the movement here, and one the ledger may hold is voided (by the outbox,
+   * right after): a create one of whose tries went unanswered may land later, even after a
+   * later try was refused, until a void's tombstone refuses it. The card is not written.
+   */
+  async reserve(card: WalletCard, input: ReserveInput): Promise<Reservation> {
+    const apiKey = this.#book.keys.keyFor(input.keyFingerprint);
+    if (apiKey === undefined) throw errors.invalidApiKey();
+    const id = this.#book.newId();
+    // Owned (and its key held) from before its first journal line.
+    this.#book.owned.set(id, input.keyFingerprint);
+    try {
+      await this.#book.append({
+        type: 'started',
+        id,
+        kind: input.kind,
+        cardId: card.cardId,
+        keyFingerprint: input.keyFingerprint,
+        idempotency: input.idempotency,
+      });
+      const movement = this.#book.movement(id);
+      const pending = await this.#create(movement, apiKey, {
+        ...input.request,
+        cardBefore: input.wallet.before,
+      });
+      let intent: WriteIntent;
+      try {
+        intent = planWrite(input.wallet.before, input.balanceAfter(pending.credits), id);
+      } catch (error) {
+        await this.#abandon(movement);
+        throw error;
+      }
+      await this.#book.append({
+        type: 'reserved',
+        id,
+        credits: pending.credits,
+        amount: pending.amount,
+        intent,
+      });
+      return { movement, ledger: pending, intent };
+    } catch (error) {
+      this.#release(id);
+      throw error;
+    }
+  }
+
+  /**
+   * Writes the planned write and settles what that means: landed, record the answer (the
+   * caller's answer and the card's release need nothing more) and post it in the background;
+   * certainly not, void it and fail with the card's error; unknown (the card left mid-write),
+   * leave it to be decided on the card and fail with CardRemovedDuringWrite. Ends the
+   * request's ownership of the movement.
+   */
+  async commit<T extends RechargeAnswer | DischargeAnswer>(
+    reservation: Reservation,
+    card: WalletCard,
+  ): Promise<T> {
+    const { movement, intent } = reservation;
+    try {
+      // Nobody else resolves an owned movement; this re-check keeps it so.
+      if (phaseOf(movement) !== 'uncertain') {
+        throw new Error(`movement ${movement.id} changed while its request owned it`);
+      }
+      const result = await card.write(intent);
+      if (result.outcome === 'uncertain') {
+        this.#book.log.warn(`movement ${movement.id}: card write uncertain (${result.error.code})`);
+        throw errors.cardRemovedDuringWrite(result.error);
+      }
+      if (result.outcome === 'not-written') {
+        await this.#abandon(movement);
+        throw result.error;
+      }
+      await this.#book.append({ type: 'card', id: movement.id, outcome: 'committed' });
+      const answer = (await this.#answered(movement)) as T;
+      if (this.#postBeforeAnswer) await this.#resolver.resolve(movement);
+      return answer;
+    } finally {
+      this.#release(movement.id);
+    }
+  }
+
+  async #create(
+    movement: Movement,
+    apiKey: string,
+    request: Omit<NewMovement, 'id' | 'kind' | 'cardId'>,
+  ): Promise<LedgerMovement> {
+    let pending: LedgerMovement;
+    try {
+      pending = await this.#ledger.createMovement(apiKey, {
+        id: movement.id,
+        kind: movement.kind,
+        cardId: movement.cardId,
+        tillId: this.#book.tillId,
+        ...request,
+      });
+    } catch (error) {
+      if (
+        error instanceof LedgerRefusal &&
+        error.code === ledgerErrorCodes.movementAlreadyVoided.code
+      ) {
+        // A void reached the ledger first (its tombstone refuses this create).
+        await this.#book.append({ type: 'resolved', id: movement.id, state: 'voided' });
+        throw errors.movementVoided();
+      }
+      if (!mayHaveLanded(error)) {
+        // Every try was answered, the last with a refusal: the ledger holds nothing.
+        await this.#book.append({ type: 'resolved', id: movement.id, state: 'absent' });
+        throw error;
+      }
+      // A try went unanswered: it may have landed, or land later, whatever the last try was
+      // told. The card is not written; the void that follows leaves a tombstone.
+      await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
+      throw error;
+    }
+    // After every ledger answer: is the movement still ours to continue, and is the answer a
+    // pending movement of this id? Anything else is refused before the card is touched.
+    if (phaseOf(movement) === 'done') throw errors.movementVoided();
+    if (pending.id?.toLowerCase() !== movement.id.toLowerCase() || pending.state !== 'pending') {
+      this.#book.log.error(
+        `movement ${movement.id}: the ledger answered the create with state ${pending.state}; the card is not written`,
+      );
+      // A movement posted without its card write is a disagreement: the resolver's void is
+      // answered "already posted", and a compensating movement follows.
+      await this.#abandon(movement);
+      throw errors.movementVoided();
+    }
+    return pending;
+  }
+
+  /** The card was certainly not written: void it (now, or through the outbox). */
+  async #abandon(movement: Movement): Promise<void> {
+    await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
+    await this.#resolver.resolve(movement);
+  }
+
+  /** Records the answer for a landed movement, so the same Idempotency-Key replays it. */
+  async #answered(movement: Movement): Promise<RechargeAnswer | DischargeAnswer> {
+    const body = answerOf(movement);
+    await this.#book.append({ type: 'answered', id: movement.id, status: 200, body });
+    return body;
+  }
+
+  /**
+   * Ends a request's ownership. A landed movement is posted now, in the background (on no
+   * answer the outbox takes it); anything else left to post or void goes to the outbox.
+   */
+  #release(id: string): void {
+    this.#book.owned.delete(id);
+    const movement = this.#book.movements.get(id);
+    const phase = movement ? phaseOf(movement) : 'done';
+    if (movement && phase === 'to-post' && !this.#postBeforeAnswer) {
+      this.#resolver
+        .resolve(movement)
+        .catch((error: unknown) =>
+          this.#book.log.error(
+            `movement ${id}: posting in the background: ${(error as Error).message}`,
+          ),
+        );
+    } else if (phase === 'to-post' || phase === 'to-void') {
+      this.#resolver.kick(0);
+    }
+  }
+}

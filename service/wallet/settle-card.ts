@@ -1,0 +1,79 @@
+import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
+import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
+import type { CardAccess } from './card-access.ts';
+import type { MovementEngine } from './movement-engine.ts';
+
+/** A pending movement of the card on the reader, as POST /cards/settle reports it. */
+export interface SettledMovement {
+  id: string;
+  /** The till that made it (null: a worker that named none). */
+  tillId: string | null;
+  kind: LedgerMovement['kind'];
+  credits: number;
+}
+
+/** The answer of POST /cards/settle. */
+export interface SettleAnswer {
+  cardId: string;
+  /** Other tills' movements the card decided now, and how. */
+  settled: (SettledMovement & { state: 'posted' | 'voided' })[];
+  /** Pending movements of the card that the card cannot decide here, and why. */
+  undecided: (SettledMovement & { reason: string })[];
+}
+
+/**
+ * POST /cards/settle, an operator's action: the card on the reader decides the shop's pending
+ * movements of it that other tills made (a till gone for good, or far away), from the card
+ * state each movement carries to the ledger (`cardBefore`). Each is posted or voided with the
+ * evidence (this till, the card, what it showed), which the ledger keeps. This till's own are
+ * settled first, as before any movement. Nothing is written to the card.
+ */
+export function settleCard(
+  cards: CardAccess,
+  movements: MovementEngine,
+  ledger: Pick<LedgerClient, 'getCardAccount'>,
+  apiKey: string,
+): Promise<SettleAnswer> {
+  return cards.withCard(async (card) => {
+    await movements.settle(card);
+    const account = await ledger.getCardAccount(apiKey, card.cardId);
+    const answer: SettleAnswer = { cardId: card.cardId, settled: [], undecided: [] };
+    for (const movement of account.movements) {
+      if (movement.state !== 'pending' || movement.compensates !== null) continue;
+      if (movement.tillId === movements.tillId) continue;
+      const about: SettledMovement = {
+        id: movement.id,
+        tillId: movement.tillId,
+        kind: movement.kind,
+        credits: movement.credits,
+      };
+      const before = movement.cardBefore;
+      if (before === null || !isKnownBefore(before)) {
+        answer.undecided.push({
+          ...about,
+          reason: 'the movement carries no card state to decide it by',
+        });
+        continue;
+      }
+      const after = movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
+      const decision = await card.decide(planWrite(before, after, movement.id));
+      if (decision.outcome === 'unknown') {
+        answer.undecided.push({
+          ...about,
+          reason: 'the card shows neither the balance before nor after it',
+        });
+        continue;
+      }
+      const landed = decision.outcome === 'committed';
+      const evidence = `card ${card.cardId} read at till ${movements.tillId}: it ${landed ? 'holds' : 'does not hold'} the write from ${before} to ${after} credits`;
+      const resolved = await movements.resolveOnEvidence(
+        apiKey,
+        movement.id,
+        landed ? 'post' : 'void',
+        evidence,
+      );
+      answer.settled.push({ ...about, state: resolved.state === 'posted' ? 'posted' : 'voided' });
+    }
+    return answer;
+  });
+}

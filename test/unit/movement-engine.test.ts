@@ -1,0 +1,306 @@
+/**
+ * The money engine against a ledger that answers as told, for the overlaps a real one makes
+ * rare: a create whose first try lands after a later try was refused, a key replaced while a
+ * movement may still be at the ledger, an answer replayed before or after the ledger's final
+ * word, and a ledger that voided a write the card holds.
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, test } from 'node:test';
+import { classicWalletCard } from '../../service/card/classic-wallet.ts';
+import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { LedgerClient, LedgerRefusal } from '../../service/cloud/ledger-client.ts';
+import { errors, type AppError } from '../../service/errors.ts';
+import { silentLogger } from '../../service/logger.ts';
+import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
+import { dischargeCard } from '../../service/wallet/discharge-card.ts';
+import { KeyRing } from '../../service/wallet/key-ring.ts';
+import { MovementEngine, type MovementLedger } from '../../service/wallet/movement-engine.ts';
+import { MovementJournal, type JournalStore } from '../../service/wallet/movement-journal.ts';
+import { phaseOf } from '../../service/wallet/movement-phases.ts';
+import { rechargeCard } from '../../service/wallet/recharge-card.ts';
+import { SimLedger, SimLedgerError } from '../simulation/sim-ledger.ts';
+
+const SHOP = '00000000-0000-4000-8000-0000000000a1';
+const OTHER_SHOP = '00000000-0000-4000-8000-0000000000b2';
+const KEY = 'engine-test-key-shop-a-01';
+const OTHER_KEY = 'engine-test-key-shop-b-01';
+const TILL = '00000000-0000-4000-8000-00000000c0de';
+const fingerprint = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
+
+class MemoryStore implements JournalStore {
+  text = '';
+  async read() {
+    return this.text;
+  }
+  async rewrite(text: string) {
+    this.text = text;
+  }
+  async append(line: string) {
+    this.text += line;
+  }
+  async close() {}
+}
+
+/** One card on one reader, in memory, through the Classic card face. */
+function cardOnReader(balance: number) {
+  const slots: [Buffer, Buffer] = [encodeValueBlock(balance, 1), Buffer.alloc(16)];
+  const card = classicWalletCard({
+    cardId: '04E1E2E3',
+    checkUid: async () => undefined,
+    readSlots: async () => [Buffer.from(slots[0]), Buffer.from(slots[1])],
+    writeSlotBlock: async (slot, block) => {
+      slots[slot] = Buffer.from(block);
+      return { outcome: 'committed' };
+    },
+  });
+  const access: CardAccess = { withCard: (run) => run(card as CardOnReader) };
+  const held = () => {
+    const state = decodeWallet(slots[0], slots[1]);
+    return state.kind === 'valid' ? state.balance : 0;
+  };
+  return { access, held };
+}
+
+/** The simulated ledger (contract v1, checked against the real one) as the engine calls it. */
+function ledgerOf(sim: SimLedger): MovementLedger & { failPosts: boolean } {
+  const answer = async <T>(act: () => T): Promise<T> => {
+    try {
+      return act();
+    } catch (error) {
+      // As the worker's ledger client maps the ledger's refusals.
+      if (error instanceof SimLedgerError) throw new LedgerRefusal(error.status, error.code);
+      throw error;
+    }
+  };
+  const ledger = {
+    failPosts: false,
+    createMovement: (apiKey: string, movement: Parameters<MovementLedger['createMovement']>[1]) =>
+      answer(() => sim.create(apiKey, movement).movement),
+    postMovement: (apiKey: string, id: string, by?: { tillId?: string }) =>
+      ledger.failPosts
+        ? Promise.reject(errors.ledgerUnavailable())
+        : answer(() => sim.resolve(apiKey, id, 'posted', by)),
+    voidMovement: (apiKey: string, id: string, by?: { tillId?: string }) =>
+      answer(() => sim.resolve(apiKey, id, 'voided', by)),
+    listPendingMovements: (apiKey: string) => answer(() => sim.listPending(apiKey)),
+    getMovement: (apiKey: string, id: string) => answer(() => sim.get(apiKey, id)),
+  };
+  return ledger;
+}
+
+function engineWith(ledger: MovementLedger, currentKey: () => string = () => KEY) {
+  const journal = new MovementJournal(new MemoryStore());
+  const keys = new KeyRing(currentKey, fingerprint);
+  const engine = new MovementEngine({
+    journal,
+    ledger,
+    keys,
+    tillId: TILL,
+    log: silentLogger,
+    retryMs: 10,
+    maxRetryMs: 20,
+    reconcileEveryMs: 60_000,
+  });
+  return { journal, keys, engine, open: () => journal.open() };
+}
+
+function simWithShops(credits = 1_000): SimLedger {
+  const sim = new SimLedger(() => Date.now());
+  sim.addShop({ id: SHOP, name: 'A', credits, creditCost: '0.50' }, [KEY]);
+  sim.addShop({ id: OTHER_SHOP, name: 'B', credits, creditCost: '0.50' }, [OTHER_KEY]);
+  return sim;
+}
+
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const idempotency = (key: string, body: string) => ({
+  scope: `${fingerprint(KEY)}:${key}`,
+  requestHash: createHash('sha256').update(body).digest('hex'),
+});
+
+describe('a create that was sent', () => {
+  /**
+   * A ledger over HTTP whose first create attempt is held past the client's timeout and only
+   * then carried out, while the client's retry meets a refusal (the pool is empty by then).
+   */
+  async function refusingLedger({ firstTryLandsLate }: { firstTryLandsLate: boolean }) {
+    const creates: string[] = [];
+    const voids: string[] = [];
+    let attempts = 0;
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const send = (status: number, value: unknown) => {
+          res.writeHead(status, { 'Content-Type': 'application/json' });
+          res.end(JSON.stringify(value));
+        };
+        if (req.method === 'POST' && req.url === '/v1/movements') {
+          attempts += 1;
+          const { id } = JSON.parse(body) as { id: string };
+          if (attempts === 1 && firstTryLandsLate) {
+            // Held past the client's timeout; carried out afterwards: it lands late.
+            setTimeout(() => {
+              creates.push(id);
+              send(201, {});
+            }, 300);
+            return;
+          }
+          send(422, { error: 'NoCredits' });
+          return;
+        }
+        const voided = /^\/v1\/movements\/([^/]+)\/void$/.exec(req.url ?? '');
+        if (req.method === 'POST' && voided) {
+          voids.push(voided[1] as string);
+          send(404, { error: 'MovementNotFound' });
+          return;
+        }
+        send(404, { error: 'NotFound' });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return {
+      client: new LedgerClient({ baseUrl: url, timeoutMs: 100, retries: 1, backoffMs: 1 }),
+      creates,
+      voids,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  test('when a create is refused on a retry while its first try lands later, then the movement is voided (leaving a tombstone), not taken as absent, and the key it was made with is kept until then', async () => {
+    const ledger = await refusingLedger({ firstTryLandsLate: true });
+    try {
+      let current = KEY;
+      const { engine, keys, journal, open } = engineWith(ledger.client, () => current);
+      await open();
+      const released: string[] = [];
+      keys.on('released', (key) => released.push(key));
+      const { access } = cardOnReader(10);
+      const recharge = rechargeCard(access, engine, {
+        request: { credits: 5 },
+        customer: { customerId: SHOP, name: 'A', credits: 0, creditCost: '0.50' },
+        keyFingerprint: fingerprint(KEY),
+      });
+      await assert.rejects(recharge, (error: AppError) => error.code === 'NoCredits');
+      // The operator changes the key right away; the movement made with the first one may
+      // still be at the ledger, so that key is held until the ledger says otherwise.
+      current = OTHER_KEY;
+      engine.retireKey(KEY);
+      await eventually(() => ledger.voids.length > 0, 'the void of the refused create');
+      const [movement] = journal.movements.values();
+      assert.ok(movement);
+      assert.deepEqual(ledger.voids, [movement.id]);
+      await eventually(() => phaseOf(movement) === 'done', 'the movement resolved');
+      assert.equal(movement.resolved, 'absent');
+      await eventually(() => released.length === 1, 'the key released after the void');
+      assert.deepEqual(released, [KEY]);
+      await engine.close();
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  test('when every try of a create was answered with a refusal, then nothing is voided: the ledger certainly holds nothing', async () => {
+    const ledger = await refusingLedger({ firstTryLandsLate: false });
+    try {
+      const { engine, journal, open } = engineWith(ledger.client);
+      await open();
+      const { access } = cardOnReader(0);
+      await assert.rejects(
+        rechargeCard(access, engine, {
+          request: { credits: 5 },
+          customer: { customerId: SHOP, name: 'A', credits: 3, creditCost: '0.50' },
+          keyFingerprint: fingerprint(KEY),
+        }),
+        (error: AppError) => error.code === 'NoCredits',
+      );
+      const [movement] = journal.movements.values();
+      assert.equal(movement?.resolved, 'absent');
+      assert.equal(engine.unconfirmed, 0);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(ledger.voids, []);
+      await engine.close();
+    } finally {
+      await ledger.close();
+    }
+  });
+});
+
+describe("answers and the ledger's final word", () => {
+  test('when an answered payout is replayed before the ledger confirmed its post, then the replay is LedgerUnavailable; once posted, the first answer', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const ledger = ledgerOf(sim);
+    const { engine, open } = engineWith(ledger);
+    await open();
+    const { access, held } = cardOnReader(30);
+    ledger.failPosts = true;
+    const key = idempotency('payout', 'discharge');
+    const input = { keyFingerprint: fingerprint(KEY), idempotency: key };
+    const first = await dischargeCard(access, engine, input);
+    assert.deepEqual(first, { cardId: '04E1E2E3', dischargedCredits: 30, dischargedAmount: 15 });
+    assert.equal(held(), 0);
+    await assert.rejects(
+      dischargeCard(access, engine, input),
+      (error: AppError) => error.code === 'LedgerUnavailable',
+    );
+    ledger.failPosts = false;
+    assert.deepEqual(await dischargeCard(access, engine, input), first);
+    assert.equal([...sim.movements.values()][0]?.state, 'posted');
+    await engine.close();
+  });
+
+  test('when the ledger voided a payout the card holds (an operator decided without the card), then a compensating payout is posted and the replay is the first answer; refused, the replay is MovementConflict and the card is flagged', async () => {
+    for (const refused of [false, true]) {
+      const sim = simWithShops();
+      sim.importCard(SHOP, '04E1E2E3', 30);
+      const ledger = ledgerOf(sim);
+      const { engine, journal, open } = engineWith(ledger);
+      await open();
+      const { access } = cardOnReader(30);
+      ledger.failPosts = true;
+      const key = idempotency(`payout-${refused}`, 'discharge');
+      const input = { keyFingerprint: fingerprint(KEY), idempotency: key };
+      const first = await dischargeCard(access, engine, input);
+      const [payout] = journal.movements.values();
+      assert.ok(payout);
+      // An operator voids it "on evidence" that was wrong: the card was paid out.
+      sim.resolve(KEY, payout.id, 'voided', { evidence: 'card reported lost' });
+      // Refused: the account was paid out meanwhile by an imported dump elsewhere.
+      if (refused) {
+        const drain = randomUUID();
+        sim.create(KEY, { id: drain, kind: 'discharge', cardId: '04E1E2E3', credits: 30 });
+        sim.resolve(KEY, drain, 'posted');
+      }
+      ledger.failPosts = false;
+      const replay = dischargeCard(access, engine, input);
+      if (refused) {
+        await assert.rejects(replay, (error: AppError) => error.code === 'MovementConflict');
+        assert.deepEqual(
+          sim.flags.map((flag) => flag.kind),
+          ['compensation-refused'],
+        );
+        assert.equal(engine.conflicts.length, 1);
+      } else {
+        assert.deepEqual(await replay, first);
+        const compensation = [...sim.movements.values()].find((m) => m.compensates === payout.id);
+        assert.equal(compensation?.kind, 'discharge');
+        assert.equal(compensation?.credits, 30);
+        assert.equal(compensation?.state, 'posted');
+        assert.equal(sim.cardAccount(SHOP, '04E1E2E3'), 0, 'the books match the card again');
+      }
+      await eventually(() => engine.unconfirmed === 0, 'everything resolved');
+      await engine.close();
+    }
+  });
+});
