@@ -2,13 +2,25 @@ import { EventEmitter } from 'node:events';
 import type { NFC, Reader } from 'nfc-pcsc';
 import { errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { boundedApdu } from './bounded-apdu.ts';
 import { CardSession } from './card-session.ts';
+import { cardTypeOfAtr, type CardType } from './card-type.ts';
+import { DesfireWalletSession } from './desfire/desfire-wallet-session.ts';
+import type { WalletCard } from './wallet-card.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { isPcscdReachable } from './pcscd-probe.ts';
 import { formatCardId } from './wallet-format.ts';
 import type { WalletKeys } from './wallet-keys.ts';
 
 export type PcscState = 'stopped' | 'unavailable' | 'ready';
+
+/**
+ * The card on the reader for one operation: its face (wallet-card.ts), and what personalizing
+ * a card of its type takes (a MIFARE Classic card's session, or a DESFire card's).
+ */
+export type ReaderCard = WalletCard &
+  Partial<Pick<CardSession, 'openWallet' | 'readSlots' | 'writeSlotBlock' | 'writeTrailer'>> &
+  Partial<Pick<DesfireWalletSession, 'personalize'>>;
 
 export interface CardPresence {
   cardId: string;
@@ -94,6 +106,9 @@ export async function loadNfc(): Promise<NFC> {
   return new Nfc();
 }
 
+/** The longest answer a DESFire frame brings: 59 bytes of data, its status word, room to spare. */
+const MAX_ANSWER = 256;
+
 /** A SAM slot of a dual reader ("... SAM 0", "... SAM Interface") holds no customer card. */
 const SAM_SLOT = /\bSAM\b/i;
 /**
@@ -114,6 +129,8 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   #nfc: NFC | undefined;
   #state: PcscState = 'stopped';
   #card: CardPresence | null = null;
+  /** The present card's type, from its ATR. */
+  #cardType: CardType = 'mifare-classic';
   #problem: ReaderStatus['problem'] = null;
   #timer: NodeJS.Timeout | undefined;
   #generation = 0;
@@ -156,16 +173,26 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
    * CardBusy, or CardNotResponding when its turn does not come within the card timeout; each
    * APDU inside has the same timeout.
    */
-  withCard<T>(operation: (session: CardSession) => Promise<T>): Promise<T> {
-    const { operationTimeoutMs } = this.#options;
+  withCard<T>(operation: (card: ReaderCard) => Promise<T>): Promise<T> {
+    const { operationTimeoutMs, keys } = this.#options;
     return this.#queue.run(async (hold) => {
       const reader = this.#selected();
       if (!reader) throw errors.noReader();
       const card = this.#card;
       if (!card || card.reader !== reader.name || !reader.card) throw errors.noCard();
-      return operation(
-        new CardSession(reader, card.cardId, this.#options.keys, operationTimeoutMs, hold),
-      );
+      if (this.#cardType === 'desfire') {
+        const transmit = (apdu: Buffer) =>
+          boundedApdu(hold, operationTimeoutMs, async () => {
+            const answer = await reader.transmit(apdu, MAX_ANSWER);
+            // No answer at all (vpcd's when the card left; a reader's after a field loss): gone.
+            if (answer.length === 0) throw errors.noCard();
+            return answer;
+          });
+        return operation(
+          new DesfireWalletSession(card.cardId, transmit, keys.desfireKeysFor(card.cardId)),
+        );
+      }
+      return operation(new CardSession(reader, card.cardId, keys, operationTimeoutMs, hold));
     }, Date.now() + operationTimeoutMs);
   }
 
@@ -241,6 +268,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
         return;
       }
       this.#card = { cardId, reader: name, since: new Date() };
+      this.#cardType = cardTypeOfAtr(card.atr);
       this.#emitEvent({ type: 'card-present', reader: name, cardId });
     });
     reader.on('card.off', () => this.#cardGone(name));

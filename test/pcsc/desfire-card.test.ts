@@ -17,7 +17,7 @@ import {
   VALUE_FILE,
 } from '../../service/card/desfire/desfire-wallet-format.ts';
 import { ReaderManager, type ReaderEvent } from '../../service/card/reader-manager.ts';
-import { desfireWalletApplication } from '../../service/card/simulator/card-simulator.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
 import { silentLogger } from '../../service/logger.ts';
 import { startPcscd, type PcscdRig } from '../support/pcscd.ts';
@@ -112,9 +112,7 @@ function clientOn(reader: Reader): DesfireClient {
 
 /** A card holding `credits` in a wallet application not personalized yet (zero keys). */
 function walletCard(uid: string, credits: number): VirtualDesfireCard {
-  const card = new VirtualDesfireCard({ uid: Buffer.from(uid, 'hex') });
-  card.installApplication(desfireWalletApplication(AID, credits));
-  return card;
+  return desfireWalletCard(Buffer.from(uid, 'hex'), AID, credits);
 }
 
 async function credit(client: DesfireClient, amount: number, record: number): Promise<void> {

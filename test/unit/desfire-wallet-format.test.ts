@@ -19,7 +19,10 @@ import {
 import {
   decideDesfireWrite,
   decodeMovementRecord,
+  desfireBefore,
   encodeMovementRecord,
+  isDesfireBefore,
+  parseDesfireBefore,
   movementIdBytes,
   planDesfireWrite,
   recordOf,
@@ -139,22 +142,44 @@ describe('movement records', () => {
   }
 
   test('when a write is planned, then its record takes the next counter, and a balance out of range is refused', () => {
-    const intent = planDesfireWrite(
-      { balance: 10, counter: 0 },
-      150,
-      '7c9e6679-7425-40de-944b-e07fc1f90ae7',
-    );
+    const intent = planDesfireWrite('desfire:v1:10:0', 150, '7c9e6679-7425-40de-944b-e07fc1f90ae7');
     assert.deepEqual(intent, {
-      cardType: 'desfire',
+      type: 'desfire',
       counter: 1,
       movementId: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
       value: 150,
       previousBalance: 10,
     });
     assert.equal(upper(recordOf(intent)), vectors.records[0]!.record);
-    assert.throws(() => planDesfireWrite({ balance: 0, counter: 0 }, -1, 'x'), RangeError);
-    assert.throws(() => planDesfireWrite({ balance: 0, counter: 0 }, 2 ** 31, 'x'), RangeError);
+    assert.throws(() => planDesfireWrite('desfire:v1:0:0', -1, 'x'), RangeError);
+    assert.throws(() => planDesfireWrite('desfire:v1:0:0', 2 ** 31, 'x'), RangeError);
   });
+});
+
+describe("a DESFire wallet's state as text (the card face's before)", () => {
+  test('when a wallet is written as text and planned from, then the plan is the same as from the wallet', () => {
+    assert.equal(desfireBefore({ balance: 70, counter: 41 }), 'desfire:v1:70:41');
+    assert.equal(desfireBefore(null), 'desfire:v1:blank');
+    assert.deepEqual(parseDesfireBefore('desfire:v1:70:41'), { balance: 70, counter: 41 });
+    assert.equal(parseDesfireBefore('desfire:v1:blank'), null);
+    const fromBlank = planDesfireWrite('desfire:v1:blank', 5, 'm-1');
+    assert.deepEqual([fromBlank.counter, fromBlank.previousBalance], [1, null]);
+    assert.equal(planDesfireWrite('desfire:v1:70:41', 0, 'm-2').counter, 42);
+  });
+
+  for (const text of [
+    'desfire:v1:-1:0',
+    'desfire:v1:2147483648:0',
+    'desfire:v1:1:4294967296',
+    'desfire:v2:1:1',
+    'classic:v1:blank',
+    'desfire:v1:1',
+  ]) {
+    test(`when the text is "${text}", then it is not a DESFire wallet state`, () => {
+      assert.equal(isDesfireBefore(text), false);
+      assert.throws(() => parseDesfireBefore(text), RangeError);
+    });
+  }
 });
 
 describe('deciding a DESFire write', () => {
@@ -163,7 +188,7 @@ describe('deciding a DESFire write', () => {
       const records = vector.records.map(([counter, id, valueAfter]) =>
         encodeMovementRecord({ counter, movementId: movementIdBytes(id), valueAfter }),
       );
-      const intent = { cardType: 'desfire' as const, previousBalance: 0, ...vector.intent };
+      const intent = { type: 'desfire' as const, previousBalance: 0, ...vector.intent };
       assert.equal(decideDesfireWrite(intent, records), vector.expected);
     });
   }

@@ -16,7 +16,7 @@ import {
   DesfireWalletSession,
   type DesfirePersonalizationStep,
 } from '../../service/card/desfire/desfire-wallet-session.ts';
-import { desfireWalletApplication } from '../../service/card/simulator/card-simulator.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { SimulatedNfc, SimulatedPcscReader } from '../../service/card/simulator/simulated-pcsc.ts';
 import { VirtualDesfireCard } from '../../service/card/simulator/virtual-desfire-card.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
@@ -35,11 +35,10 @@ const trial = new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1
 let uids = 0;
 function newCard(credits?: number): VirtualDesfireCard {
   uids += 1;
-  const card = new VirtualDesfireCard({
-    uid: Buffer.from(`04DE5E55${uids.toString(16).padStart(6, '0')}`, 'hex'),
-  });
-  if (credits !== undefined) card.installApplication(desfireWalletApplication(AID, credits));
-  return card;
+  const uid = Buffer.from(`04DE5E55${uids.toString(16).padStart(6, '0')}`, 'hex');
+  return credits === undefined
+    ? new VirtualDesfireCard({ uid })
+    : desfireWalletCard(uid, AID, credits);
 }
 
 /** nfc-pcsc's Reader over the simulated reader; `present` puts the card (back) in the field. */
@@ -83,19 +82,43 @@ const code = (error: unknown) => (error as AppError).code;
 const nothing = async () => {};
 
 describe('DesfireWalletSession: reading and writing', () => {
-  test('when a card fresh from the factory is read, then it has no wallet and 0 credits', async () => {
+  test('when a card fresh from the factory is read, then it has no key of its own; opened as not set up yet, it holds 0', async () => {
     const card = newCard();
     const rig = await simulatedReader(card);
     try {
-      const read = await rig.session(perCard).readWallet();
-      assert.deepEqual(read, {
+      await assert.rejects(
+        rig.session(perCard).readWallet(),
+        (e) => code(e) === 'AuthenticationFail',
+      );
+      const session = rig.session(perCard);
+      assert.equal(await session.openWallet(), 'transport');
+      assert.deepEqual(await session.readWallet(), {
         cardId: card.id,
-        cardType: 'desfire',
-        hasWallet: false,
         balance: 0,
+        before: 'desfire:v1:blank',
+        hasWallet: false,
         counter: 0,
-        openedWith: 'transport',
       });
+      const trialSession = rig.session(trial);
+      assert.equal(await trialSession.openWallet(), 'transport', 'without its application');
+      assert.equal((await trialSession.readWallet()).balance, 0);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when a card holding a wallet on the transport keys is read with per-card keys, then only after openWallet said transport', async () => {
+    const card = newCard(33);
+    const rig = await simulatedReader(card);
+    try {
+      await assert.rejects(
+        rig.session(perCard).readWallet(),
+        (e) => code(e) === 'AuthenticationFail',
+      );
+      const session = rig.session(perCard);
+      assert.equal(await session.openWallet(), 'transport');
+      assert.equal((await session.readWallet()).before, 'desfire:v1:33:0');
+      assert.equal(await rig.session(trial).openWallet(), 'card');
     } finally {
       rig.close();
     }
@@ -107,22 +130,20 @@ describe('DesfireWalletSession: reading and writing', () => {
     try {
       const session = rig.session(perCard);
       assert.equal(await session.personalize(nothing), true);
+      assert.equal(await session.openWallet(), 'card');
       let wallet = await session.readWallet();
-      assert.deepEqual(
-        { balance: wallet.balance, counter: wallet.counter, openedWith: wallet.openedWith },
-        { balance: 0, counter: 0, openedWith: 'card' },
-      );
-      const recharge = planDesfireWrite(wallet, 150, '7c9e6679-7425-40de-944b-e07fc1f90ae7');
+      assert.equal(wallet.before, 'desfire:v1:0:0');
+      const recharge = planDesfireWrite(wallet.before, 150, '7c9e6679-7425-40de-944b-e07fc1f90ae7');
       assert.deepEqual(await session.write(recharge), { outcome: 'committed' });
       assert.equal(value(card), 150);
       wallet = await session.readWallet();
       assert.equal(wallet.counter, 1);
-      const discharge = planDesfireWrite(wallet, 0, '0f8fad5b-d9cb-469f-a165-70867728950e');
+      const discharge = planDesfireWrite(wallet.before, 0, '0f8fad5b-d9cb-469f-a165-70867728950e');
       assert.deepEqual(await session.write(discharge), { outcome: 'committed' });
       assert.equal(value(card), 0);
       assert.equal(records(card), 2);
-      assert.equal(await session.decide(recharge), 'committed');
-      assert.equal(await session.decide(discharge), 'committed');
+      assert.deepEqual(await session.decide(recharge), { outcome: 'committed' });
+      assert.deepEqual(await session.decide(discharge), { outcome: 'committed' });
     } finally {
       rig.close();
     }
@@ -133,7 +154,7 @@ describe('DesfireWalletSession: reading and writing', () => {
     const rig = await simulatedReader(card);
     try {
       const session = rig.session(trial);
-      const intent = planDesfireWrite(await session.readWallet(), 30, 'm-again');
+      const intent = planDesfireWrite((await session.readWallet()).before, 30, 'm-again');
       assert.deepEqual(await session.write(intent), { outcome: 'committed' });
       assert.deepEqual(await session.write(intent), { outcome: 'committed' });
       assert.equal(value(card), 30);
@@ -148,7 +169,7 @@ describe('DesfireWalletSession: reading and writing', () => {
     const rig = await simulatedReader(card);
     try {
       const session = rig.session(trial);
-      const intent = planDesfireWrite(await session.readWallet(), 30, 'm-stale');
+      const intent = planDesfireWrite((await session.readWallet()).before, 30, 'm-stale');
       const stale: DesfireWriteIntent = { ...intent, previousBalance: 11 };
       const result = await session.write(stale);
       assert.equal(result.outcome, 'not-written');
@@ -166,7 +187,11 @@ describe('DesfireWalletSession: reading and writing', () => {
       const card = newCard(10);
       const rig = await simulatedReader(card);
       try {
-        const intent = planDesfireWrite(await rig.session(trial).readWallet(), 25, 'm-torn');
+        const intent = planDesfireWrite(
+          (await rig.session(trial).readWallet()).before,
+          25,
+          'm-torn',
+        );
         const armed = card.failAt('commit', fault);
         const result = await rig.session(trial).write(intent);
         assert.ok(armed.fired);
@@ -174,7 +199,9 @@ describe('DesfireWalletSession: reading and writing', () => {
         assert.equal(code((result as { error: unknown }).error), 'NoCard');
         assert.equal(value(card), landed ? 25 : 10);
         await rig.present();
-        assert.equal(await rig.session(trial).decide(intent), landed ? 'committed' : 'not-written');
+        assert.deepEqual(await rig.session(trial).decide(intent), {
+          outcome: landed ? 'committed' : 'not-written',
+        });
       } finally {
         rig.close();
       }
@@ -186,13 +213,17 @@ describe('DesfireWalletSession: reading and writing', () => {
       const card = newCard(10);
       const rig = await simulatedReader(card);
       try {
-        const intent = planDesfireWrite(await rig.session(trial).readWallet(), 25, 'm-early');
+        const intent = planDesfireWrite(
+          (await rig.session(trial).readWallet()).before,
+          25,
+          'm-early',
+        );
         card.failAt(command, 'pull-after');
         const result = await rig.session(trial).write(intent);
         assert.equal(result.outcome, 'not-written');
         assert.equal(value(card), 10);
         await rig.present();
-        assert.equal(await rig.session(trial).decide(intent), 'not-written');
+        assert.deepEqual(await rig.session(trial).decide(intent), { outcome: 'not-written' });
       } finally {
         rig.close();
       }
@@ -225,7 +256,11 @@ describe('DesfireWalletSession: reading and writing', () => {
     const card = newCard(10);
     const rig = await simulatedReader(card);
     try {
-      const intent = planDesfireWrite(await rig.session(trial).readWallet(), 20, 'm-other');
+      const intent = planDesfireWrite(
+        (await rig.session(trial).readWallet()).before,
+        20,
+        'm-other',
+      );
       const result = await rig.session(trial, '04000000000001').write(intent);
       assert.equal(result.outcome, 'not-written');
       assert.equal(code((result as { error: unknown }).error), 'NoCard');
@@ -268,8 +303,9 @@ describe('DesfireWalletSession: personalization', () => {
     const rig = await simulatedReader(card);
     try {
       assert.equal(await rig.session(perCard).personalize(nothing), true);
-      const read = await rig.session(perCard).readWallet();
-      assert.deepEqual([read.balance, read.openedWith], [42, 'card']);
+      const session = rig.session(perCard);
+      assert.equal(await session.openWallet(), 'card');
+      assert.equal((await session.readWallet()).balance, 42);
     } finally {
       rig.close();
     }
@@ -320,12 +356,10 @@ describe('DesfireWalletSession: personalization', () => {
             assert.ok(fault.fired, `APDU ${at} ${action}`);
             await rig.present();
             await rig.session(perCard).personalize(nothing);
-            const read = await rig.session(perCard).readWallet();
-            assert.deepEqual(
-              [read.balance, read.openedWith, card.piccKey.type],
-              [credits ?? 0, 'card', 'aes'],
-              `pulled ${action} APDU ${at}`,
-            );
+            const session = rig.session(perCard);
+            assert.equal(await session.openWallet(), 'card', `pulled ${action} APDU ${at}`);
+            assert.equal((await session.readWallet()).balance, credits ?? 0);
+            assert.equal(card.piccKey.type, 'aes');
           } finally {
             rig.close();
           }

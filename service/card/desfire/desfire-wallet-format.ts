@@ -124,33 +124,78 @@ export interface DesfireWalletState {
   counter: number;
 }
 
-/** A DESFire card write, as the journal keeps it. */
+/**
+ * A DESFire card write, as the journal keeps it. `previousBalance` is null for a card that
+ * held no wallet application when it was read.
+ */
 export interface DesfireWriteIntent {
-  cardType: 'desfire';
+  type: 'desfire';
   /** The counter of the record this write adds. */
   counter: number;
   movementId: string;
   value: number;
-  previousBalance: number;
+  previousBalance: number | null;
 }
 
-/** The write that takes `wallet` to `newBalance` for movement `movementId`. */
+const BEFORE_PREFIX = 'desfire:v1:';
+const BLANK_BEFORE = `${BEFORE_PREFIX}blank`;
+/** `desfire:v1:<balance>:<counter>`, or `desfire:v1:blank` for a card without the wallet. */
+const VALID_BEFORE = /^desfire:v1:(\d{1,10}):(\d{1,10})$/;
+
+/** The text a DESFire wallet reads as (wallet-card.ts, `before`); null: no wallet application. */
+export function desfireBefore(state: DesfireWalletState | null): string {
+  return state ? `${BEFORE_PREFIX}${state.balance}:${state.counter}` : BLANK_BEFORE;
+}
+
+export function isDesfireBefore(before: string): boolean {
+  const match = VALID_BEFORE.exec(before);
+  return (
+    before === BLANK_BEFORE ||
+    (match !== null &&
+      Number(match[1]) <= MAX_CARD_BALANCE &&
+      Number(match[2]) <= MAX_RECORD_COUNTER)
+  );
+}
+
+/** The wallet a `before` says the card held; null: no wallet application. */
+export function parseDesfireBefore(before: string): DesfireWalletState | null {
+  if (before === BLANK_BEFORE) return null;
+  const match = VALID_BEFORE.exec(before);
+  if (!match || !isDesfireBefore(before))
+    throw new RangeError(`not a DESFire wallet state: "${before}"`);
+  return { balance: Number(match[1]), counter: Number(match[2]) };
+}
+
+const MAX_RECORD_COUNTER = 0xffffffff;
+
+/**
+ * The write that takes a card holding `before` to `newBalance` for movement `movementId`:
+ * pure, so the same movement planned again (by another till, from the ledger's record) is the
+ * same write.
+ */
 export function planDesfireWrite(
-  wallet: DesfireWalletState,
+  before: string,
   newBalance: number,
   movementId: string,
 ): DesfireWriteIntent {
   if (!Number.isInteger(newBalance) || newBalance < 0 || newBalance > MAX_CARD_BALANCE) {
     throw new RangeError(`a DESFire balance is 0 to ${MAX_CARD_BALANCE}, not ${newBalance}`);
   }
-  if (wallet.counter >= 0xffffffff) throw new RangeError('the card has no record counter left');
+  const wallet = parseDesfireBefore(before);
+  const counter = wallet?.counter ?? 0;
+  if (counter >= MAX_RECORD_COUNTER) throw new RangeError('the card has no record counter left');
   return {
-    cardType: 'desfire',
-    counter: wallet.counter + 1,
+    type: 'desfire',
+    counter: counter + 1,
     movementId,
     value: newBalance,
-    previousBalance: wallet.balance,
+    previousBalance: wallet?.balance ?? null,
   };
+}
+
+/** What a card held when `before` was read. */
+export function desfireBalanceBefore(before: string): number {
+  return parseDesfireBefore(before)?.balance ?? 0;
 }
 
 /** The record a planned write adds. */

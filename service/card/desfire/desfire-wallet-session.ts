@@ -1,6 +1,13 @@
-import type { AppError } from '../../errors.ts';
 import { errors } from '../../errors.ts';
 import { toCardError } from '../card-errors.ts';
+import {
+  isDesfireIntent,
+  type CardWallet,
+  type WalletCard,
+  type WriteDecision,
+  type WriteIntent,
+  type WriteResult,
+} from '../wallet-card.ts';
 import type { DesfireWalletKeys } from '../wallet-keys.ts';
 import { formatCardId } from '../wallet-format.ts';
 import { DesfireClient, PICC_AID, type Transmit } from './desfire-client.ts';
@@ -11,6 +18,7 @@ import {
   APPLICATION_SETTINGS,
   decideDesfireWrite,
   decodeMovementRecord,
+  desfireBefore,
   KEY_APPLICATION_MASTER,
   KEY_MACHINE,
   KEY_TILL,
@@ -21,28 +29,15 @@ import {
   RECORD_SIZE,
   VALUE_FILE,
   VALUE_FILE_SPEC,
-  type DesfireWriteIntent,
-  type DesfireWriteOutcome,
 } from './desfire-wallet-format.ts';
 
-/** What a till reads of a DESFire wallet. */
-export interface DesfireWalletRead {
-  cardId: string;
-  cardType: 'desfire';
+/** A DESFire wallet as read (the card face's CardWallet, and what it was read from). */
+export interface DesfireWallet extends CardWallet {
   /** False on a card without the wallet application (fresh from the factory): 0 credits. */
   hasWallet: boolean;
-  balance: number;
   /** The newest movement record's counter, 0 when there is none. */
   counter: number;
-  /** Which keys opened it: the card's own, or those it carries until personalized. */
-  openedWith: 'card' | 'transport';
 }
-
-/** How a card write ended: certainly on the card, certainly not, or not knowable now. */
-export type DesfireWriteResult =
-  | { outcome: 'committed' }
-  | { outcome: 'not-written'; error: AppError }
-  | { outcome: 'uncertain'; error: AppError };
 
 /** The steps of a personalization, each announced (journaled) before it is done. */
 export type DesfirePersonalizationStep = 'picc-key' | 'application' | 'keys';
@@ -50,17 +45,22 @@ export type DesfirePersonalizationStep = 'picc-key' | 'application' | 'keys';
 const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
 
 /**
- * One operation on the DESFire card on the reader (docs/card-format.md section 9): reads the
- * wallet, writes a movement (Credit or Debit, its record, CommitTransaction: the commit point),
- * decides a write whose answer was lost from the records, and personalizes a card. Each
- * command is a bounded APDU (`transmit`); every failure leaves as an AppError.
+ * The card face (wallet-card.ts) of a DESFire card on the reader, for one operation
+ * (docs/card-format.md section 9): reads the wallet, writes a movement (Credit or Debit, its
+ * record, CommitTransaction: the commit point), decides a write whose answer was lost from the
+ * records, and personalizes the card. The wallet opens with the card's own till key only, as a
+ * MIFARE Classic card with its own key B; after openWallet() said 'transport', with the key the
+ * card carries until personalized too. Each command is a bounded APDU (`transmit`); every
+ * failure leaves as an AppError.
  */
-export class DesfireWalletSession {
+export class DesfireWalletSession implements WalletCard {
   readonly cardId: string;
   readonly cardType = 'desfire' as const;
   readonly #transmit: Transmit;
   readonly #client: DesfireClient;
   readonly #keys: DesfireWalletKeys;
+  /** openWallet() found the card not personalized: its transport keys may open it. */
+  #transportAllowed = false;
 
   constructor(cardId: string, transmit: Transmit, keys: DesfireWalletKeys) {
     this.cardId = cardId;
@@ -76,21 +76,46 @@ export class DesfireWalletSession {
     if (!ok || formatCardId(response.subarray(0, -2)) !== this.cardId) throw errors.noCard();
   }
 
-  /** The wallet: its balance and newest record. CorruptCard when its files are not the wallet's. */
-  async readWallet(): Promise<DesfireWalletRead> {
+  /**
+   * Which till key opens the wallet: the card's own ('card'), or the one it carries until it
+   * is personalized ('transport', which later reads and writes of this session may then use).
+   * A card without the wallet application is 'transport' too: it is not set up yet. Neither
+   * key: AuthenticationFail.
+   */
+  async openWallet(): Promise<'card' | 'transport'> {
     return this.#cardErrors(async () => {
-      const openedWith = await this.#open();
-      const blank = { cardId: this.cardId, cardType: 'desfire' as const, balance: 0, counter: 0 };
-      if (!openedWith) {
-        const { own, transport } = this.#keys;
-        return { ...blank, hasWallet: false, openedWith: own === transport ? 'card' : 'transport' };
+      this.#transportAllowed = true;
+      const opened = await this.#open();
+      this.#transportAllowed = opened !== 'card';
+      return opened === 'card' ? 'card' : 'transport';
+    });
+  }
+
+  /**
+   * The wallet: its balance and newest record. A card without the wallet application holds 0
+   * (with per-card keys only once openWallet() allowed its transport keys: it has no key of its
+   * own). CorruptCard when its files are not the wallet's.
+   */
+  async readWallet(): Promise<DesfireWallet> {
+    return this.#cardErrors(async () => {
+      const opened = await this.#open();
+      if (!opened) {
+        return {
+          cardId: this.cardId,
+          balance: 0,
+          before: desfireBefore(null),
+          hasWallet: false,
+          counter: 0,
+        };
       }
-      const balance = await this.#walletFile(() =>
-        this.#client.getValue(VALUE_FILE, VALUE_FILE_SPEC.comm),
-      );
-      const [newest] = await this.#records(1);
-      const counter = newest ? decodeMovementRecord(newest).counter : 0;
-      return { ...blank, hasWallet: true, balance, counter, openedWith };
+      const { balance, counter } = await this.#wallet();
+      return {
+        cardId: this.cardId,
+        balance,
+        before: desfireBefore({ balance, counter }),
+        hasWallet: true,
+        counter,
+      };
     });
   }
 
@@ -98,28 +123,30 @@ export class DesfireWalletSession {
    * Writes a planned movement: checks the UID, opens the wallet, checks that it still holds
    * what the plan was made from, credits or debits the difference, adds the record and commits.
    * Anything failing before CommitTransaction leaves the card as it was (the card drops an
-   * uncommitted transaction); a CommitTransaction without a verified answer is uncertain.
+   * uncommitted transaction); a CommitTransaction without a verified answer is uncertain. The
+   * same write sent again after it committed is committed, not done twice.
    */
-  async write(intent: DesfireWriteIntent): Promise<DesfireWriteResult> {
+  async write(intent: WriteIntent): Promise<WriteResult> {
     try {
+      if (!isDesfireIntent(intent)) {
+        throw errors.cardOperationFailed(new Error('a MIFARE Classic write for a DESFire card'));
+      }
       await this.checkUid();
       if (!(await this.#open())) {
         throw errors.cardOperationFailed(new Error('the card holds no wallet application'));
       }
-      const value = await this.#client.getValue(VALUE_FILE, VALUE_FILE_SPEC.comm);
-      const [newest] = await this.#records(1);
-      const counter = newest ? decodeMovementRecord(newest).counter : 0;
+      const { balance, counter, newest } = await this.#wallet();
       if (
-        counter === intent.counter &&
         newest &&
+        counter === intent.counter &&
         decideDesfireWrite(intent, [newest]) === 'committed'
       ) {
         return { outcome: 'committed' };
       }
-      if (value !== intent.previousBalance || counter !== intent.counter - 1) {
+      if (balance !== (intent.previousBalance ?? 0) || counter !== intent.counter - 1) {
         throw errors.cardWriteUnverified();
       }
-      const delta = intent.value - intent.previousBalance;
+      const delta = intent.value - balance;
       if (delta > 0) await this.#client.credit(VALUE_FILE, delta, VALUE_FILE_SPEC.comm);
       if (delta < 0) await this.#client.debit(VALUE_FILE, -delta, VALUE_FILE_SPEC.comm);
       await this.#client.writeRecord(RECORD_FILE, 0, recordOf(intent), RECORD_FILE_SPEC.comm);
@@ -139,14 +166,26 @@ export class DesfireWalletSession {
   }
 
   /** Decides an earlier write from the records the card holds (section 9.5). */
-  async decide(intent: DesfireWriteIntent): Promise<DesfireWriteOutcome> {
+  async decide(intent: WriteIntent): Promise<WriteDecision> {
+    if (!isDesfireIntent(intent)) return { outcome: 'unknown' };
     return this.#cardErrors(async () => {
       await this.checkUid();
-      if (!(await this.#open())) return 'not-written';
+      // Reading needs no key of its own: a write made before personalization is decided too.
+      this.#transportAllowed = true;
+      if (!(await this.#open())) return { outcome: 'not-written' };
       const settings = await this.#client.getFileSettings(RECORD_FILE);
       const held = settings.type === 'cyclic-record' ? settings.currentRecords : 0;
-      return decideDesfireWrite(intent, await this.#records(held));
+      return { outcome: decideDesfireWrite(intent, await this.#records(held)) };
     });
+  }
+
+  /** The balance, the newest record and its counter (0 without one). */
+  async #wallet(): Promise<{ balance: number; counter: number; newest: Buffer | undefined }> {
+    const balance = await this.#walletFile(() =>
+      this.#client.getValue(VALUE_FILE, VALUE_FILE_SPEC.comm),
+    );
+    const [newest] = await this.#records(1);
+    return { balance, counter: newest ? decodeMovementRecord(newest).counter : 0, newest };
   }
 
   /**
@@ -252,19 +291,22 @@ export class DesfireWalletSession {
   }
 
   /**
-   * Selects the wallet application and authenticates the till key: the card's own, else (with
-   * per-card keys) the one it carries until personalized. Null when the card has no wallet
-   * application.
+   * Selects the wallet application and authenticates the till key: the card's own; its
+   * transport key only where allowed (openWallet). Null when the card has no wallet
+   * application: with per-card keys and no transport key allowed, AuthenticationFail (no key of
+   * its own opens anything on it).
    */
   async #open(): Promise<'card' | 'transport' | null> {
     const { aid, own, transport } = this.#keys;
+    const perCard = own !== transport;
     try {
       await this.#client.selectApplication(aid);
     } catch (error) {
-      if (error instanceof DesfireStatusError && error.is('APPLICATION_NOT_FOUND')) return null;
-      throw error;
+      if (!(error instanceof DesfireStatusError && error.is('APPLICATION_NOT_FOUND'))) throw error;
+      if (perCard && !this.#transportAllowed) throw errors.authenticationFail(error);
+      return null;
     }
-    if (own === transport) {
+    if (!perCard || !this.#transportAllowed) {
       await this.#client.authenticate(KEY_TILL, own.till);
       return 'card';
     }

@@ -14,6 +14,7 @@ import {
   APPLICATION_KEY_COUNT,
   APPLICATION_SETTINGS,
   DEFAULT_DESFIRE_AID,
+  PICC_SETTINGS,
   RECORD_FILE_SPEC,
   VALUE_FILE,
   VALUE_FILE_SPEC,
@@ -21,11 +22,8 @@ import {
 import { decodeWallet, formatCardId, planWrite, sectorBlocks } from '../wallet-format.ts';
 import { SimulatedNfc, SimulatedPcscReader } from './simulated-pcsc.ts';
 import { VirtualCard, type AnyVirtualCard } from './virtual-card.ts';
-import {
-  VirtualDesfireCard,
-  type DesfireApplication,
-  type DesfireSnapshot,
-} from './virtual-desfire-card.ts';
+import type { DesfireCardKeys } from '../desfire/desfire-keys.ts';
+import { VirtualDesfireCard, type DesfireSnapshot } from './virtual-desfire-card.ts';
 
 /** The faults the control API can arm on the card in the field. */
 export const SIMULATOR_FAULTS = [
@@ -130,28 +128,39 @@ export interface CardSimulatorOptions {
 }
 
 /**
- * A DESFire wallet application as a card leaves a shop that has not personalized it yet: the
- * wallet's files (docs/card-format.md, "DESFire wallet"), its keys still all zero (version 0),
- * `credits` in the value file and no movement record. The worker gives it its own keys as it
- * does a MIFARE Classic card on the transport key.
+ * A DESFire card holding a wallet of `credits` (docs/card-format.md section 9) in application
+ * `aid`, no movement record yet. Without `keys` (or with the trial keys) as a card leaves a shop
+ * that has not personalized it: the factory PICC key, the application's keys all zero (version
+ * 0); the worker gives it its own keys as it does a MIFARE Classic card on the transport key.
+ * With a card's own keys (version 1): as the worker's personalization leaves it.
  */
-export function desfireWalletApplication(aid: number, credits: number): DesfireApplication {
+export function desfireWalletCard(
+  uid: Buffer,
+  aid: number,
+  credits: number,
+  keys?: DesfireCardKeys,
+): VirtualDesfireCard {
+  const card = new VirtualDesfireCard({ uid });
   const { fileNo: valueFileNo, ...valueFile } = VALUE_FILE_SPEC;
   const { fileNo: recordFileNo, ...recordFile } = RECORD_FILE_SPEC;
-  return {
+  const own = keys && keys.version > 0 ? keys : undefined;
+  if (own) card.setPiccKey({ ...own.picc, version: own.version }, PICC_SETTINGS);
+  const appKeys = own ? [own.application, own.till, own.machine] : [];
+  card.installApplication({
     aid,
     settings: APPLICATION_SETTINGS,
     keyType: 'aes',
-    keys: Array.from({ length: APPLICATION_KEY_COUNT }, () => ({
+    keys: Array.from({ length: APPLICATION_KEY_COUNT }, (_, keyNo) => ({
       type: 'aes' as const,
-      key: Buffer.alloc(16),
-      version: 0,
+      key: Buffer.from(appKeys[keyNo]?.key ?? Buffer.alloc(16)),
+      version: own?.version ?? 0,
     })),
     files: new Map([
       [valueFileNo, { type: 'value', ...valueFile, value: credits, limitedCreditValue: 0 }],
       [recordFileNo, { type: 'cyclic-record', ...recordFile, records: [] }],
     ]),
-  };
+  });
+  return card;
 }
 
 /**
@@ -261,10 +270,9 @@ export class CardSimulator extends EventEmitter<CardSimulatorEvents> {
     if (uid.length !== 7) {
       throw errors.invalidSimulatorRequest('uid: a DESFire card has a 7-byte UID (14 hex digits)');
     }
-    const card = new VirtualDesfireCard({ uid });
-    if (credits !== undefined)
-      card.installApplication(desfireWalletApplication(this.#aid, credits));
-    return card;
+    return credits === undefined
+      ? new VirtualDesfireCard({ uid })
+      : desfireWalletCard(uid, this.#aid, credits);
   }
 
   get #aid(): number {
