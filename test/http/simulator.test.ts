@@ -238,16 +238,67 @@ describe('DESFire cards in the simulator', () => {
     }
   });
 
-  test("when faults are armed on a DESFire card, then 'corrupt' leaves its wallet unreadable and 'none' disarms", async () => {
-    const placed = await call('POST', '/simulator/place', { type: 'desfire', credits: 9 });
+  test('when a DESFire card is recharged and paid out without a master key, then its wallet application is made on the first recharge and the money is exact', async () => {
+    const placed = await call('POST', '/simulator/place', { type: 'desfire' });
     const { cardId } = placed.json as SimCard;
-    for (const fault of ['tear-before-commit', 'slow', 'none', 'wrong-key']) {
-      const res = await call('POST', '/simulator/fault', { fault });
-      assert.equal(res.status, 200, `${fault}: ${res.text}`);
-      assert.deepEqual(res.json, { cardId, credits: 9 });
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+    const inPlay = await creditsInPlay();
+    const read = await call('GET', '/readcard');
+    assert.deepEqual(read.json, { cardId, credits: 0, rechargeAmount: null }, read.text);
+    const recharged = await call('POST', '/writecard', { credits: 12 });
+    assert.deepEqual(recharged.json, { cardId, credits: 12, rechargeAmount: 6 }, recharged.text);
+    assert.equal(await cardCredits(cardId), 12);
+    const discharged = await call('POST', '/dischargecard');
+    assert.equal(discharged.status, 200, discharged.text);
+    assert.equal(await cardCredits(cardId), 0);
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay, 'no credit made or lost');
+  });
+
+  test('when a DESFire card is torn before or after its commit, then the next tap settles it and the money is exact', async () => {
+    const placed = await call('POST', '/simulator/place', { type: 'desfire' });
+    const { cardId } = placed.json as SimCard;
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+    assert.equal((await call('POST', '/writecard', { credits: 10 })).status, 200);
+    const inPlay = await creditsInPlay();
+    for (const [fault, landed] of [
+      ['tear-before-commit', false],
+      ['tear-after-commit', true],
+    ] as const) {
+      const before = (await cardCredits(cardId)) ?? 0;
+      assert.equal((await call('POST', '/simulator/fault', { fault })).status, 200);
+      const torn = await call('POST', '/writecard', { credits: 5 });
+      assert.equal(torn.status, 500, torn.text);
+      await waitUntil(() => service.readers.status.card === null, 5_000, 'card gone');
+      await putBack(cardId);
+      const read = await call('GET', '/readcard');
+      assert.equal(read.status, 200, read.text);
+      assert.equal(await cardCredits(cardId), before + (landed ? 5 : 0), fault);
     }
-    const corrupt = await call('POST', '/simulator/fault', { fault: 'corrupt' });
-    assert.deepEqual(corrupt.json, { cardId, credits: null });
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay);
+  });
+
+  test('when faults are armed on DESFire cards, then another key is AuthenticationFail, a wallet without its files CorruptCard, a slow card CardNotResponding, and nothing moves', async () => {
+    const inPlay = await creditsInPlay();
+    for (const [fault, error, credits] of [
+      ['wrong-key', 'AuthenticationFail', 9],
+      ['corrupt', 'CorruptCard', null],
+      ['slow', 'CardNotResponding', 9],
+    ] as const) {
+      const placed = await call('POST', '/simulator/place', { type: 'desfire', credits: 9 });
+      const { cardId } = placed.json as SimCard;
+      await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+      const armed = await call('POST', '/simulator/fault', { fault });
+      assert.deepEqual(armed.json, { cardId, credits }, `${fault}: ${armed.text}`);
+      const res = await call('POST', '/writecard', { credits: 1 });
+      assert.deepEqual(res.json, { error }, `${fault}: ${res.text}`);
+    }
+    assert.equal((await call('POST', '/simulator/fault', { fault: 'none' })).status, 200);
+    await settled();
+    // The three cards' 9 credits were placed (demo credits: no ledger issued them); the card
+    // left without files counts as null; nothing moved since.
+    assert.equal(await creditsInPlay(), inPlay + 18);
   });
 });
 
