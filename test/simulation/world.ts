@@ -5,14 +5,30 @@
  * virtual clock and a scheduler that picks the order of everything from one seed. Every run
  * of a seed is the same run, so a failing seed replays exactly.
  *
+ * The cards are MIFARE Classic (a simulated card's two slots under the Classic card face) and
+ * DESFire (the virtual DESFire card under the DESFire wallet session, its real cryptography
+ * and transactions included).
+ *
  * Faults: slow, lost, late and duplicated ledger calls; card writes torn before or after the
- * commit point; cards pulled and swapped; the worker crashing (its journal keeps what was
+ * commit point (a Classic slot write, a DESFire CommitTransaction); cards pulled and swapped; the worker crashing (its journal keeps what was
  * durable; the line being written may or may not be) and starting again; the operator
  * changing the API key to another shop's. After the faults stop, every card comes back and
  * time runs on; then the invariants are checked (checkInvariants).
  */
 import { createHash } from 'node:crypto';
 import { classicWalletCard } from '../../service/card/classic-wallet.ts';
+import {
+  DEFAULT_DESFIRE_AID,
+  VALUE_FILE,
+} from '../../service/card/desfire/desfire-wallet-format.ts';
+import { DesfireWalletSession } from '../../service/card/desfire/desfire-wallet-session.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
+import {
+  powerOn,
+  type DesfireVolatile,
+  type VirtualDesfireCard,
+} from '../../service/card/simulator/virtual-desfire-card.ts';
+import { WalletKeys } from '../../service/card/wallet-keys.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { AppError, errors } from '../../service/errors.ts';
@@ -262,10 +278,15 @@ function attempt<T>(act: () => T): { ok: true; value: T } | { ok: false; error: 
   }
 }
 
-interface SimCard {
-  uid: string;
-  slots: [Buffer, Buffer];
-}
+/** A MIFARE Classic card's two slots, or a DESFire card and what it holds while powered. */
+type SimCard =
+  | { kind: 'classic'; uid: string; slots: [Buffer, Buffer] }
+  | { kind: 'desfire'; uid: string; card: VirtualDesfireCard; powered: DesfireVolatile };
+
+/** The trial keys (no master key): the simulated DESFire cards' wallet keys. */
+const WALLET_KEYS = new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 });
+const GET_UID = 0xff;
+const COMMIT_TRANSACTION = 0xc7;
 
 /** The reader, its card and its one-at-a-time lock; each APDU takes virtual time. */
 class SimReader implements CardAccess {
@@ -298,8 +319,41 @@ class SimReader implements CardAccess {
     return run;
   }
 
-  /** The card face over the simulated card's two slots, as the PC/SC session puts it. */
+  /** The tear (if any) the next commit point meets. */
+  #tear(): 'before' | 'after' | undefined {
+    const { rng } = this.#sched;
+    return rng.chance(this.tears.before)
+      ? 'before'
+      : rng.chance(this.tears.after)
+        ? 'after'
+        : undefined;
+  }
+
+  /**
+   * A DESFire card's face: the production session over the virtual card, each command an APDU
+   * that takes virtual time; the reader answers GET UID itself. A tear takes the card away
+   * before or after it takes its CommitTransaction.
+   */
+  #desfireSession(card: Extract<SimCard, { kind: 'desfire' }>): CardOnReader {
+    const transmit = async (apdu: Buffer) => {
+      await this.#sched.sleep(this.#sched.rng.between(1, 20));
+      if (this.card !== card) throw errors.noCard();
+      if (apdu[0] === GET_UID) return Buffer.concat([card.card.uid, Buffer.from([0x90, 0x00])]);
+      const tear = apdu[1] === COMMIT_TRANSACTION ? this.#tear() : undefined;
+      const answer = tear === 'before' ? undefined : card.card.execute(card.powered, apdu);
+      if (tear || !answer) {
+        this.card = null;
+        this.onTear(card);
+        throw errors.noCard();
+      }
+      return answer;
+    };
+    return new DesfireWalletSession(card.uid, transmit, WALLET_KEYS.desfireKeysFor(card.uid));
+  }
+
+  /** The card face over the simulated card, as the PC/SC session puts it. */
   #session(card: SimCard): CardOnReader {
+    if (card.kind === 'desfire') return this.#desfireSession(card);
     const apdu = async () => {
       await this.#sched.sleep(this.#sched.rng.between(1, 20));
       if (this.card !== card) throw errors.noCard();
@@ -317,13 +371,8 @@ class SimReader implements CardAccess {
         } catch (error) {
           return { outcome: 'not-written', error: error as AppError };
         }
-        const { rng } = this.#sched;
-        const tear = rng.chance(this.tears.before)
-          ? 'before'
-          : rng.chance(this.tears.after)
-            ? 'after'
-            : undefined;
-        await this.#sched.sleep(rng.between(1, 20));
+        const tear = this.#tear();
+        await this.#sched.sleep(this.#sched.rng.between(1, 20));
         if (this.card !== card) return { outcome: 'uncertain', error: errors.cardNotResponding() };
         if (tear !== 'before') card.slots[slot] = Buffer.from(block);
         if (tear) {
@@ -383,14 +432,17 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
   const network = new SimNetwork(sched, ledger);
   const reader = new SimReader(sched);
   const store = new MemoryJournalStore(sched);
-  const cards: SimCard[] = Array.from({ length: rng.between(1, 3) }, (_, i) => {
+  const cards: SimCard[] = Array.from({ length: rng.between(1, 3) }, (_, i): SimCard => {
     const balance = rng.between(0, 200);
+    if (rng.chance(0.3)) {
+      const uid = `04D0000000000${i}`;
+      const card = desfireWalletCard(Buffer.from(uid, 'hex'), DEFAULT_DESFIRE_AID, balance);
+      return { kind: 'desfire', uid, card, powered: powerOn() };
+    }
     return {
+      kind: 'classic',
       uid: `0400000${i}`,
-      slots: [
-        balance === 0 ? Buffer.alloc(16) : encodeValueBlock(balance, 1),
-        Buffer.alloc(16),
-      ] as [Buffer, Buffer],
+      slots: [balance === 0 ? Buffer.alloc(16) : encodeValueBlock(balance, 1), Buffer.alloc(16)],
     };
   });
   // The cards were sold at the first shop before the till used the ledger: imported there.
@@ -449,6 +501,8 @@ export async function runSeed(seed: number, options: SimOptions = {}): Promise<S
     note('worker crashed');
   };
   const present = (card: SimCard) => {
+    // Put in the field, a DESFire card powers up: whatever it held only while powered is gone.
+    if (card.kind === 'desfire' && reader.card !== card) card.powered = powerOn();
     reader.card = card;
     note(`card ${card.uid} presented`);
     const running = engine;
@@ -674,6 +728,10 @@ function checkInvariants(world: {
 }
 
 function balanceOf(card: SimCard): number {
+  if (card.kind === 'desfire') {
+    const file = card.card.application(DEFAULT_DESFIRE_AID)?.files.get(VALUE_FILE);
+    return file?.type === 'value' ? file.value : 0;
+  }
   const state = decodeWallet(card.slots[0], card.slots[1]);
   return state.kind === 'valid' ? state.balance : 0;
 }
