@@ -173,9 +173,8 @@ export class DesfireWalletSession implements WalletCard {
       // Reading needs no key of its own: a write made before personalization is decided too.
       this.#transportAllowed = true;
       if (!(await this.#open())) return { outcome: 'not-written' };
-      const settings = await this.#client.getFileSettings(RECORD_FILE);
-      const held = settings.type === 'cyclic-record' ? settings.currentRecords : 0;
-      return { outcome: decideDesfireWrite(intent, await this.#records(held)) };
+      const records = await this.#records(RECORD_FILE_SPEC.maxRecords);
+      return { outcome: decideDesfireWrite(intent, records) };
     });
   }
 
@@ -203,10 +202,16 @@ export class DesfireWalletSession implements WalletCard {
       await this.checkUid();
       const { own, transport, aid } = this.#keys;
       const client = this.#client;
-      let wrote = await this.#personalizePicc(announce);
+      const announced = new Set<DesfirePersonalizationStep>();
+      const step = async (name: DesfirePersonalizationStep) => {
+        if (announced.has(name)) return;
+        announced.add(name);
+        await announce(name);
+      };
+      let wrote = await this.#personalizePicc(step);
       const applications = await client.getApplicationIds();
       if (!applications.includes(aid)) {
-        await announce('application');
+        await step('application');
         await client.createApplication(aid, APPLICATION_SETTINGS, APPLICATION_KEY_COUNT);
         wrote = true;
       }
@@ -222,14 +227,14 @@ export class DesfireWalletSession implements WalletCard {
       await client.authenticate(KEY_APPLICATION_MASTER, transport.application);
       const files = await client.getFileIds();
       if (!files.includes(VALUE_FILE) || !files.includes(RECORD_FILE)) {
-        if (!wrote) await announce('application');
+        await step('application');
         if (!files.includes(VALUE_FILE)) await client.createValueFile(VALUE_FILE_SPEC);
         if (!files.includes(RECORD_FILE)) await client.createCyclicRecordFile(RECORD_FILE_SPEC);
         wrote = true;
       }
       await this.#checkFiles();
       if (own === transport) return wrote;
-      await announce('keys');
+      await step('keys');
       for (const [keyNo, role] of [
         [KEY_TILL, 'till'],
         [KEY_MACHINE, 'machine'],
