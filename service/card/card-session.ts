@@ -1,7 +1,7 @@
 import type { Reader } from 'nfc-pcsc';
-import { boundedApdu } from './bounded-apdu.ts';
 import type { AppError } from '../errors.ts';
 import { errors } from '../errors.ts';
+import { boundedApdu } from './bounded-apdu.ts';
 import { toCardError } from './card-errors.ts';
 import {
   classicSlotWrite,

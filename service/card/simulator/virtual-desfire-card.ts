@@ -25,6 +25,20 @@
 // identifiers, SetConfiguration and random UIDs.
 
 import { randomBytes } from 'node:crypto';
+import { xor } from '../block-cipher.ts';
+import {
+  aidBytes,
+  commModeOf,
+  COMM_MODE_BYTES,
+  decodeAccessRights,
+  encodeAccessRights,
+  FREE_ACCESS,
+  INS,
+  int32,
+  uint24,
+  type AccessRights,
+  type CommMode,
+} from '../desfire/desfire-client.ts';
 import {
   AuthenticationChain,
   challengeLength,
@@ -35,20 +49,6 @@ import {
   type DesfireKey,
   type DesfireKeyType,
 } from '../desfire/desfire-crypto.ts';
-import { xor } from '../block-cipher.ts';
-import {
-  aidBytes,
-  commModeOf,
-  COMM_MODE_BYTES,
-  int32,
-  uint24,
-  decodeAccessRights,
-  encodeAccessRights,
-  FREE_ACCESS,
-  INS,
-  type AccessRights,
-  type CommMode,
-} from '../desfire/desfire-client.ts';
 import { DESFIRE_STATUS as S } from '../desfire/desfire-status.ts';
 import { FaultingCard, type ApduCommand } from './card-faults.ts';
 
