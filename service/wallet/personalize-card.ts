@@ -67,8 +67,13 @@ export class CardPersonalizer {
     if (card.personalize) {
       // A DESFire card is written only in its wallet application: without a master key the
       // first recharge creates it (on the trial keys), as a blank MIFARE Classic card is written.
+      // One this worker left half made (pulled between its application and its files: the
+      // journal says so) is finished first; its trial keys open it, so openWallet cannot tell.
       if (perCardKeys && !autoPersonalize) return;
-      if ((await card.openWallet?.()) === 'transport') await this.#personalizeDesfire(card);
+      const halfMade = this.#options.journal.personalizing.has(card.cardId);
+      if (halfMade || (await card.openWallet?.()) === 'transport') {
+        await this.#personalizeDesfire(card);
+      }
       return;
     }
     if (!perCardKeys || !autoPersonalize) return;

@@ -1,7 +1,9 @@
 // Personalizing DESFire cards over real HTTP and the PC/SC rig, with a card master key: the
 // factory PICC key replaced by the card's own AES key, the wallet application, its files and
 // keys (docs/card-format.md section 9.7), each step journaled; a card pulled at any command is
-// finished by the next personalization; a card holding a wallet keeps its credits.
+// finished by the next personalization; a card holding a wallet keeps its credits. And a till
+// without a master key, whose first recharge of a card makes its wallet application: a card
+// pulled at any command of it is finished by the next recharge.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +11,15 @@ import { after, before, describe, test } from 'node:test';
 import { parseMasterKey } from '../../service/card/card-keys.ts';
 import { desfireCardKeys } from '../../service/card/desfire/desfire-keys.ts';
 import { DEFAULT_DESFIRE_AID } from '../../service/card/desfire/desfire-wallet-format.ts';
-import { startCardRig, waitUntil, walletBalance, type CardRig } from '../support/card-rig.ts';
+import {
+  startCardRig,
+  waitUntil,
+  walletBalance,
+  type CardRig,
+  type Till,
+} from '../support/card-rig.ts';
 import { apiCaller, shown } from '../support/http-client.ts';
-import { TEST_API_KEY } from '../support/test-ledger.ts';
+import { shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import type { VirtualDesfireCard } from '../support/virtual-card.ts';
 
 // A test master key (never a real one: this file is public).
@@ -155,6 +163,68 @@ describe('DESFire: POST /cards/personalize', () => {
         });
       }
       assert.ok(step > 15, `only ${step - 1} commands were pulled`);
+    });
+  }
+});
+
+describe('DESFire without a master key: the first recharge makes the wallet application', () => {
+  let till: Till;
+  before(async () => (till = await rig.secondTill({ cardTimeoutMs: 1_500 })));
+  const recharge = () =>
+    apiCaller(() => till.service.url, till.apiKey)('POST', '/writecard', { credits: 5 });
+  const pool = () => shopCredits(rig.ledger.url);
+
+  /**
+   * Pulls a factory-fresh card at command `step` of its first recharge, then recharges it again
+   * and checks the money. False when the first recharge ended before that command.
+   */
+  async function pulledAt(step: number, mode: 'pull-before' | 'pull-after'): Promise<boolean> {
+    const card = await rig.desfireCardHolding(null);
+    till.reader.resetApduLog();
+    await till.present(card);
+    const poolBefore = await pool();
+    const fault = card.failAt({ index: till.reader.apdus.length + step }, mode);
+    const first = await recharge();
+    const settled = () =>
+      waitUntil(() => till.service.unconfirmedMovements === 0, 20_000, 'movements settled');
+    if (!fault.fired) {
+      fault.cancel();
+      try {
+        assert.equal(first.status, 200, shown(first));
+        assert.equal(walletBalance(card), 5);
+        await settled();
+      } finally {
+        await till.takeAway();
+      }
+      return false;
+    }
+    await till.reader.waitForRemoval();
+    await waitUntil(() => till.service.readers.status.card === null, 5_000, 'card gone');
+    await till.present(card);
+    try {
+      const again = await recharge();
+      assert.equal(again.status, 200, `${shown(first)}, then ${shown(again)}`);
+      await settled();
+      const held = walletBalance(card);
+      assert.ok(held === 5 || held === 10, `the card holds ${held}`);
+      if (first.status === 200) assert.equal(held, 10, 'a 200 means it landed');
+      assert.equal(await pool(), poolBefore - held, 'card and pool moved by the same credits');
+    } finally {
+      await till.takeAway();
+    }
+    return true;
+  }
+
+  for (const mode of ['pull-before', 'pull-after'] as const) {
+    test(`when a factory-fresh card is pulled at each command of its first recharge (${mode}), then the next recharge finishes its wallet and the money is exact`, async (t) => {
+      let pulled = true;
+      let step = 0;
+      for (; pulled; step += 1) {
+        await t.test(`command ${step} (${mode})`, async () => {
+          pulled = await pulledAt(step, mode);
+        });
+      }
+      assert.ok(step > 10, `only ${step - 1} commands were pulled`);
     });
   }
 });

@@ -248,14 +248,16 @@ export async function waitUntil(
 
 /**
  * The balance a virtual card holds, by its wallet format (a DESFire card: its wallet's value
- * file; 0 without the application); a corrupt card fails the test.
+ * file; 0 without the application or before its value file is made, as when a personalization
+ * was pulled between the two); a corrupt card fails the test.
  */
 export function walletBalance(card: AnyVirtualCard): number {
   if (card instanceof VirtualDesfireCard) {
-    const app = card.application(DEFAULT_DESFIRE_AID);
-    if (!app) return 0;
-    const file = app.files.get(VALUE_FILE);
-    if (file?.type !== 'value') throw new Error(`card ${card.id}: its wallet has no value file`);
+    const file = card.application(DEFAULT_DESFIRE_AID)?.files.get(VALUE_FILE);
+    if (file === undefined) return 0;
+    if (file.type !== 'value') {
+      throw new Error(`card ${card.id}: its wallet's value file (1) is of another type`);
+    }
     return file.value;
   }
   const state = decodeWallet(card.block(4), card.block(5));
