@@ -143,7 +143,7 @@ describe('the status window with per-card keys', () => {
     await page.screenshot({ path: `${screenshots}/card-personalized.png`, fullPage: true });
   });
 
-  test('when a factory-fresh DESFire card is personalized from the window, then it opens with its own keys; pressed again, it was already personalized', async () => {
+  test('when a factory-fresh DESFire card is personalized from the window, then it is personalized; pressed again, it was already personalized', async () => {
     await place('04C11B00000001', undefined, 'desfire');
     assert.equal(
       await personalize(/personalized/),
