@@ -20,6 +20,7 @@ Options (each also settable in the JSON file given with --config, by its camelCa
   --card-master-key HEX32     16-byte master key of per-card keys (or env
                               CARD_WALLET_CARD_MASTER_KEY); see docs/card-security.md
   --wallet-sector N           sector holding the wallet (default 1)
+  --desfire-aid HEX6          AID of the DESFire wallet application (default 435701)
   --refuse-cards-above-account  refuse recharging a card that holds more than its account at
                               the ledger (default: the ledger only flags it suspect)
   --cloud-url URL             the cloud ledger (default: the embedded ledger)
@@ -47,6 +48,7 @@ const FLAGS = {
   'card-key-type': { type: 'string' },
   'card-master-key': { type: 'string' },
   'wallet-sector': { type: 'string' },
+  'desfire-aid': { type: 'string' },
   'cloud-url': { type: 'string' },
   'data-dir': { type: 'string' },
   simulator: { type: 'boolean' },
@@ -94,6 +96,7 @@ export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequ
     cardKeyType: values['card-key-type'],
     cardMasterKey: values['card-master-key'],
     walletSector: numberFlag('walletSector', values['wallet-sector']),
+    desfireAid: values['desfire-aid'],
     cloudUrl: values['cloud-url'],
     dataDir: values['data-dir'] && resolve(host.cwd, values['data-dir']),
     simulator: values.simulator,

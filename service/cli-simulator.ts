@@ -13,8 +13,9 @@ Drives the card simulator of a service started with --simulator.
 
 Commands:
   status                      the card in the field and every card seen
-  place [--credits N] [--uid HEX]
-                              a new card in the field (blank, or holding N credits)
+  place [--credits N] [--uid HEX] [--type mifare-classic|desfire]
+                              a new card in the field (blank, or holding N credits);
+                              a MIFARE Classic 1K card unless --type desfire
   take-away                   the card leaves the field
   put-back CARD_ID            a card seen before comes back, with its memory
   fault NAME [--delay-ms N]   arm a fault: ${SIMULATOR_FAULTS.join(', ')}
@@ -32,6 +33,7 @@ const FLAGS = {
   ...SERVICE_FLAGS,
   credits: { type: 'string' },
   uid: { type: 'string' },
+  type: { type: 'string' },
   'delay-ms': { type: 'string' },
 } as const;
 
@@ -62,6 +64,7 @@ export function resolveSimulatorCall(argv: string[], host: CliEnvironment): Serv
       const credits = number('credits', values.credits);
       if (credits !== undefined) body.credits = credits;
       if (values.uid !== undefined) body.uid = values.uid;
+      if (values.type !== undefined) body.type = values.type;
       const { url, apiKey } = base();
       return { method: 'POST', url: `${url}/place`, apiKey, body };
     }

@@ -82,6 +82,16 @@ export const configSchema = z
     refuseCardsAboveAccount: z.boolean().default(false),
     /** Sector holding the wallet; 16-39 exist only on 4K cards. Sector 0 is the maker's. */
     walletSector: z.number().int().min(1).max(39).default(1),
+    /**
+     * The AID of the DESFire wallet application, 6 hex digits, most significant first
+     * (docs/card-format.md section 9.2). 000000 is the card itself.
+     */
+    desfireAid: z
+      .string()
+      .regex(/^[0-9A-Fa-f]{6}$/, 'must be 6 hex digits (3 bytes)')
+      .refine((aid) => !/^0{6}$/.test(aid), 'must not be 000000 (the card itself)')
+      .transform((aid) => aid.toUpperCase())
+      .default('435701'),
     /** Base URL of the cloud ledger; absent: the embedded ledger (standalone mode). */
     cloudUrl: z
       .string()

@@ -160,6 +160,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     type: config.cardKeyType === 'A' ? 0x60 : 0x61,
     masterKey:
       config.cardMasterKey === undefined ? undefined : parseMasterKey(config.cardMasterKey),
+    desfireAid: Number.parseInt(config.desfireAid, 16),
   });
   // New simulated cards carry the configured key: the transport key when cards have their own.
   const simulator = await openSimulator(
@@ -410,7 +411,13 @@ async function openSimulator(
   if (!config.simulator) return undefined;
   const { CardSimulator } = await import('./card/simulator/card-simulator.ts');
   log.warn('card simulator ON: virtual cards, no real reader is used');
-  return CardSimulator.open({ dataDir: config.dataDir, key, log, ...hooks });
+  return CardSimulator.open({
+    dataDir: config.dataDir,
+    key,
+    desfireAid: Number.parseInt(config.desfireAid, 16),
+    log,
+    ...hooks,
+  });
 }
 
 function checkLiveSettings(next: LiveSettings): LiveSettings {

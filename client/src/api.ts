@@ -77,6 +77,7 @@ export type PersonalizeResult = {
 export type SimulatorPlaceRequest = {
   uid?: string;
   credits?: number;
+  type?: 'mifare-classic' | 'desfire';
 };
 
 export type SimulatorPutBackRequest = {

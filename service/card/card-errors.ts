@@ -1,4 +1,5 @@
 import { AppError, errors } from '../errors.ts';
+import { DesfireProtocolError, DesfireStatusError } from './desfire/desfire-status.ts';
 
 interface NfcError extends Error {
   code?: string | null;
@@ -9,7 +10,7 @@ interface NfcError extends Error {
 const AUTH_STATUS = /Status code: 0x(6300|6982|6983|6985|6988)\b/;
 
 /**
- * Turns what nfc-pcsc throws into the spec's errors. The shapes are those of
+ * Turns what nfc-pcsc and the DESFire reader side throw into the spec's errors. The shapes are those of
  * docs/pcsc-test-rig.md ("Error shapes seen"): a wrong key is an AuthenticationError with
  * code operation_failed; a card that went away shows as card_not_connected, a TransmitError
  * (an SCardTransmit failure such as 0x80100069 or 0x80100016 on real readers) or, through
@@ -17,6 +18,14 @@ const AUTH_STATUS = /Status code: 0x(6300|6982|6983|6985|6988)\b/;
  */
 export function toCardError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  // A DESFire card that refused a key (or holds none of that number) is a wrong key; any other
+  // refusal, or an answer that does not verify, is a failed operation.
+  if (error instanceof DesfireStatusError) {
+    return error.is('AUTHENTICATION_ERROR') || error.is('NO_SUCH_KEY')
+      ? errors.authenticationFail(error)
+      : errors.cardOperationFailed(error);
+  }
+  if (error instanceof DesfireProtocolError) return errors.cardOperationFailed(error);
   const chain = errorChain(error);
   const top = chain[0];
   if (

@@ -1,4 +1,4 @@
-import { createCipheriv } from 'node:crypto';
+import { aes128, cmac, cmacPadded, cmacSubkeys as subkeys } from './block-cipher.ts';
 
 /**
  * Per-card MIFARE Classic keys, derived from one 16-byte master key and the card's UID, so that
@@ -15,70 +15,21 @@ import { createCipheriv } from 'node:crypto';
  */
 
 const BLOCK = 16;
-const ZERO_BLOCK = Buffer.alloc(BLOCK);
-
-/** AES-128 of one 16-byte block (ECB of exactly one block is the raw cipher). */
-function encryptBlock(key: Buffer, block: Buffer): Buffer {
-  const cipher = createCipheriv('aes-128-ecb', key, null);
-  cipher.setAutoPadding(false);
-  return Buffer.concat([cipher.update(block), cipher.final()]);
-}
 
 function checkAesKey(key: Buffer): void {
   if (key.length !== BLOCK) throw new RangeError(`an AES-128 key is 16 bytes, not ${key.length}`);
 }
 
-function xor(a: Buffer, b: Buffer): Buffer {
-  const out = Buffer.alloc(a.length);
-  for (let i = 0; i < a.length; i += 1) out[i] = (a[i] ?? 0) ^ (b[i] ?? 0);
-  return out;
-}
-
-/** Doubling in GF(2^128) as RFC 4493 2.3: shift left one bit, XOR 0x87 when the MSB was set. */
-function double(block: Buffer): Buffer {
-  const out = Buffer.alloc(BLOCK);
-  for (let i = 0; i < BLOCK; i += 1) {
-    out[i] = (((block[i] ?? 0) << 1) | ((block[i + 1] ?? 0) >> 7)) & 0xff;
-  }
-  if (((block[0] ?? 0) & 0x80) !== 0) out[BLOCK - 1] = (out[BLOCK - 1] ?? 0) ^ 0x87;
-  return out;
-}
-
 /** RFC 4493 2.3: K1 and K2 from L = AES(K, 0^128). */
 export function cmacSubkeys(key: Buffer): { k1: Buffer; k2: Buffer } {
   checkAesKey(key);
-  const k1 = double(encryptBlock(key, ZERO_BLOCK));
-  return { k1, k2: double(k1) };
-}
-
-/** CBC-MAC with a zero IV over whole blocks, the last one already XORed with its subkey. */
-function cbcMac(key: Buffer, blocks: Buffer): Buffer {
-  let state: Buffer = ZERO_BLOCK;
-  for (let offset = 0; offset < blocks.length; offset += BLOCK) {
-    state = encryptBlock(key, xor(state, blocks.subarray(offset, offset + BLOCK)));
-  }
-  return state;
-}
-
-/**
- * Pads `message` to `length` bytes (a multiple of 16) the CMAC way and XORs its last block with
- * K1 when no padding was needed, else with K2.
- */
-function withSubkey(key: Buffer, message: Buffer, length: number): Buffer {
-  const { k1, k2 } = cmacSubkeys(key);
-  const complete = message.length === length;
-  const padded = Buffer.alloc(length);
-  message.copy(padded);
-  if (!complete) padded[message.length] = 0x80;
-  const last = padded.subarray(length - BLOCK);
-  xor(last, complete ? k1 : k2).copy(last);
-  return padded;
+  return subkeys(aes128(key));
 }
 
 /** AES-CMAC (RFC 4493): the 16-byte tag of `message` under a 16-byte key. */
 export function aesCmac(key: Buffer, message: Buffer): Buffer {
-  const blocks = Math.max(1, Math.ceil(message.length / BLOCK));
-  return cbcMac(key, withSubkey(key, message, blocks * BLOCK));
+  checkAesKey(key);
+  return cmac(aes128(key), message);
 }
 
 /** AN10922's diversification constant of an AES-128 key. */
@@ -97,7 +48,7 @@ export function diversifyAes128(masterKey: Buffer, input: Buffer): Buffer {
     throw new RangeError(`AN10922 diversification input is 1 to 31 bytes, not ${input.length}`);
   }
   const data = Buffer.concat([Buffer.from([AES128_DIVERSIFICATION_CONSTANT]), input]);
-  return cbcMac(masterKey, withSubkey(masterKey, data, 2 * BLOCK));
+  return cmacPadded(aes128(masterKey), data, 2 * BLOCK);
 }
 
 export type KeySlot = 'A' | 'B';

@@ -1,17 +1,18 @@
 import type { Reader } from 'nfc-pcsc';
 import type { AppError } from '../errors.ts';
 import { errors } from '../errors.ts';
+import { boundedApdu } from './bounded-apdu.ts';
 import { toCardError } from './card-errors.ts';
 import {
+  classicSlotWrite,
   decideClassicWrite,
   readClassicWallet,
   type ClassicWallet,
-  type ClassicWriteIntent,
 } from './classic-wallet.ts';
 import type { Hold } from './operation-queue.ts';
-import type { WalletCard, WriteDecision, WriteResult } from './wallet-card.ts';
+import type { WalletCard, WriteDecision, WriteIntent, WriteResult } from './wallet-card.ts';
 import type { WalletKey, WalletKeys } from './wallet-keys.ts';
-import { encodeValueBlock, formatCardId, sectorBlocks } from './wallet-format.ts';
+import { formatCardId, sectorBlocks } from './wallet-format.ts';
 
 export type { WalletKey } from './wallet-keys.ts';
 export type { WriteResult } from './wallet-card.ts';
@@ -53,12 +54,12 @@ export class CardSession implements WalletCard {
    * Reads both slots (3 APDUs with the key already loaded: authenticate + 2 reads). A corrupt
    * card is CorruptCard unless `tornProof` shows it blank (classic-wallet.ts).
    */
-  async readWallet(tornProof?: ClassicWriteIntent): Promise<WalletRead> {
+  async readWallet(tornProof?: WriteIntent): Promise<WalletRead> {
     return readClassicWallet(this.cardId, await this.#readSlots(), tornProof);
   }
 
   /** What the slots show of an earlier write (the card face's decide). */
-  async decide(intent: ClassicWriteIntent): Promise<WriteDecision> {
+  async decide(intent: WriteIntent): Promise<WriteDecision> {
     return decideClassicWrite(intent, await this.#readSlots());
   }
 
@@ -95,8 +96,9 @@ export class CardSession implements WalletCard {
    * write certainly landed, certainly did not, or cannot be known now (the card left or
    * stopped answering while the block was being written).
    */
-  async write(intent: ClassicWriteIntent): Promise<WriteResult> {
-    return this.writeSlotBlock(intent.slot, encodeValueBlock(intent.value, intent.generation));
+  async write(intent: WriteIntent): Promise<WriteResult> {
+    const slots = classicSlotWrite(intent);
+    return 'error' in slots ? slots : this.writeSlotBlock(slots.slot, slots.block);
   }
 
   /** Writes 16 bytes into slot 0 or 1 as write does (personalization writes blank slots). */
@@ -204,20 +206,8 @@ export class CardSession implements WalletCard {
   }
 
   /** One APDU exchange, bounded in time; the lock waits for it even after the deadline. */
-  async #call<T>(apdu: () => Promise<T>): Promise<T> {
-    const exchange = apdu();
-    this.#hold(exchange);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(errors.cardNotResponding()), this.#apduTimeoutMs);
-    });
-    try {
-      return await Promise.race([exchange, deadline]);
-    } catch (error) {
-      throw toCardError(error);
-    } finally {
-      clearTimeout(timer);
-    }
+  #call<T>(apdu: () => Promise<T>): Promise<T> {
+    return boundedApdu(this.#hold, this.#apduTimeoutMs, apdu);
   }
 }
 

@@ -5,7 +5,13 @@
  * the two slot blocks (the PC/SC card session, the simulation's card).
  */
 import { errors } from '../errors.ts';
-import type { CardWallet, WalletCard, WriteDecision, WriteResult } from './wallet-card.ts';
+import type {
+  CardWallet,
+  WalletCard,
+  WriteDecision,
+  WriteIntent,
+  WriteResult,
+} from './wallet-card.ts';
 import {
   decideWrite,
   decodeSlot,
@@ -68,11 +74,12 @@ export function planClassicWrite(
   return { type: 'classic', slot, value, generation, previousBalance };
 }
 
-/** What the slots show of `intent` (docs/card-format.md section 6). */
+/** What the slots show of `intent` (docs/card-format.md section 6); another card type's: unknown. */
 export function decideClassicWrite(
-  intent: ClassicWriteIntent,
+  intent: WriteIntent,
   [slot0, slot1]: [Buffer, Buffer],
 ): WriteDecision {
+  if (intent.type === 'desfire') return { outcome: 'unknown' };
   switch (decideWrite(intent, slot0, slot1)) {
     case 'committed':
       return { outcome: 'committed' };
@@ -90,8 +97,9 @@ export function decideClassicWrite(
  * slot 0 invalid, slot 1 still blank. Nothing else of the format writes slot 0 while slot 1 is
  * blank, and a torn card is refused by every writer, so the card was blank before it.
  */
-export function tornFirstWrite(intent: ClassicWriteIntent, [slot0, slot1]: [Buffer, Buffer]) {
+export function tornFirstWrite(intent: WriteIntent, [slot0, slot1]: [Buffer, Buffer]) {
   return (
+    intent.type !== 'desfire' &&
     intent.previousBalance === null &&
     intent.slot === 0 &&
     decodeSlot(slot0).kind === 'invalid' &&
@@ -113,7 +121,7 @@ export interface ClassicWallet extends CardWallet {
 export function readClassicWallet(
   cardId: string,
   slots: [Buffer, Buffer],
-  tornProof?: ClassicWriteIntent,
+  tornProof?: WriteIntent,
 ): ClassicWallet {
   const decoded = decodeWallet(slots[0], slots[1]);
   const state: WritableWallet | undefined =
@@ -130,6 +138,22 @@ export function readClassicWallet(
     before: classicBefore(state),
     slots,
   };
+}
+
+/**
+ * The slot block a planned write puts, or (a write planned for another card type, which never
+ * touches a Classic card) a write certainly not done.
+ */
+export function classicSlotWrite(
+  intent: WriteIntent,
+): { slot: 0 | 1; block: Buffer } | Extract<WriteResult, { outcome: 'not-written' }> {
+  if (intent.type === 'desfire') {
+    return {
+      outcome: 'not-written',
+      error: errors.cardOperationFailed(new Error('a DESFire write for a MIFARE Classic card')),
+    };
+  }
+  return { slot: intent.slot, block: encodeValueBlock(intent.value, intent.generation) };
 }
 
 /** What classicWalletCard needs: the card's id, its UID check and its two slot blocks. */
@@ -150,8 +174,10 @@ export function classicWalletCard(card: ClassicSlots): WalletCard & ClassicSlots
     writeSlotBlock: (slot, block) => card.writeSlotBlock(slot, block),
     readWallet: async (tornProof) =>
       readClassicWallet(card.cardId, await card.readSlots(), tornProof),
-    write: (intent) =>
-      card.writeSlotBlock(intent.slot, encodeValueBlock(intent.value, intent.generation)),
+    write: async (intent) => {
+      const slots = classicSlotWrite(intent);
+      return 'error' in slots ? slots : card.writeSlotBlock(slots.slot, slots.block);
+    },
     decide: async (intent) => decideClassicWrite(intent, await card.readSlots()),
   };
 }

@@ -2,7 +2,11 @@ import { EventEmitter } from 'node:events';
 import type { NFC, Reader } from 'nfc-pcsc';
 import { errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { boundedApdu } from './bounded-apdu.ts';
 import { CardSession } from './card-session.ts';
+import { cardTypeOfAtr, type CardType } from './card-type.ts';
+import { DesfireWalletSession } from './desfire/desfire-wallet-session.ts';
+import type { WalletCard } from './wallet-card.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { pcscdProblem, RetryBackoff, type SmartCardServiceProbe } from './pcscd-probe.ts';
 import {
@@ -15,6 +19,14 @@ import { formatCardId } from './wallet-format.ts';
 import type { WalletKeys } from './wallet-keys.ts';
 
 export type PcscState = 'stopped' | 'unavailable' | 'ready';
+
+/**
+ * The card on the reader for one operation: its face (wallet-card.ts), and what personalizing
+ * a card of its type takes (a MIFARE Classic card's session, or a DESFire card's).
+ */
+export type ReaderCard = WalletCard &
+  Partial<Pick<CardSession, 'openWallet' | 'readSlots' | 'writeSlotBlock' | 'writeTrailer'>> &
+  Partial<Pick<DesfireWalletSession, 'personalize'>>;
 
 export interface CardPresence {
   cardId: string;
@@ -106,6 +118,9 @@ export async function loadNfc(): Promise<NFC> {
   return new Nfc();
 }
 
+/** The longest answer a DESFire frame brings: 59 bytes of data, its status word, room to spare. */
+const MAX_ANSWER = 256;
+
 /** A SAM slot of a dual reader ("... SAM 0", "... SAM Interface") holds no customer card. */
 const SAM_SLOT = /\bSAM\b/i;
 /**
@@ -126,6 +141,8 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   #nfc: NFC | undefined;
   #state: PcscState = 'stopped';
   #card: CardPresence | null = null;
+  /** The present card's type, from its ATR. */
+  #cardType: CardType = 'mifare-classic';
   #problem: ReaderStatus['problem'] = null;
   #timer: NodeJS.Timeout | undefined;
   #generation = 0;
@@ -181,16 +198,26 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
    * CardBusy, or CardNotResponding when its turn does not come within the card timeout; each
    * APDU inside has the same timeout.
    */
-  withCard<T>(operation: (session: CardSession) => Promise<T>): Promise<T> {
-    const { operationTimeoutMs } = this.#options;
+  withCard<T>(operation: (card: ReaderCard) => Promise<T>): Promise<T> {
+    const { operationTimeoutMs, keys } = this.#options;
     return this.#queue.run(async (hold) => {
       const reader = this.#selected();
       if (!reader) throw errors.noReader();
       const card = this.#card;
       if (!card || card.reader !== reader.name || !reader.card) throw errors.noCard();
-      return operation(
-        new CardSession(reader, card.cardId, this.#options.keys, operationTimeoutMs, hold),
-      );
+      if (this.#cardType === 'desfire') {
+        const transmit = (apdu: Buffer) =>
+          boundedApdu(hold, operationTimeoutMs, async () => {
+            const answer = await reader.transmit(apdu, MAX_ANSWER);
+            // No answer at all (vpcd's when the card left; a reader's after a field loss): gone.
+            if (answer.length === 0) throw errors.noCard();
+            return answer;
+          });
+        return operation(
+          new DesfireWalletSession(card.cardId, transmit, keys.desfireKeysFor(card.cardId)),
+        );
+      }
+      return operation(new CardSession(reader, card.cardId, keys, operationTimeoutMs, hold));
     }, Date.now() + operationTimeoutMs);
   }
 
@@ -269,6 +296,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       this.#options.log.info(`ignoring reader ${name}`);
       return;
     }
+    readEveryUid(reader);
     this.#readers.set(name, reader);
     this.#backoff.reset();
     this.#emitEvent({ type: 'reader-attached', reader: name });
@@ -288,6 +316,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       // A card was read: the reader is this program's again.
       if (this.#problem?.code === 'reader-in-use' || this.#problem?.code === 'card-unreadable')
         this.#problem = null;
+      this.#cardType = cardTypeOfAtr(card.atr);
       this.#emitEvent({ type: 'card-present', reader: name, cardId });
     });
     reader.on('card.off', () => this.#cardGone(name));
@@ -366,6 +395,20 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   #emitEvent(event: ReaderEvent): void {
     this.emit('event', event);
     this.emit('status', this.status);
+  }
+}
+
+/**
+ * nfc-pcsc (0.8.1, src/Reader.js handleTag) reads the UID of an ISO 14443-3 card, but makes an
+ * ISO 14443-4 card (a DESFire) wait for an ISO 7816 application SELECT (its `aid` setting),
+ * and emits no `card` without one. DESFire wallets are reached with native commands, and the
+ * reader's GET DATA (FF CA 00 00 00) gives the UID of any contactless card, so every card takes
+ * nfc-pcsc's own UID path.
+ */
+function readEveryUid(reader: Reader): void {
+  const tags = reader as unknown as Record<string, unknown>;
+  if (typeof tags.handle_Iso_14443_3_Tag === 'function') {
+    tags.handle_Iso_14443_4_Tag = tags.handle_Iso_14443_3_Tag;
   }
 }
 

@@ -2,7 +2,8 @@
  * The card face: what the money engine needs of the card on the reader, whatever its type. The
  * wallet use cases read a balance, plan a write to another balance, write it and, when the
  * card left mid-write, decide later from the card what became of it. Everything that depends
- * on the card's format stays behind this face (MIFARE Classic: classic-wallet.ts).
+ * on the card's format stays behind this face (MIFARE Classic: classic-wallet.ts; MIFARE DESFire:
+ * desfire/desfire-wallet-session.ts and desfire/desfire-wallet-format.ts).
  *
  * A write is planned from `before`, the text a card's wallet reads as: it travels with the
  * movement to the ledger (`cardBefore`), so that any till can redo the plan from the ledger's
@@ -15,13 +16,19 @@ import {
   planClassicWrite,
   type ClassicWriteIntent,
 } from './classic-wallet.ts';
+import {
+  desfireBalanceBefore,
+  isDesfireBefore,
+  planDesfireWrite,
+  type DesfireWriteIntent,
+} from './desfire/desfire-wallet-format.ts';
 
 /**
  * A planned write, JSON-serializable: the movement journal keeps it to decide the write on a
  * later tap. Every intent says the balance it writes (`value`) and what the card held
  * (`previousBalance`, null for a blank card).
  */
-export type WriteIntent = ClassicWriteIntent;
+export type WriteIntent = ClassicWriteIntent | DesfireWriteIntent;
 
 /** The wallet on a card as a movement starts from it. */
 export interface CardWallet {
@@ -66,16 +73,23 @@ export interface WalletCard {
  */
 export function planWrite(before: string, balance: number, movementId: string): WriteIntent {
   if (isClassicBefore(before)) return planClassicWrite(before, balance, movementId);
+  if (isDesfireBefore(before)) return planDesfireWrite(before, balance, movementId);
   throw new RangeError(`no card type reads the wallet state "${before}"`);
 }
 
 /** What a card held when `before` was read. */
 export function balanceBefore(before: string): number {
   if (isClassicBefore(before)) return classicBalanceBefore(before);
+  if (isDesfireBefore(before)) return desfireBalanceBefore(before);
   throw new RangeError(`no card type reads the wallet state "${before}"`);
 }
 
 /** Whether some card type here reads `before` (a movement's `cardBefore` from the ledger). */
 export function isKnownBefore(before: string): boolean {
-  return isClassicBefore(before);
+  return isClassicBefore(before) || isDesfireBefore(before);
+}
+
+/** Whether a planned write is a DESFire card's (a Classic intent has no type, or 'classic'). */
+export function isDesfireIntent(intent: WriteIntent): intent is DesfireWriteIntent {
+  return intent.type === 'desfire';
 }

@@ -1,4 +1,6 @@
 import { deriveSectorKeys, walletSectorTrailer } from './card-keys.ts';
+import { desfireCardKeys, type DesfireCardKeys } from './desfire/desfire-keys.ts';
+import { DEFAULT_DESFIRE_AID } from './desfire/desfire-wallet-format.ts';
 
 /** A key of the wallet sector, one Buffer per key so nfc-pcsc finds it loaded (no LOAD KEY). */
 export interface WalletKey {
@@ -15,6 +17,15 @@ export interface WalletKeysOptions {
   type: 0x60 | 0x61;
   /** The card master key (16 bytes); absent: every card opens with the configured key. */
   masterKey?: Buffer;
+  /** The DESFire wallet application's AID (default DEFAULT_DESFIRE_AID). */
+  desfireAid?: number;
+}
+
+/** A DESFire card's wallet keys: its own, and those it carries until it is personalized. */
+export interface DesfireWalletKeys {
+  aid: number;
+  own: DesfireCardKeys;
+  transport: DesfireCardKeys;
 }
 
 interface DerivedKeys {
@@ -35,11 +46,14 @@ export class WalletKeys {
   readonly sector: number;
   /** The configured key: every card's without a master key, else the transport key. */
   readonly configured: WalletKey;
+  /** The DESFire wallet application's AID. */
+  readonly desfireAid: number;
   readonly #masterKey: Buffer | undefined;
   readonly #derived = new Map<string, DerivedKeys>();
 
   constructor(options: WalletKeysOptions) {
     this.sector = options.sector;
+    this.desfireAid = options.desfireAid ?? DEFAULT_DESFIRE_AID;
     this.configured = { key: options.key, type: options.type, sector: options.sector };
     this.#masterKey = options.masterKey && Buffer.from(options.masterKey);
   }
@@ -59,6 +73,19 @@ export class WalletKeys {
     const derived = this.#derive(cardId);
     if (!derived) throw new Error('no card master key: cards have no trailer of their own');
     return derived.trailer;
+  }
+
+  /**
+   * A DESFire card's wallet keys (docs/card-format.md section 9.3): derived from the master key,
+   * or without one the trial keys, which are also what a card carries until it is personalized.
+   */
+  desfireKeysFor(cardId: string): DesfireWalletKeys {
+    const uid = Buffer.from(cardId, 'hex');
+    const transport = desfireCardKeys(undefined, uid, this.desfireAid);
+    const own = this.#masterKey
+      ? desfireCardKeys(this.#masterKey, uid, this.desfireAid)
+      : transport;
+    return { aid: this.desfireAid, own, transport };
   }
 
   #derive(cardId: string): DerivedKeys | undefined {

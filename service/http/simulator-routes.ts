@@ -1,6 +1,10 @@
 import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
-import { SIMULATOR_FAULTS, type CardSimulator } from '../card/simulator/card-simulator.ts';
+import {
+  SIMULATED_CARD_TYPES,
+  SIMULATOR_FAULTS,
+  type CardSimulator,
+} from '../card/simulator/card-simulator.ts';
 import { MAX_CARD_BALANCE } from '../card/wallet-format.ts';
 import { errors } from '../errors.ts';
 import { jsonBody } from './json-body.ts';
@@ -28,6 +32,7 @@ export const simulatorRequests = {
     .object({
       uid: uid.optional(),
       credits: z.number().int().min(0).max(MAX_CARD_BALANCE).optional(),
+      type: z.enum(SIMULATED_CARD_TYPES).optional(),
     })
     .strict(),
   putBack: z.object({ cardId: uid }).strict(),

@@ -1,15 +1,13 @@
-import type { CardSession } from '../card/card-session.ts';
-import type { WalletCard } from '../card/wallet-card.ts';
+import type { ReaderCard } from '../card/reader-manager.ts';
 
 export type { WalletCard } from '../card/wallet-card.ts';
 
 /**
- * What the use cases do with the card on the reader: the card face (any card type), and for
- * MIFARE Classic personalization (writing a card's own keys) the rest of a CardSession, which
- * the simulation's cards leave out.
+ * What the use cases do with the card on the reader: the card face (any card type), and what
+ * personalizing it takes: for MIFARE Classic (writing a card's own keys) the rest of a
+ * CardSession, for DESFire its session's personalize; the simulation's cards leave them out.
  */
-export type CardOnReader = WalletCard &
-  Partial<Pick<CardSession, 'openWallet' | 'readSlots' | 'writeSlotBlock' | 'writeTrailer'>>;
+export type CardOnReader = ReaderCard;
 
 /** How use cases reach the card: one operation at a time on the card on the reader. */
 export interface CardAccess {

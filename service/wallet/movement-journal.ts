@@ -1,5 +1,6 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { DesfirePersonalizationStep } from '../card/desfire/desfire-wallet-session.ts';
 import type { WriteIntent } from '../card/wallet-card.ts';
 import { phaseOf } from './movement-phases.ts';
 
@@ -68,13 +69,14 @@ export type JournalEntry =
   /** The ledger refused a compensating movement: the card and the books disagree. */
   | { type: 'conflict'; id: string; detail: string; at: string }
   /**
-   * A card's personalization is about to write its slots, then its trailer: until
-   * 'personalized', a card left half done is this worker's to finish (docs/card-security.md).
+   * A card's personalization is about to write a step (MIFARE Classic: its slots, then its
+   * trailer; DESFire: its PICC key, its wallet application, its keys): until 'personalized', a
+   * card left half done is this worker's to finish (docs/card-security.md).
    */
   | { type: 'personalizing'; cardId: string; step: PersonalizationStep; at: string }
   | { type: 'personalized'; cardId: string; at: string };
 
-export type PersonalizationStep = 'slots' | 'trailer';
+export type PersonalizationStep = 'slots' | 'trailer' | DesfirePersonalizationStep;
 
 export interface Movement {
   id: string;

@@ -26,6 +26,8 @@ export interface PersonalizerOptions {
 }
 
 const BLANK_SLOT = Buffer.alloc(16);
+/** A card that left or stopped answering: what a pull in the middle of a personalization gives. */
+const CARD_GONE = new Set(['NoCard', 'CardNotResponding']);
 /** Slot 1 of a personalized card: value 0 at generation 0 (docs/card-format.md section 7). */
 const PERSONALIZED_SLOT_1 = encodeValueBlock(0, 0);
 
@@ -47,6 +49,7 @@ export class CardPersonalizer {
   /** POST /cards/personalize: the card on the reader gets its keys; idempotent. */
   async personalize(card: CardOnReader): Promise<PersonalizeAnswer> {
     if (!this.#options.perCardKeys) throw errors.cardMasterKeyNotSet();
+    if (card.personalize) return this.#personalizeDesfire(card);
     const pending = this.#options.journal.personalizing.has(card.cardId);
     if ((await this.#open(card)) === 'transport') return this.#personalizeOpened(card);
     // Its own key opens it: personalized before, or now finished (its trailer landed).
@@ -61,8 +64,51 @@ export class CardPersonalizer {
    */
   async beforeRecharge(card: CardOnReader): Promise<void> {
     const { perCardKeys, autoPersonalize } = this.#options;
+    if (card.personalize) {
+      // A DESFire card is written only in its wallet application: without a master key the
+      // first recharge creates it (on the trial keys), as a blank MIFARE Classic card is written.
+      // One this worker left half made (pulled between its application and its files: the
+      // journal says so) is finished first; its trial keys open it, so openWallet cannot tell.
+      if (perCardKeys && !autoPersonalize) return;
+      const halfMade = this.#options.journal.personalizing.has(card.cardId);
+      if (halfMade || (await card.openWallet?.()) === 'transport') {
+        await this.#personalizeDesfire(card);
+      }
+      return;
+    }
     if (!perCardKeys || !autoPersonalize) return;
     if ((await this.#open(card)) === 'transport') await this.#personalizeOpened(card);
+  }
+
+  /**
+   * A DESFire card: its session personalizes it (docs/card-format.md section 9.7), each step
+   * journaled before it is done; every step can be repeated, so a card pulled half way is
+   * finished by the next personalization.
+   */
+  async #personalizeDesfire(card: CardOnReader): Promise<PersonalizeAnswer> {
+    const { journal, movements, log } = this.#options;
+    const pending = journal.personalizing.has(card.cardId);
+    let started = false;
+    let wrote: boolean;
+    try {
+      wrote = await card.personalize!(async (step) => {
+        started = true;
+        await this.#step(card, step);
+      });
+    } catch (error) {
+      const gone = error instanceof AppError && CARD_GONE.has(error.code);
+      throw started && gone ? errors.cardRemovedDuringPersonalization(error) : error;
+    }
+    const wallet = await movements.readWallet(card);
+    if (wrote || pending) {
+      await this.#step(card, 'personalized');
+      log.info(`card ${card.cardId}: DESFire wallet personalized`);
+    }
+    return {
+      cardId: card.cardId,
+      credits: wallet.balance,
+      alreadyPersonalized: !wrote && !pending,
+    };
   }
 
   /** Opens the wallet sector; a card whose trailer write this worker left torn says so. */

@@ -56,6 +56,20 @@ describe('card-wallet-worker personalize', () => {
     assert.ok(!worker.stderr().toUpperCase().includes(MASTER), 'the master key is never logged');
   });
 
+  test('when a factory-fresh DESFire card is on the reader, then it is personalized once and is already personalized the next time', async () => {
+    const worker = await startWorker({ CARD_WALLET_CARD_MASTER_KEY: MASTER });
+    const port = portOf(worker);
+    const cardId = '04C11B00000001';
+    const placed = await run(port, 'simulator', 'place', '--type', 'desfire', '--uid', cardId);
+    assert.equal(placed.code, 0, placed.stderr);
+    const first = await run(port, 'personalize');
+    assert.equal(first.code, 0, `${first.stdout}${first.stderr}`);
+    assert.deepEqual(JSON.parse(first.stdout), { cardId, credits: 0, alreadyPersonalized: false });
+    const again = await run(port, 'personalize');
+    assert.equal(again.code, 0, `${again.stdout}${again.stderr}`);
+    assert.deepEqual(JSON.parse(again.stdout), { cardId, credits: 0, alreadyPersonalized: true });
+  });
+
   test('when the service has no master key, then 409 CardMasterKeyNotSet and exit code 1', async () => {
     const port = portOf(await startWorker({}));
     const placed = await run(port, 'simulator', 'place', '--uid', 'C11B0002');

@@ -64,6 +64,22 @@ describe('card-wallet-worker simulator', () => {
     assert.equal((await simulator('fault', 'none')).code, 0);
   });
 
+  test('when asked to place a DESFire card, then it prints it and the service sees it', async () => {
+    const placed = await simulator(
+      'place',
+      '--type',
+      'desfire',
+      '--credits',
+      '5',
+      '--uid',
+      '04C11A00000002',
+    );
+    assert.equal(placed.code, 0, placed.stderr);
+    assert.deepEqual(JSON.parse(placed.stdout), { cardId: '04C11A00000002', credits: 5 });
+    const status = await simulator('status');
+    assert.equal(JSON.parse(status.stdout).card.cardId, '04C11A00000002');
+  });
+
   test('when the control API refuses, then it prints the answer and exits 1', async () => {
     const res = await simulator('put-back', 'DEADBEEF');
     assert.equal(res.code, 1, res.stderr);

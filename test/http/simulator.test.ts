@@ -218,6 +218,101 @@ describe('the card simulator', () => {
   });
 });
 
+describe('DESFire cards in the simulator', () => {
+  test('when a DESFire card is placed, then the service sees it by its 7-byte UID and the simulator lists its credits', async () => {
+    const blank = await call('POST', '/simulator/place', {
+      type: 'desfire',
+      uid: '04DF0000000001',
+    });
+    assert.equal(blank.status, 200, blank.text);
+    assert.deepEqual(blank.json, { cardId: '04DF0000000001', credits: 0 });
+    await waitUntil(
+      () => service.readers.status.card?.cardId === '04DF0000000001',
+      5_000,
+      'DESFire card seen',
+    );
+    const loaded = await call('POST', '/simulator/place', { type: 'desfire', credits: 12 });
+    assert.equal(loaded.status, 200, loaded.text);
+    const { cardId } = loaded.json as SimCard;
+    assert.match(cardId, /^04[0-9A-F]{12}$/, 'a random 7-byte NXP UID');
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+    assert.equal(await cardCredits(cardId), 12);
+    assert.equal(await cardCredits('04DF0000000001'), 0);
+    assert.equal(service.readers.status.problem, null);
+  });
+
+  test('when a DESFire card is asked for with a 4-byte UID or an unknown type, then it is InvalidSimulatorRequest', async () => {
+    for (const body of [{ type: 'desfire', uid: '04DF0001' }, { type: 'felica' }]) {
+      const res = await call('POST', '/simulator/place', body);
+      assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
+      assert.deepEqual(res.json, { error: 'InvalidSimulatorRequest' });
+    }
+  });
+
+  test('when a DESFire card is recharged and paid out without a master key, then its wallet application is made on the first recharge and the money is exact', async () => {
+    const placed = await call('POST', '/simulator/place', { type: 'desfire' });
+    const { cardId } = placed.json as SimCard;
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+    const inPlay = await creditsInPlay();
+    const read = await call('GET', '/readcard');
+    assert.deepEqual(read.json, { cardId, credits: 0, rechargeAmount: null }, read.text);
+    const recharged = await call('POST', '/writecard', { credits: 12 });
+    assert.deepEqual(recharged.json, { cardId, credits: 12, rechargeAmount: 6 }, recharged.text);
+    assert.equal(await cardCredits(cardId), 12);
+    const discharged = await call('POST', '/dischargecard');
+    assert.equal(discharged.status, 200, discharged.text);
+    assert.equal(await cardCredits(cardId), 0);
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay, 'no credit made or lost');
+  });
+
+  test('when a DESFire card is torn before or after its commit, then the next tap settles it and the money is exact', async () => {
+    const placed = await call('POST', '/simulator/place', { type: 'desfire' });
+    const { cardId } = placed.json as SimCard;
+    await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+    assert.equal((await call('POST', '/writecard', { credits: 10 })).status, 200);
+    const inPlay = await creditsInPlay();
+    for (const [fault, landed] of [
+      ['tear-before-commit', false],
+      ['tear-after-commit', true],
+    ] as const) {
+      const before = (await cardCredits(cardId)) ?? 0;
+      assert.equal((await call('POST', '/simulator/fault', { fault })).status, 200);
+      const torn = await call('POST', '/writecard', { credits: 5 });
+      assert.equal(torn.status, 500, torn.text);
+      await waitUntil(() => service.readers.status.card === null, 5_000, 'card gone');
+      await putBack(cardId);
+      const read = await call('GET', '/readcard');
+      assert.equal(read.status, 200, read.text);
+      assert.equal(await cardCredits(cardId), before + (landed ? 5 : 0), fault);
+    }
+    await settled();
+    assert.equal(await creditsInPlay(), inPlay);
+  });
+
+  test('when faults are armed on DESFire cards, then another key is AuthenticationFail, a wallet without its files CorruptCard, a slow card CardNotResponding, and nothing moves', async () => {
+    const inPlay = await creditsInPlay();
+    for (const [fault, error, credits] of [
+      ['wrong-key', 'AuthenticationFail', 9],
+      ['corrupt', 'CorruptCard', null],
+      ['slow', 'CardNotResponding', 9],
+    ] as const) {
+      const placed = await call('POST', '/simulator/place', { type: 'desfire', credits: 9 });
+      const { cardId } = placed.json as SimCard;
+      await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
+      const armed = await call('POST', '/simulator/fault', { fault });
+      assert.deepEqual(armed.json, { cardId, credits }, `${fault}: ${armed.text}`);
+      const res = await call('POST', '/writecard', { credits: 1 });
+      assert.deepEqual(res.json, { error }, `${fault}: ${res.text}`);
+    }
+    assert.equal((await call('POST', '/simulator/fault', { fault: 'none' })).status, 200);
+    await settled();
+    // The three cards' 9 credits were placed (demo credits: no ledger issued them); the card
+    // left without files counts as null; nothing moved since.
+    assert.equal(await creditsInPlay(), inPlay + 18);
+  });
+});
+
 describe('the simulator with a shop key B', () => {
   test('when the wallet key is a key B, then placed cards carry it where key B may be used, and a recharge works', async () => {
     const keyB = await startTestService(
@@ -260,20 +355,30 @@ async function startSimulatorService(dataDir: string) {
 }
 
 describe('the simulator across a restart', () => {
-  test('when the service restarts on the same data folder, then the simulated cards and the one in the field are kept', async () => {
+  test('when the service restarts on the same data folder, then the simulated cards (MIFARE Classic and DESFire) and the one in the field are kept', async () => {
     const dataDir = join(service.dataDir, 'restart');
     const first = await startSimulatorService(dataDir);
-    const placed = await apiCaller(() => first.url, TEST_API_KEY)('POST', '/simulator/place', {
-      uid: 'CAFE0001',
-      credits: 42,
+    const firstCall = apiCaller(() => first.url, TEST_API_KEY);
+    const desfire = await firstCall('POST', '/simulator/place', {
+      type: 'desfire',
+      uid: '04CAFE00000002',
+      credits: 8,
     });
+    assert.equal(desfire.status, 200, desfire.text);
+    const placed = await firstCall('POST', '/simulator/place', { uid: 'CAFE0001', credits: 42 });
     assert.equal(placed.status, 200, placed.text);
     await first.close();
     const second = await startSimulatorService(dataDir);
     try {
       await waitUntil(() => second.readers.status.card?.cardId === 'CAFE0001', 5_000, 'card seen');
-      const read = await apiCaller(() => second.url, TEST_API_KEY)('GET', '/readcard');
+      const secondCall = apiCaller(() => second.url, TEST_API_KEY);
+      const read = await secondCall('GET', '/readcard');
       assert.deepEqual(read.json, { cardId: 'CAFE0001', credits: 42, rechargeAmount: null });
+      const status = (await secondCall('GET', '/simulator')).json as { cards: SimCard[] };
+      assert.deepEqual(status.cards, [
+        { cardId: 'CAFE0001', credits: 42 },
+        { cardId: '04CAFE00000002', credits: 8 },
+      ]);
     } finally {
       await second.close();
     }

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkLedger } from '../../cloud/check.ts';
+import { DEFAULT_DESFIRE_AID } from '../../service/card/desfire/desfire-wallet-format.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { waitUntil, walletBalance } from '../support/card-rig.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
@@ -17,12 +19,18 @@ import {
   TEST_API_KEY,
   type TestLedger,
 } from '../support/test-ledger.ts';
-import { VirtualCard, VirtualReader } from '../support/virtual-card.ts';
+import {
+  VirtualCard,
+  VirtualDesfireCard,
+  VirtualReader,
+  type AnyVirtualCard,
+} from '../support/virtual-card.ts';
 import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.ts';
 
 // The worker as a real process on the real card path, killed with SIGKILL at each step of a
-// movement and started again on the same data folder. Crash points are caught from outside:
-// at the ledger proxy (before or after the ledger acted) and at the virtual card (the write).
+// movement and started again on the same data folder, with a MIFARE Classic and a DESFire card.
+// Crash points are caught from outside: at the ledger proxy (before or after the ledger acted)
+// and at the virtual card (its commit point: a Classic block write, DESFire's CommitTransaction).
 let pcscd: PcscdRig;
 let ledger: TestLedger;
 let proxy: FaultProxy;
@@ -63,7 +71,7 @@ function startWorker(): Promise<WorkerProcess> {
 }
 
 /** Puts the card on the reader and waits until the worker has read its UID. */
-async function present(card: VirtualCard): Promise<void> {
+async function present(card: AnyVirtualCard): Promise<void> {
   const seen = card.failAt('getUid', 'answer');
   await reader.insert(card);
   await seen.triggered;
@@ -88,7 +96,7 @@ type CrashPoint = {
   /** Whether the card holds the movement afterwards (then it must be posted, else voided). */
   landed: boolean;
   /** Arms the crash; `kill` SIGKILLs the worker at once. */
-  arm: (card: VirtualCard, kill: () => void) => void;
+  arm: (card: AnyVirtualCard, kill: () => void) => void;
 };
 
 const isPending = (method: string, path: string) => method === 'POST' && path === '/v1/movements';
@@ -112,8 +120,9 @@ const crashPoints: CrashPoint[] = [
     name: 'the card was written, before the worker heard',
     landed: true,
     arm: (card, kill) => {
+      const commit = card instanceof VirtualDesfireCard ? 'commit' : 'write';
       const off = card.onApdu((event) => {
-        if (event.command !== 'write') return 'answer';
+        if (event.command !== commit) return 'answer';
         off();
         kill();
         return 'answer';
@@ -134,19 +143,31 @@ const crashPoints: CrashPoint[] = [
   },
 ];
 
+/** A card holding 60 in its wallet (a DESFire card's on the trial keys: no master key here). */
+function cardHolding60(cardType: 'mifare-classic' | 'desfire', id: number[]): AnyVirtualCard {
+  if (cardType === 'desfire') {
+    return desfireWalletCard(Buffer.from([0x04, 0xdf, 0x55, 0, 0, ...id]), DEFAULT_DESFIRE_AID, 60);
+  }
+  return new VirtualCard({
+    uid: Buffer.from([0x04, 0x55, ...id]),
+    blocks: { 4: encodeValueBlock(60, 1) },
+  });
+}
+
 describe('SIGKILL at every step of a movement, then a restart', () => {
-  for (const kind of ['recharge', 'discharge'] as const) {
+  for (const [cardType, kind] of [
+    ['mifare-classic', 'recharge'],
+    ['mifare-classic', 'discharge'],
+    ['desfire', 'recharge'],
+    ['desfire', 'discharge'],
+  ] as const) {
     for (const point of crashPoints) {
-      test(`when a ${kind} is killed after ${point.name}, then after the restart the money is exact`, async () => {
-        const card = new VirtualCard({
-          uid: Buffer.from([
-            0x04,
-            0x55,
-            kind === 'recharge' ? 0x01 : 0x02,
-            crashPoints.indexOf(point),
-          ]),
-          blocks: { 4: encodeValueBlock(60, 1) },
-        });
+      const on = cardType === 'desfire' ? ' on a DESFire card' : '';
+      test(`when a ${kind}${on} is killed after ${point.name}, then after the restart the money is exact`, async () => {
+        const card = cardHolding60(cardType, [
+          kind === 'recharge' ? 0x01 : 0x02,
+          crashPoints.indexOf(point),
+        ]);
         // Sold before the ledger: its account covers the 60 a discharge pays out.
         await importCardBalance(ledger, card.id, 60);
         const poolBefore = await pool();

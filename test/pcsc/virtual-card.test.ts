@@ -219,14 +219,21 @@ describe('PC/SC rig through nfc-pcsc', () => {
       (await reader.read(7, 16, 16)).toString('hex').toUpperCase(),
       '000000000000FF078069FFFFFFFFFFFF',
     );
-    assert.deepEqual(harness.virtual().counts, {
-      getUid: 1,
-      loadKey: 1,
-      authenticate: 1,
-      read: 2,
-      write: 1,
-      other: 0,
-    });
+    const { getUid, loadKey, authenticate, read, write, ...others } = harness.virtual().counts;
+    assert.deepEqual(
+      { getUid, loadKey, authenticate, read, write },
+      {
+        getUid: 1,
+        loadKey: 1,
+        authenticate: 1,
+        read: 2,
+        write: 1,
+      },
+    );
+    assert.ok(
+      Object.values(others).every((count) => count === 0),
+      JSON.stringify(others),
+    );
   });
 
   test('when a 4K card is used above block 128, then sectors of 16 blocks are authenticated and written', async (t) => {

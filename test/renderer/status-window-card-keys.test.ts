@@ -62,8 +62,8 @@ const bridgeInvoke = playMain({
 const call = apiCaller(() => service.url, TEST_API_KEY);
 
 /** Places a simulated card (with `credits` no ledger issued) and waits until it is seen. */
-async function place(uid: string, credits?: number): Promise<void> {
-  await service.simulator?.place({ uid, credits });
+async function place(uid: string, credits?: number, type?: 'desfire'): Promise<void> {
+  await service.simulator?.place({ uid, credits, type });
   await page.getByTestId('card-id').filter({ hasText: uid }).waitFor();
 }
 
@@ -129,6 +129,20 @@ describe('the status window with per-card keys', () => {
     assert.equal(read.status, 200, read.text);
     assert.deepEqual(read.json, { cardId: 'C11B0001', credits: 0, rechargeAmount: null });
     await page.screenshot({ path: `${screenshots}/card-personalized.png`, fullPage: true });
+  });
+
+  test('when a factory-fresh DESFire card is personalized from the window, then it is personalized; pressed again, it was already personalized', async () => {
+    await place('04C11B00000001', undefined, 'desfire');
+    assert.equal(
+      await personalize(/personalized/),
+      'Card 04C11B00000001 is personalized: it has its own keys now (0 credits).',
+    );
+    assert.equal(
+      await personalize(/already/),
+      'Card 04C11B00000001 was already personalized; nothing was written.',
+    );
+    const read = await call('GET', '/readcard');
+    assert.deepEqual(read.json, { cardId: '04C11B00000001', credits: 0, rechargeAmount: null });
   });
 
   test('when the card is taken off during personalization, then the window says so; put back and pressed again, it is personalized', async () => {

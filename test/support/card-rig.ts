@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { issueKey } from '../../cloud/admin.ts';
+import { parseMasterKey } from '../../service/card/card-keys.ts';
+import { desfireCardKeys } from '../../service/card/desfire/desfire-keys.ts';
+import {
+  DEFAULT_DESFIRE_AID,
+  VALUE_FILE,
+} from '../../service/card/desfire/desfire-wallet-format.ts';
 import type { ReaderEvent, ReaderManager } from '../../service/card/reader-manager.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { ConfigInput } from '../../service/config.ts';
 import type { RateLimits } from '../../service/http/rate-limits.ts';
@@ -16,7 +23,12 @@ import {
   type TestLedger,
 } from './test-ledger.ts';
 import { startTestService, type TestService } from './test-service.ts';
-import { VirtualCard, VirtualReader } from './virtual-card.ts';
+import {
+  VirtualCard,
+  VirtualDesfireCard,
+  VirtualReader,
+  type AnyVirtualCard,
+} from './virtual-card.ts';
 
 /** A service whose reader is attached, with the virtual reader behind it. */
 async function attached(
@@ -75,7 +87,7 @@ export interface Till {
   /** Its own API key, of the same shop. */
   apiKey: string;
   reader: VirtualReader;
-  present(card: VirtualCard): Promise<void>;
+  present(card: AnyVirtualCard): Promise<void>;
   takeAway(): Promise<void>;
 }
 
@@ -88,7 +100,7 @@ export interface CardRig {
   /** The virtual reader behind the service's chosen reader ("Virtual PCD 00 00"). */
   reader: VirtualReader;
   /** Puts `card` on the reader and waits until the service sees it. */
-  present(card: VirtualCard): Promise<void>;
+  present(card: AnyVirtualCard): Promise<void>;
   /** Takes the card off and waits until the service saw it go. */
   takeAway(): Promise<void>;
   /**
@@ -96,6 +108,12 @@ export interface CardRig {
    * is imported at the ledger as a card sold before it (its account covers it).
    */
   cardHolding(balance: number | null): Promise<VirtualCard>;
+  /**
+   * A DESFire card with a UID no other card of this rig has: fresh from the factory (null), or
+   * holding `balance` in its wallet application, personalized with the rig's master key (the
+   * trial keys without one). A balance is imported at the ledger as for cardHolding.
+   */
+  desfireCardHolding(balance: number | null): Promise<VirtualDesfireCard>;
   /** Waits until the service has settled every movement, and checks none is pending. */
   settled(timeoutMs?: number): Promise<void>;
   /**
@@ -179,6 +197,20 @@ export async function startCardRig(
       if (balance !== null && balance > 0) await importCardBalance(ledger, card.id, balance);
       return card;
     },
+    async desfireCardHolding(balance) {
+      cardsMade += 1;
+      const uid = Buffer.from([0x04, 0xdf, 0x5a, 0, 0, cardsMade >> 8, cardsMade & 0xff]);
+      if (balance === null) return new VirtualDesfireCard({ uid });
+      const master = overrides.cardMasterKey;
+      const keys = desfireCardKeys(
+        master === undefined ? undefined : parseMasterKey(master),
+        uid,
+        DEFAULT_DESFIRE_AID,
+      );
+      const card = desfireWalletCard(uid, DEFAULT_DESFIRE_AID, balance, keys);
+      if (balance > 0) await importCardBalance(ledger, card.id, balance);
+      return card;
+    },
     async settled(timeoutMs = 30_000) {
       await waitUntil(() => service.unconfirmedMovements === 0, timeoutMs, 'movements settled');
       assert.equal(await pendingMovements(ledger.url), 0, 'nothing left pending at the ledger');
@@ -222,8 +254,20 @@ export async function waitUntil(
   }
 }
 
-/** The balance a virtual card holds, by the wallet format; a corrupt card fails the test. */
-export function walletBalance(card: VirtualCard): number {
+/**
+ * The balance a virtual card holds, by its wallet format (a DESFire card: its wallet's value
+ * file; 0 without the application or before its value file is made, as when a personalization
+ * was pulled between the two); a corrupt card fails the test.
+ */
+export function walletBalance(card: AnyVirtualCard): number {
+  if (card instanceof VirtualDesfireCard) {
+    const file = card.application(DEFAULT_DESFIRE_AID)?.files.get(VALUE_FILE);
+    if (file === undefined) return 0;
+    if (file.type !== 'value') {
+      throw new Error(`card ${card.id}: its wallet's value file (1) is of another type`);
+    }
+    return file.value;
+  }
   const state = decodeWallet(card.block(4), card.block(5));
   if (state.kind === 'corrupt') throw new Error(`card ${card.id} is corrupt: ${state.reason}`);
   return state.kind === 'valid' ? state.balance : 0;

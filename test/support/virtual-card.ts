@@ -1,5 +1,5 @@
-// The vpcd transport of the PC/SC test rig: presents a virtual MIFARE Classic card to a real
-// pcscd through the vpcd driver (see pcscd.ts and docs/pcsc-test-rig.md).
+// The vpcd transport of the PC/SC test rig: presents a virtual MIFARE Classic or DESFire card to
+// a real pcscd through the vpcd driver (see pcscd.ts and docs/pcsc-test-rig.md).
 //
 // vpcd protocol (the card is a TCP client of vpcd; connected = card present): every message,
 // both ways, is a 2-byte big-endian length and a payload. A 1-byte payload from vpcd is a
@@ -11,15 +11,17 @@
 import { Socket } from 'node:net';
 
 import {
+  APDU_COMMANDS,
   ContactlessFrontEnd,
   classifyApdu,
+  type AnyVirtualCard,
   type ApduCommand,
   type ApduEvent,
   type CardContact,
-  type VirtualCard,
 } from '../../service/card/simulator/virtual-card.ts';
 
 export * from '../../service/card/simulator/virtual-card.ts';
+export * from '../../service/card/simulator/virtual-desfire-card.ts';
 
 export interface VirtualReaderOptions {
   /** Number of LOAD KEY slots (an ACR122U has 2: 0 and 1). */
@@ -31,7 +33,10 @@ function sleep(ms: number): Promise<void> {
 }
 
 function emptyCounts(): Record<ApduCommand, number> {
-  return { getUid: 0, loadKey: 0, authenticate: 0, read: 0, write: 0, other: 0 };
+  return Object.fromEntries(APDU_COMMANDS.map((command) => [command, 0])) as Record<
+    ApduCommand,
+    number
+  >;
 }
 
 interface Session extends CardContact {
@@ -47,7 +52,7 @@ interface Session extends CardContact {
   end(): void;
 }
 
-const insertedCards = new WeakSet<VirtualCard>();
+const insertedCards = new WeakSet<AnyVirtualCard>();
 
 // LOAD KEY slots per vpcd port. The port is the physical reader: a VirtualReader object is only
 // a handle on it, and nfc-pcsc caches which key it loaded in which slot for as long as its
@@ -86,7 +91,7 @@ export class VirtualReader {
   }
 
   /** The card in the reader, or null. */
-  get card(): VirtualCard | null {
+  get card(): AnyVirtualCard | null {
     return this.#session?.card ?? null;
   }
 
@@ -116,7 +121,7 @@ export class VirtualReader {
    * next poll (up to ~400 ms), then nfc-pcsc sends GET UID and emits `card`. Right after a
    * removal on this port it first waits out the settle time (see REMOVAL_SETTLE_MS).
    */
-  async insert(card: VirtualCard): Promise<void> {
+  async insert(card: AnyVirtualCard): Promise<void> {
     if (this.#session) throw new Error(`reader on port ${this.port} already holds a card`);
     if (insertedCards.has(card)) throw new Error(`card ${card.id} is already on a reader`);
     insertedCards.add(card);

@@ -10,6 +10,7 @@ import {
   trailerBlockOf,
   type CardContact,
 } from '../../service/card/simulator/virtual-card.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 
 const KEY_A = Buffer.from('A0A1A2A3A4A5', 'hex');
 const KEY_B = Buffer.from('B0B1B2B3B4B5', 'hex');
@@ -85,6 +86,60 @@ describe('keys A and B', () => {
     const { auth, read } = setup();
     assert.equal(auth(7, 'A'), OK);
     assert.equal(read(7), `000000000000ff078069${KEY_B.toString('hex')}${OK}`);
+  });
+});
+
+describe('value blocks (the reader value operations, FF D7 and FF B1)', () => {
+  // The wallet's access bits: both slots 110, the reserved block 100, the trailer 011.
+  const WALLET: [number, number, number, number] = [0b110, 0b110, 0b100, 0b011];
+  const value = (n: number, address: number) => encodeValueBlock(n, address);
+  const op = (block: number, operation: 1 | 2, amount: number) =>
+    `FFD700${block.toString(16).padStart(2, '0')}05${operation.toString(16).padStart(2, '0')}${amount.toString(16).padStart(8, '0')}`;
+  const restore = (from: number, to: number) =>
+    `FFD700${from.toString(16).padStart(2, '0')}0203${to.toString(16).padStart(2, '0')}`;
+
+  test('when key A decrements a slot of the wallet, then the value drops and the generation stays', () => {
+    const { card, send, auth } = setup(WALLET);
+    card.setBlock(4, value(100, 3));
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(op(4, 2, 30)), OK);
+    assert.deepEqual(card.block(4), value(70, 3));
+    assert.equal(send('FFB1000404'), `00000046${OK}`);
+  });
+
+  test('when key A tries to increment, then the card refuses; key B may', () => {
+    const { card, send, auth } = setup(WALLET);
+    card.setBlock(4, value(100, 3));
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(op(4, 1, 30)), FAILED);
+    assert.deepEqual(card.block(4), value(100, 3));
+    assert.equal(auth(4, 'B'), OK);
+    assert.equal(send(op(4, 1, 30)), OK);
+    assert.deepEqual(card.block(4), value(130, 3));
+  });
+
+  test("when key A restores the older slot into the newer one, then the newer slot holds the older balance at its own generation (the wallet's limit)", () => {
+    const { card, send, auth } = setup(WALLET);
+    card.setBlock(4, value(100, 1));
+    card.setBlock(5, value(0, 2));
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(restore(4, 5)), OK);
+    assert.deepEqual(card.block(5), value(100, 2));
+  });
+
+  test('when the block is not a value block, refuses decrement (100) or lies in another sector, then the card refuses and nothing changes', () => {
+    const { card, send, auth } = setup(WALLET);
+    card.setBlock(4, value(100, 1));
+    card.setBlock(6, value(500, 0));
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(op(5, 2, 1)), FAILED, 'block 5 is blank, not a value block');
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(restore(6, 4)), FAILED, 'block 6 allows no restore');
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(restore(4, 6)), FAILED, 'block 6 allows no transfer');
+    assert.equal(auth(4, 'A'), OK);
+    assert.equal(send(restore(4, 8)), FAILED, 'block 8 is in sector 2');
+    assert.deepEqual([card.block(4), card.block(6)], [value(100, 1), value(500, 0)]);
   });
 });
 

@@ -9,9 +9,9 @@ import readerModule from 'nfc-pcsc/dist/Reader.js';
 import {
   ContactlessFrontEnd,
   classifyApdu,
+  type AnyVirtualCard,
   type ApduEvent,
   type CardContact,
-  type VirtualCard,
 } from './virtual-card.ts';
 
 export const SIMULATED_READER_NAME = 'Card Wallet Simulator 00 00';
@@ -54,10 +54,10 @@ export class SimulatedPcscReader extends EventEmitter {
   readonly #frontEnd = new ContactlessFrontEnd();
   #contact: Contact | null = null;
   #queue: Promise<void> = Promise.resolve();
-  /** Called after every write APDU that changed a card, so its memory can be kept. */
-  onCardWritten: (card: VirtualCard) => void = () => {};
+  /** Called after every APDU that changed what a card keeps, so its memory can be kept. */
+  onCardWritten: (card: AnyVirtualCard) => void = () => {};
 
-  get card(): VirtualCard | null {
+  get card(): AnyVirtualCard | null {
     return this.#contact?.card ?? null;
   }
 
@@ -66,7 +66,7 @@ export class SimulatedPcscReader extends EventEmitter {
    * Resolves once it has (so a control call that placed a card answers when the service sees
    * it), or after a second when no PC/SC context is listening.
    */
-  insert(card: VirtualCard): Promise<void> {
+  insert(card: AnyVirtualCard): Promise<void> {
     if (this.#contact) throw new Error('the simulated reader already holds a card');
     let seen!: () => void;
     const wasSeen = new Promise<void>((resolve) => (seen = resolve));
@@ -185,8 +185,9 @@ export class SimulatedPcscReader extends EventEmitter {
       });
       if (contact.gone) return null;
     }
+    const revision = contact.card.revision;
     const response = this.#frontEnd.execute(contact, apdu, action === 'tear');
-    if (command === 'write') this.onCardWritten(contact.card);
+    if (contact.card.revision !== revision) this.onCardWritten(contact.card);
     if (action === 'pull-after' || action === 'tear') {
       this.remove();
       return null;

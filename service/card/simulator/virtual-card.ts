@@ -12,6 +12,16 @@
 //                                                         drops authentication
 //   READ BINARY    FF B0 00 <blk> 10                   -> 16 bytes 90 00
 //   UPDATE BINARY  FF D6 00 <blk> 10 <16 bytes>        -> 90 00 (63 00 for the read-only block 0)
+//   VALUE BLOCK    FF D7 00 <blk> 05 <01|02> <4 bytes, MSB first>
+//                                                      -> 90 00: INCREMENT (01) or DECREMENT (02)
+//                                                         the value block, then TRANSFER into it
+//   RESTORE VALUE  FF D7 00 <src> 02 03 <dst>          -> 90 00: RESTORE the source, TRANSFER
+//                                                         into the destination (same sector)
+//   READ VALUE     FF B1 00 <blk> 04                   -> 4 bytes (MSB first) 90 00
+//   (the value block APDUs of the ACR122U and ACR1252U, which PC/SC part 3 leaves to vendors;
+//   63 00 where the card refuses: not a value block, or its access bits do not allow it)
+// A TRANSFER writes the value and keeps the destination's address byte (the datasheet: "during
+// increment, decrement, restore and transfer operations the address remains unchanged").
 // A failed authentication that reached the card (a wrong key, a blocked sector, a block not on
 // the card) halts it, as the MIFARE Classic protocol does: the card answers nothing until it is
 // re-activated, so the reader answers 63 00 to every AUTHENTICATE, READ BINARY and UPDATE BINARY
@@ -31,70 +41,12 @@
 // authentication fails), which is what a torn trailer write can do. Wrong lengths answer
 // 67 00, other FF instructions 6D 00, other classes 6A 81.
 
+import { FaultingCard, type ApduCommand } from './card-faults.ts';
+import { powerOn, VirtualDesfireCard, type DesfireVolatile } from './virtual-desfire-card.ts';
+
+export * from './card-faults.ts';
+
 export type CardSize = '1K' | '4K';
-
-export type ApduCommand = 'getUid' | 'loadKey' | 'authenticate' | 'read' | 'write' | 'other';
-
-export const APDU_COMMANDS: readonly ApduCommand[] = [
-  'getUid',
-  'loadKey',
-  'authenticate',
-  'read',
-  'write',
-  'other',
-];
-
-/** What a fault handler sees for each command APDU the card receives. */
-export interface ApduEvent {
-  /** A copy of the command APDU. */
-  readonly apdu: Buffer;
-  /** 0-based count of APDUs this card received since it was inserted (GET UID is usually 0). */
-  readonly index: number;
-  readonly command: ApduCommand;
-  /** The block addressed by authenticate, read and write. */
-  readonly block?: number;
-}
-
-/**
- * What the card does with an APDU:
- * - 'answer': execute it and answer (the default);
- * - 'pull-before': the card leaves the field before the command takes effect: nothing is
- *   executed;
- * - 'pull-after': the command takes effect (a write is committed), then the card leaves before
- *   answering;
- * - 'tear': the card leaves in the middle of a write: the first 8 bytes of the block are
- *   written, the rest keeps its old contents (other commands: as 'pull-after');
- * - 'stall': never answer; the card stays present, silent, until removed;
- * - `{ delayMs }`: answer late. The command takes effect when the answer is sent, so a card
- *   removed during the delay has not executed it.
- */
-export type FaultAction =
-  'answer' | 'pull-before' | 'pull-after' | 'tear' | 'stall' | { delayMs: number };
-
-/** A persistent handler: return an action, or nothing to answer normally. */
-export type ApduHandler = (event: ApduEvent) => FaultAction | undefined | void;
-
-/**
- * Which APDU a one-shot fault hits:
- * - a command name: its next occurrence, e.g. `'write'`;
- * - `{ command, block?, nth? }`: the nth (1-based, default 1) occurrence of that command (on that
- *   block) counted from when the fault was armed;
- * - `{ index }`: the APDU with that index since insertion (see ApduEvent.index).
- */
-export type FaultTrigger =
-  ApduCommand | { command: ApduCommand; block?: number; nth?: number } | { index: number };
-
-/** A one-shot fault armed with `card.failAt`. */
-export interface Fault {
-  /** Whether it has hit an APDU. Assert it, so a test cannot pass without its fault. */
-  readonly fired: boolean;
-  /** The APDU it hit. */
-  readonly event: ApduEvent | undefined;
-  /** Resolves with the APDU it hit, when it hits (e.g. to remove a stalled card afterwards). */
-  readonly triggered: Promise<ApduEvent>;
-  /** Disarms it if it has not fired. */
-  cancel(): void;
-}
 
 export interface VirtualCardOptions {
   /** 4 or 7 bytes. */
@@ -110,6 +62,9 @@ export type KeyType = 'A' | 'B';
 export interface BlockAccess {
   read: readonly KeyType[];
   write: readonly KeyType[];
+  increment: readonly KeyType[];
+  /** Decrement, transfer and restore: the datasheet gives them together. */
+  decrement: readonly KeyType[];
 }
 
 /** What the keys may do with the fields of a sector trailer, from its access bits. */
@@ -144,16 +99,15 @@ const AB: readonly KeyType[] = ['A', 'B'];
 const NEVER: readonly KeyType[] = [];
 
 // Datasheet table 8 (data blocks), indexed by C1 C2 C3 as a 3-bit number (C1 the high bit).
-// Value-block increment/decrement are not emulated: the wallet does not use them.
 const DATA_ACCESS: readonly BlockAccess[] = [
-  { read: AB, write: AB }, // 000: transport configuration
-  { read: AB, write: NEVER }, // 001
-  { read: AB, write: NEVER }, // 010
-  { read: B, write: B }, // 011
-  { read: AB, write: B }, // 100
-  { read: B, write: NEVER }, // 101
-  { read: AB, write: B }, // 110
-  { read: NEVER, write: NEVER }, // 111
+  { read: AB, write: AB, increment: AB, decrement: AB }, // 000: transport configuration
+  { read: AB, write: NEVER, increment: NEVER, decrement: AB }, // 001
+  { read: AB, write: NEVER, increment: NEVER, decrement: NEVER }, // 010
+  { read: B, write: B, increment: NEVER, decrement: NEVER }, // 011
+  { read: AB, write: B, increment: NEVER, decrement: NEVER }, // 100
+  { read: B, write: NEVER, increment: NEVER, decrement: NEVER }, // 101
+  { read: AB, write: B, increment: B, decrement: AB }, // 110
+  { read: NEVER, write: NEVER, increment: NEVER, decrement: NEVER }, // 111
 ];
 
 // Datasheet table 7 (sector trailer), same indexing.
@@ -246,30 +200,15 @@ export function decodeAccessBits(bytes: Buffer): [number, number, number, number
   return groups as [number, number, number, number];
 }
 
-interface ArmedFault {
-  trigger: FaultTrigger;
-  action: FaultAction;
-  matches: number;
-  fired: boolean;
-  event: ApduEvent | undefined;
-  resolve: (event: ApduEvent) => void;
-}
-
 /** A MIFARE Classic card: memory, keys and access bits (in the trailers) and armed faults. */
-export class VirtualCard {
-  readonly uid: Buffer;
+export class VirtualCard extends FaultingCard {
   readonly size: CardSize;
   readonly blockCount: number;
   readonly atr: Buffer;
   readonly #memory: Buffer;
-  readonly #handlers = new Set<ApduHandler>();
-  #faults: ArmedFault[] = [];
 
   constructor(options: VirtualCardOptions) {
-    if (options.uid.length !== 4 && options.uid.length !== 7) {
-      throw new RangeError(`a MIFARE Classic UID has 4 or 7 bytes, got ${options.uid.length}`);
-    }
-    this.uid = Buffer.from(options.uid);
+    super(options.uid);
     this.size = options.size ?? '1K';
     this.blockCount = blockCountOf(this.size);
     this.atr = this.size === '1K' ? ATR_1K : ATR_4K;
@@ -294,11 +233,6 @@ export class VirtualCard {
     return card;
   }
 
-  /** The UID as the service's cardId: uppercase hex, no separators. */
-  get id(): string {
-    return this.uid.toString('hex').toUpperCase();
-  }
-
   get sectorCount(): number {
     return sectorOfBlock(this.blockCount - 1) + 1;
   }
@@ -316,6 +250,7 @@ export class VirtualCard {
       throw new RangeError(`block ${block}: a block has 16 bytes, got ${data.length}`);
     }
     this.#memory.set(data, block * BLOCK_SIZE);
+    this.changed();
   }
 
   /** A copy of the whole memory, to compare before and after. */
@@ -359,69 +294,6 @@ export class VirtualCard {
     return groups ? groups[accessGroupOf(block)]! : null;
   }
 
-  /**
-   * Arms a one-shot fault, e.g. `card.failAt('write', 'pull-after')` (next write commits, then
-   * the card is gone), `card.failAt({ command: 'read', nth: 2 }, 'stall')`,
-   * `card.failAt({ index: 3 }, { delayMs: 500 })`. Faults stay armed across removal and
-   * insertion until they fire or are cancelled; the earliest armed one wins an APDU.
-   */
-  failAt(trigger: FaultTrigger, action: FaultAction): Fault {
-    let resolve!: (event: ApduEvent) => void;
-    const triggered = new Promise<ApduEvent>((r) => (resolve = r));
-    const armed: ArmedFault = {
-      trigger,
-      action,
-      matches: 0,
-      fired: false,
-      event: undefined,
-      resolve,
-    };
-    this.#faults.push(armed);
-    return {
-      get fired() {
-        return armed.fired;
-      },
-      get event() {
-        return armed.event;
-      },
-      triggered,
-      cancel: () => {
-        this.#faults = this.#faults.filter((fault) => fault !== armed);
-      },
-    };
-  }
-
-  /** Adds a persistent handler consulted for every APDU after the one-shot faults. */
-  onApdu(handler: ApduHandler): () => void {
-    this.#handlers.add(handler);
-    return () => this.#handlers.delete(handler);
-  }
-
-  /** Disarms every fault and handler. */
-  clearFaults(): void {
-    this.#faults = [];
-    this.#handlers.clear();
-  }
-
-  /** What the card does with this APDU: the earliest matching one-shot fault, then handlers. */
-  decide(event: ApduEvent): FaultAction {
-    let action: FaultAction | undefined;
-    for (const fault of this.#faults) {
-      if (!matches(fault, event)) continue;
-      fault.fired = true;
-      fault.event = event;
-      fault.resolve(event);
-      action ??= fault.action;
-    }
-    this.#faults = this.#faults.filter((fault) => !fault.fired);
-    if (action !== undefined) return action;
-    for (const handler of this.#handlers) {
-      const result = handler(event);
-      if (result !== undefined && result !== 'answer') return result;
-    }
-    return 'answer';
-  }
-
   #checkBlock(block: number): void {
     if (!Number.isInteger(block) || block < 0 || block >= this.blockCount) {
       throw new RangeError(
@@ -431,13 +303,26 @@ export class VirtualCard {
   }
 }
 
-function matches(fault: ArmedFault, event: ApduEvent): boolean {
-  const trigger = typeof fault.trigger === 'string' ? { command: fault.trigger } : fault.trigger;
-  if ('index' in trigger) return event.index === trigger.index;
-  if (trigger.command !== event.command) return false;
-  if (trigger.block !== undefined && trigger.block !== event.block) return false;
-  fault.matches += 1;
-  return fault.matches === (trigger.nth ?? 1);
+/** A value block's value (NXP format: value, inverse, value, address copies), or null. */
+function valueOf(block: Buffer): number | null {
+  const value = block.readInt32LE(0);
+  const copiesAgree =
+    block.readInt32LE(4) === ~value &&
+    block.readInt32LE(8) === value &&
+    block[13] === (~block[12]! & 0xff) &&
+    block[14] === block[12] &&
+    block[15] === block[13];
+  return copiesAgree ? value : null;
+}
+
+/** A value block of `value` with the given address bytes (12-15) as they are. */
+function valueBlock(value: number, address: Buffer): Buffer {
+  const out = Buffer.alloc(BLOCK_SIZE);
+  out.writeInt32LE(value, 0);
+  out.writeInt32LE(~value, 4);
+  out.writeInt32LE(value, 8);
+  address.copy(out, 12);
+  return out;
 }
 
 function manufacturerBlock(uid: Buffer, size: CardSize): Buffer {
@@ -453,6 +338,7 @@ function manufacturerBlock(uid: Buffer, size: CardSize): Buffer {
 
 /** The command of an APDU and the block it addresses. */
 export function classifyApdu(apdu: Buffer): { command: ApduCommand; block?: number } {
+  if (apdu[0] === 0x90) return { command: VirtualDesfireCard.classify(apdu) };
   if (apdu.length < 4 || apdu[0] !== 0xff) return { command: 'other' };
   const p1 = apdu[2] ?? 0;
   const p2 = apdu[3] ?? 0;
@@ -468,20 +354,35 @@ export function classifyApdu(apdu: Buffer): { command: ApduCommand; block?: numb
     case 0x88:
       return { command: 'authenticate', block: (p1 << 8) | p2 };
     case 0xb0:
+    case 0xb1:
       return { command: 'read', block: (p1 << 8) | p2 };
     case 0xd6:
       return { command: 'write', block: (p1 << 8) | p2 };
+    case 0xd7:
+      return { command: 'value', block: (p1 << 8) | p2 };
     default:
       return { command: 'other' };
   }
 }
 
-/** One card in the field of a reader: which sector and key it is authenticated with. */
+/** A virtual card of either type. */
+export type AnyVirtualCard = VirtualCard | VirtualDesfireCard;
+
+/**
+ * One card in the field of a reader. A MIFARE Classic card: which sector and key it is
+ * authenticated with, and whether it is halted. A DESFire card: what it holds while powered.
+ */
 export interface CardContact {
-  readonly card: VirtualCard;
+  readonly card: AnyVirtualCard;
   authenticated: { sector: number; key: KeyType } | null;
   /** Halted by a failed authentication: mute until re-activated (see the top of this file). */
   halted: boolean;
+  /** A DESFire card's session, selected application and transaction; gone with the power. */
+  desfire?: DesfireVolatile | undefined;
+}
+
+interface ClassicContact extends CardContact {
+  readonly card: VirtualCard;
 }
 
 /**
@@ -503,6 +404,7 @@ export class ContactlessFrontEnd {
   reactivate(contact: CardContact): void {
     contact.authenticated = null;
     contact.halted = false;
+    contact.desfire = undefined;
   }
 
   /**
@@ -510,6 +412,47 @@ export class ContactlessFrontEnd {
    * lands only half (see FaultAction 'tear'); the caller drops the card and the answer.
    */
   execute(contact: CardContact, apdu: Buffer, torn = false): Buffer {
+    if (contact.card instanceof VirtualDesfireCard) {
+      return this.#executeIso(contact, contact.card, apdu, torn);
+    }
+    return this.#executeClassic(contact as ClassicContact, apdu, torn);
+  }
+
+  /**
+   * An ISO 14443-4 card (DESFire): GET UID and LOAD KEY are the reader's own; its MIFARE
+   * Classic commands fail as a reader's do on a card that is not one (63 00); anything else
+   * goes to the card.
+   */
+  #executeIso(contact: CardContact, card: VirtualDesfireCard, apdu: Buffer, torn: boolean): Buffer {
+    if (apdu[0] === 0xff) {
+      switch (apdu[1]) {
+        case 0xca:
+          return apdu[2] === 0x00 && apdu[3] === 0x00
+            ? Buffer.concat([card.uid, SW_OK])
+            : SW_NOT_SUPPORTED;
+        case 0x82:
+        case 0x86:
+        case 0x88:
+        case 0xb0:
+        case 0xd6:
+          return apdu[1] === 0x82 ? this.#loadKey(apdu) : SW_FAILED;
+        default:
+          return SW_INS_UNKNOWN;
+      }
+    }
+    contact.desfire ??= powerOn();
+    return card.execute(contact.desfire, apdu, torn);
+  }
+
+  #loadKey(apdu: Buffer): Buffer {
+    if (apdu.length !== 11 || apdu[4] !== 6) return SW_WRONG_LENGTH;
+    const slot = apdu[3] ?? 0;
+    if (slot >= this.#keySlots.length) return SW_FAILED;
+    this.#keySlots[slot] = Buffer.from(apdu.subarray(5, 11));
+    return SW_OK;
+  }
+
+  #executeClassic(contact: ClassicContact, apdu: Buffer, torn: boolean): Buffer {
     const card = contact.card;
     if (apdu[0] !== 0xff) return SW_NOT_SUPPORTED;
     const p1 = apdu[2] ?? 0;
@@ -520,12 +463,8 @@ export class ContactlessFrontEnd {
         if (p1 !== 0x00 || p2 !== 0x00) return SW_NOT_SUPPORTED;
         return Buffer.concat([card.uid, SW_OK]);
       }
-      case 0x82: {
-        if (apdu.length !== 11 || apdu[4] !== 6) return SW_WRONG_LENGTH;
-        if (p2 >= this.#keySlots.length) return SW_FAILED;
-        this.#keySlots[p2] = Buffer.from(apdu.subarray(5, 11));
-        return SW_OK;
-      }
+      case 0x82:
+        return this.#loadKey(apdu);
       case 0x86: {
         if (apdu.length !== 10 || apdu[4] !== 5) return SW_WRONG_LENGTH;
         if (apdu[5] !== 0x01) return SW_NOT_SUPPORTED;
@@ -562,12 +501,63 @@ export class ContactlessFrontEnd {
         card.setBlock(block, written);
         return SW_OK;
       }
+      case 0xb1: {
+        if (apdu.length !== 5 || apdu[4] !== 4) return SW_WRONG_LENGTH;
+        const block = (p1 << 8) | p2;
+        if (contact.halted || !this.#read(contact, block)) return SW_FAILED;
+        const value = valueOf(card.block(block));
+        if (value === null) return SW_FAILED;
+        const out = Buffer.alloc(4);
+        out.writeInt32BE(value);
+        return Buffer.concat([out, SW_OK]);
+      }
+      case 0xd7:
+        return this.#valueOperation(contact, (p1 << 8) | p2, apdu.subarray(4), torn);
       default:
         return SW_INS_UNKNOWN;
     }
   }
 
-  #authenticate(contact: CardContact, block: number, keyType: number, slot: number): Buffer {
+  /**
+   * INCREMENT or DECREMENT a value block and TRANSFER into it, or RESTORE a value block and
+   * TRANSFER into another block of the sector. The card checks the key's access to each block
+   * the command names; a TRANSFER keeps the destination's address bytes.
+   */
+  #valueOperation(contact: ClassicContact, source: number, body: Buffer, torn: boolean): Buffer {
+    const card = contact.card;
+    if (contact.halted || !this.#inSector(contact, source)) return SW_FAILED;
+    const [length, operation] = body;
+    let target = source;
+    let value: number | null = valueOf(card.block(source));
+    if (length === 5 && body.length === 6 && (operation === 0x01 || operation === 0x02)) {
+      const operand = body.readInt32BE(2);
+      const right = operation === 0x01 ? 'increment' : 'decrement';
+      if (value === null || !this.#mayValue(contact, source, right)) return SW_FAILED;
+      value = operation === 0x01 ? value + operand : value - operand;
+      if (value > 0x7fffffff || value < -0x80000000) return SW_FAILED;
+    } else if (length === 2 && body.length === 3 && operation === 0x03) {
+      target = body[2] ?? 0;
+      if (value === null || !this.#mayValue(contact, source, 'decrement')) return SW_FAILED;
+      if (!this.#inSector(contact, target)) return SW_FAILED;
+    } else {
+      return SW_WRONG_LENGTH;
+    }
+    // The TRANSFER: into `target`, which must allow it (transfer goes with decrement).
+    if (!this.#mayValue(contact, target, 'decrement')) return SW_FAILED;
+    const written = valueBlock(value, card.block(target).subarray(12, 16));
+    if (torn) written.set(card.block(target).subarray(8), 8);
+    card.setBlock(target, written);
+    return SW_OK;
+  }
+
+  #mayValue(contact: ClassicContact, block: number, right: 'increment' | 'decrement'): boolean {
+    const key = this.#keyInUse(contact, block);
+    const condition = contact.card.accessConditionOf(block);
+    if (isTrailerBlock(block) || key === null || condition === null) return false;
+    return DATA_ACCESS[condition]![right].includes(key);
+  }
+
+  #authenticate(contact: ClassicContact, block: number, keyType: number, slot: number): Buffer {
     const card = contact.card;
     const key = this.#keySlots[slot];
     contact.authenticated = null;
@@ -589,7 +579,7 @@ export class ContactlessFrontEnd {
   }
 
   /** Whether the block is in the authenticated sector; if not, authentication is dropped. */
-  #inSector(contact: CardContact, block: number): boolean {
+  #inSector(contact: ClassicContact, block: number): boolean {
     if (block < contact.card.blockCount && contact.authenticated?.sector === sectorOfBlock(block))
       return true;
     // A real Classic card halts on a command outside its authenticated sector.
@@ -598,14 +588,14 @@ export class ContactlessFrontEnd {
   }
 
   /** The key in use, or null where it may do nothing (key B while key B is readable). */
-  #keyInUse(contact: CardContact, block: number): KeyType | null {
+  #keyInUse(contact: ClassicContact, block: number): KeyType | null {
     const key = contact.authenticated?.key ?? null;
     if (key !== 'B') return key;
     const trailer = contact.card.accessConditionOf(trailerBlockOf(sectorOfBlock(block)));
     return trailer !== null && TRAILER_ACCESS[trailer]!.readKeyB.length > 0 ? null : key;
   }
 
-  #read(contact: CardContact, block: number): Buffer | null {
+  #read(contact: ClassicContact, block: number): Buffer | null {
     if (!this.#inSector(contact, block)) return null;
     const key = this.#keyInUse(contact, block);
     const condition = contact.card.accessConditionOf(block);
@@ -622,7 +612,7 @@ export class ContactlessFrontEnd {
   }
 
   /** The block as it will be after the write, or null when the key may not write it. */
-  #writable(contact: CardContact, block: number, data: Buffer): Buffer | null {
+  #writable(contact: ClassicContact, block: number, data: Buffer): Buffer | null {
     const key = this.#keyInUse(contact, block);
     const condition = contact.card.accessConditionOf(block);
     if (key === null || condition === null) return null;
@@ -644,7 +634,7 @@ export class ContactlessFrontEnd {
     return next;
   }
 
-  #refuse(contact: CardContact): null {
+  #refuse(contact: ClassicContact): null {
     contact.authenticated = null;
     return null;
   }
