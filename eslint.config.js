@@ -89,7 +89,7 @@ function partMap() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'test-results/', 'release/'] },
+  { ignores: ['node_modules/', 'dist/', 'test-results/', 'release/', 'reports/', '.stryker-tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
