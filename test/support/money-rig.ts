@@ -12,6 +12,7 @@ import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
 import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
+import type { Clock } from '../../service/wallet/clock.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import {
   MovementEngine,
@@ -168,3 +169,55 @@ export const idempotency = (key: string, body: string, apiKey = KEY) => ({
   scope: `${fingerprint(apiKey)}:${key}`,
   requestHash: createHash('sha256').update(body).digest('hex'),
 });
+
+/** A clock whose time moves only when told; its timers run in time order on `advance`. */
+export class ManualClock implements Clock {
+  time = 0;
+  /** Every delay asked of setTimer, in order. */
+  readonly delays: number[] = [];
+  cleared = 0;
+  #timers: { at: number; run: () => void; cancelled: boolean }[] = [];
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(run: () => void, ms: number): unknown {
+    this.delays.push(ms);
+    const timer = { at: this.time + ms, run, cancelled: false };
+    this.#timers.push(timer);
+    return timer;
+  }
+
+  clearTimer(timer: unknown): void {
+    this.cleared += 1;
+    if (timer) (timer as { cancelled: boolean }).cancelled = true;
+  }
+
+  /** Timers set and neither run nor cleared. */
+  get pending(): number {
+    return this.#timers.filter((timer) => !timer.cancelled).length;
+  }
+
+  /** Moves time on by `ms`, running each timer due (and what it sets off) in order. */
+  async advance(ms: number): Promise<void> {
+    const until = this.time + ms;
+    for (;;) {
+      await settled();
+      const due = this.#timers
+        .filter((timer) => !timer.cancelled && timer.at <= until)
+        .sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      due.cancelled = true;
+      this.time = due.at;
+      due.run();
+    }
+    this.time = until;
+    await settled();
+  }
+}
+
+/** Lets every promise chain already set off run to its end (no timers involved). */
+export async function settled(): Promise<void> {
+  for (let i = 0; i < 20; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+}
