@@ -128,7 +128,7 @@ export function engineWith(
     currentKey?: () => string;
     store?: MemoryStore;
     tillId?: string;
-  } & Partial<Omit<MovementEngineOptions, 'journal' | 'ledger' | 'keys' | 'tillId' | 'log'>> = {},
+  } & Partial<Omit<MovementEngineOptions, 'journal' | 'ledger' | 'keys' | 'tillId'>> = {},
 ) {
   const { currentKey = () => KEY, store = new MemoryStore(), tillId = TILL, ...rest } = options;
   const journal = new MovementJournal(store);

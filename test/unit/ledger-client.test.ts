@@ -337,8 +337,9 @@ describe('LedgerClient: reachability', () => {
     );
     await client.getCustomer(KEY);
     await client.getCustomer(KEY);
-    assert.equal(client.reachability.reachable, true);
-    assert.ok(client.reachability.at instanceof Date);
+    const reached: LedgerReachability = client.reachability;
+    assert.equal(reached.reachable, true);
+    assert.ok(reached.at instanceof Date);
     // A refusal is an answer: still reachable.
     ledger.script.splice(0, ledger.script.length, { status: 404, body: { error: 'NotFound' } });
     await client.getMovement(KEY, 'm').catch(() => undefined);
