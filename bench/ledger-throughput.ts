@@ -1,34 +1,54 @@
 /**
- * Ledger throughput on PostgreSQL: movements per second (a recharge `pending` then its `post`,
- * as the worker does) with N concurrent clients, through the ledger's HTTP API, against the
- * raw-SQL ceiling: the very same transactions (the ledger's own code, key lookup included)
- * sent straight to the same database by this process. Printed side by side as a ratio, with
- * the CPU each process spends per movement, which is what decides the ratio on a small machine.
+ * Ledger throughput on PostgreSQL, against the database's own speed. Three sides on one server
+ * in one run, with N concurrent clients:
+ *
+ * - pgbench's TPC-B (3 updates, an insert and a select per transaction), in its own database:
+ *   what this PostgreSQL does with transactions of about a movement's half;
+ * - raw SQL: movements (a recharge `pending` then its `post`, as the worker does) made by the
+ *   ledger's own code, each call checking the key as the ledger's do, sent straight to the
+ *   database by this process: one statement per call;
+ * - ledger HTTP: the same movements through the ledger's HTTP API;
+ * - and, to tell the database's share from the ledger's, the ledger's two calls per movement
+ *   run by pgbench itself.
+ *
+ * A movement is two transactions, so its targets are halves of pgbench's rate: ledger HTTP at
+ * least 0.5 x pgbench transactions/s at 4 and 16 clients, raw SQL at least 0.6 x; and ledger
+ * HTTP at least 0.7 of raw SQL. Printed with the CPU each process spends per movement, which
+ * is what decides the ratios on a small machine.
  *
  *   node --import tsx bench/ledger-throughput.ts [--clients 1,4,16] [--seconds 2] [--rounds 3]
- *     [--processes 1] [--shared]
+ *     [--processes 1] [--pool-size N] [--shared]
  *
- * Both sides are warmed up first (a fresh ledger process is still compiling its hot paths for
+ * Every side is warmed up first (a fresh ledger process is still compiling its hot paths for
  * its first seconds; a long-running one is not). Then, for each client count, rounds alternate
- * raw, HTTP, raw, HTTP..., so a drift of the shared machine's load weighs on both alike; the
- * ratio is of the medians. Each client is one shop (its own customer and key), so the figures
+ * pgbench, raw, HTTP, pgbench, raw, HTTP..., so a drift of the shared machine's load weighs on
+ * all alike; ratios are of the medians. Each client is one shop (its own customer and key), as
+ * each pgbench client mostly updates its own branch (scale = the most clients), so the figures
  * measure the ledger, not one customer's row lock; `--shared` makes every client use one
- * customer instead.
+ * customer instead. `--pool-size` is each ledger process's connections (default: the
+ * ledger's own default).
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
 import { Pool } from 'undici';
+import { hashApiKey } from '../cloud/api-keys.ts';
 import type { Database } from '../cloud/db/database.ts';
 import { openDatabase } from '../cloud/db/open-database.ts';
 import { Ledger } from '../cloud/ledger.ts';
 import { applySeed, type Seed } from '../cloud/seed.ts';
 import { startLedgerProcess, type LedgerProcess } from '../test/support/ledger-process.ts';
-import { startPostgres } from '../test/support/postgres.ts';
+import { postgresBinDir, startPostgres } from '../test/support/postgres.ts';
 import { clockTicksPerSecond, cpuTicks, median, procStat, table, verdict } from './measure.ts';
 
 const TARGET = 0.7;
+/** Of pgbench's transactions/s, at 4 and 16 clients (a movement is two transactions). */
+const HTTP_OF_PGBENCH = 0.5;
+const RAW_OF_PGBENCH = 0.6;
+const PGBENCH_TARGET_CLIENTS = [4, 16];
 const WARM_UP_SECONDS = 3;
 
 const { values } = parseArgs({
@@ -37,6 +57,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '2' },
     rounds: { type: 'string', default: '3' },
     processes: { type: 'string', default: '1' },
+    'pool-size': { type: 'string' },
     shared: { type: 'boolean', default: false },
   },
 });
@@ -45,11 +66,16 @@ const roundSeconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const processCount = Number(values.processes);
 const maxClients = Math.max(...clientCounts);
+const poolSize = values['pool-size'] === undefined ? undefined : Number(values['pool-size']);
 
 const keyOf = (i: number) => `bench-key-${String(i).padStart(4, '0')}-0123456789`;
 const customers = values.shared ? 1 : maxClients;
+/** Customer i's id (from 0), made the same way by SQL in the pgbench script below (from 1). */
+const CUSTOMER_ID_PREFIX = '00000000-0000-4000-8000-';
+const customerIdOf = (i: number) => `${CUSTOMER_ID_PREFIX}${String(i + 1).padStart(12, '0')}`;
 const seed: Seed = {
   customers: Array.from({ length: customers }, (_, i) => ({
+    id: customerIdOf(i),
     name: `Bench shop ${i}`,
     credits: 1_000_000_000,
     creditCost: '0.50',
@@ -62,17 +88,23 @@ type Movement = (client: number) => Promise<void>;
 
 function rawSql(db: Database): Movement {
   const ledger = new Ledger(db);
+  // As the ledger does: a key is looked up once, then each call checks it in its own statement.
+  const customers = new Map<number, string>();
   return async (client) => {
     const key = keyOf(client);
+    const keyHash = hashApiKey(key);
+    let customerId = customers.get(client);
+    if (customerId === undefined) {
+      customerId = await ledger.authenticate(key);
+      customers.set(client, customerId);
+    }
     const id = randomUUID();
-    const customerId = await ledger.authenticate(key);
-    await ledger.createMovement(customerId, {
-      id,
-      kind: 'recharge',
-      cardId: '04A1B2C3',
-      credits: 1,
-    });
-    await ledger.postMovement(await ledger.authenticate(key), id);
+    await ledger.createMovement(
+      customerId,
+      { id, kind: 'recharge', cardId: '04A1B2C3', credits: 1 },
+      keyHash,
+    );
+    await ledger.postMovement(customerId, id, {}, keyHash);
   };
 }
 
@@ -109,6 +141,64 @@ function overHttp(pools: Pool[]): Movement {
   };
 }
 
+const run = promisify(execFile);
+const pgbench = join(postgresBinDir(), 'pgbench');
+const PGBENCH_DATABASE = 'pgbench';
+
+/** pgbench's TPC-B tables in their own database, one branch per client. */
+async function initPgbench(url: string, db: Database): Promise<string> {
+  await db.query(`CREATE DATABASE ${PGBENCH_DATABASE}`);
+  const target = new URL(url);
+  target.pathname = `/${PGBENCH_DATABASE}`;
+  await run(pgbench, ['-i', '-q', '-s', String(maxClients), target.toString()]);
+  return target.toString();
+}
+
+/**
+ * The ledger's own calls (a recharge created, then posted: one statement each, prepared) run
+ * by pgbench's C client instead of the ledger's code: what the database does per movement
+ * with next to nothing in front of it. The key check is left out (pgbench cannot hash), one
+ * index look-up of the calls' work.
+ */
+const LEDGER_SCRIPT = `\\set c random(1, ${customers})
+SELECT id AS mid FROM ledger_create_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::text, 12, '0'))::uuid,
+  gen_random_uuid(), 'recharge', '04A1B2C3', 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL) \\gset
+SELECT state FROM ledger_resolve_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::text, 12, '0'))::uuid,
+  :mid, 'posted', NULL, NULL, NULL);
+`;
+
+/**
+ * One round of pgbench: TPC-B on its own database (transactions per second), or with
+ * `script`, that script on the ledger's (script runs per second); and the server's CPU per one.
+ */
+async function pgbenchRound(
+  url: string,
+  clients: number,
+  seconds: number,
+  processes: Processes,
+  script?: string,
+): Promise<Round> {
+  const before = postgresTicks(processes.postmaster);
+  const threads = String(Math.min(clients, cpus().length));
+  const { stdout } = await run(pgbench, [
+    '-n', // no vacuum before the round: the same as the other sides
+    '-c',
+    String(clients),
+    '-j',
+    threads,
+    '-T',
+    String(seconds),
+    ...(script === undefined ? [] : ['-M', 'prepared', '-f', script]),
+    url,
+  ]);
+  const after = postgresTicks(processes.postmaster);
+  const tps = /tps = ([\d.]+)/.exec(stdout)?.[1];
+  if (tps === undefined) throw new Error(`pgbench printed no tps:\n${stdout}`);
+  const perSecond = Number(tps);
+  const postgres = ((after - before) / ticksPerSecond / Math.max(1, perSecond * seconds)) * 1e6;
+  return { perSecond, cpu: { bench: Number.NaN, ledger: 0, postgres } };
+}
+
 /** The postmaster and its children (the backends serving the connections). */
 function postgresPids(postmaster: number): number[] {
   const children = readdirSync('/proc')
@@ -122,6 +212,16 @@ function postgresPids(postmaster: number): number[] {
       }
     });
   return [postmaster, ...children];
+}
+
+/**
+ * CPU of the server: its live processes, and the backends that exited meanwhile (pgbench's
+ * connections, pooled ones closed when idle), which the postmaster reaped into its children's
+ * time (fields 16 and 17 of its stat, indexes 13 and 14 here).
+ */
+function postgresTicks(postmaster: number): number {
+  const reaped = procStat(postmaster);
+  return ticksOf(postgresPids(postmaster)) + Number(reaped[13]) + Number(reaped[14]);
 }
 
 function ticksOf(pids: number[]): number {
@@ -157,7 +257,7 @@ async function round(
   const groups = () => ({
     bench: cpuTicks(process.pid),
     ledger: ticksOf(processes.ledger),
-    postgres: ticksOf(postgresPids(processes.postmaster)),
+    postgres: postgresTicks(processes.postmaster),
   });
   const before = groups();
   const endAt = Date.now() + seconds * 1000;
@@ -186,26 +286,41 @@ let pools: Pool[] = [];
 try {
   db = await openDatabase(postgres.url, { poolSize: maxClients });
   await applySeed(db, seed);
+  const pgbenchUrl = await initPgbench(postgres.url, db);
+  const ledgerScript = join(postgres.dir, 'ledger-movement.sql');
+  writeFileSync(ledgerScript, LEDGER_SCRIPT);
   for (let i = 0; i < processCount; i += 1) {
-    ledgers.push(
-      await startLedgerProcess({
-        database: postgres.url,
-        poolSize: Math.max(2, Math.ceil(maxClients / processCount)),
-      }),
-    );
+    ledgers.push(await startLedgerProcess({ database: postgres.url, poolSize }));
   }
   const processes: Processes = { ledger: ledgers.map((l) => l.pid), postmaster: postgres.pid };
   const raw = rawSql(db);
   pools = ledgers.map((l) => new Pool(l.url, { connections: maxClients }));
   const http = overHttp(pools);
   const loadBefore = loadavg()[0] ?? 0;
+  await pgbenchRound(pgbenchUrl, maxClients, WARM_UP_SECONDS, processes);
   await round(maxClients, raw, WARM_UP_SECONDS, processes);
   await round(maxClients, http, WARM_UP_SECONDS, processes);
 
-  const results: { clients: number; raw: Round[]; http: Round[] }[] = [];
+  const results: {
+    clients: number;
+    pgbench: Round[];
+    ledgerSql: Round[];
+    raw: Round[];
+    http: Round[];
+  }[] = [];
   for (const clients of clientCounts) {
-    const result = { clients, raw: [] as Round[], http: [] as Round[] };
+    const result = {
+      clients,
+      pgbench: [] as Round[],
+      ledgerSql: [] as Round[],
+      raw: [] as Round[],
+      http: [] as Round[],
+    };
     for (let r = 0; r < rounds; r += 1) {
+      result.pgbench.push(await pgbenchRound(pgbenchUrl, clients, roundSeconds, processes));
+      result.ledgerSql.push(
+        await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript),
+      );
       result.raw.push(await round(clients, raw, roundSeconds, processes));
       result.http.push(await round(clients, http, roundSeconds, processes));
     }
@@ -222,26 +337,76 @@ try {
   const cpu = (rs: Round[], group: keyof Round['cpu']) => median(rs.map((r) => r.cpu[group]));
   console.log(
     table(
-      ['clients', 'side', 'movements/s', 'CPU µs/movement: bench', 'ledger', 'postgres', 'total'],
-      results.flatMap(({ clients, raw: rawRounds, http: httpRounds }) =>
-        (
-          [
-            ['raw SQL', rawRounds],
-            ['ledger HTTP', httpRounds],
-          ] as const
-        ).map(([side, rs]) => [
-          clients,
-          side,
-          rate(rs).toFixed(0),
-          cpu(rs, 'bench').toFixed(0),
-          cpu(rs, 'ledger').toFixed(0),
-          cpu(rs, 'postgres').toFixed(0),
-          (cpu(rs, 'bench') + cpu(rs, 'ledger') + cpu(rs, 'postgres')).toFixed(0),
-        ]),
+      [
+        'clients',
+        'pgbench TPC-B transactions/s',
+        'raw SQL movements/s',
+        'ledger HTTP movements/s',
+        'raw / pgbench',
+        'HTTP / pgbench',
+      ],
+      results.map((r) => [
+        r.clients,
+        rate(r.pgbench).toFixed(0),
+        rate(r.raw).toFixed(0),
+        rate(r.http).toFixed(0),
+        (rate(r.raw) / rate(r.pgbench)).toFixed(2),
+        (rate(r.http) / rate(r.pgbench)).toFixed(2),
+      ]),
+    ),
+  );
+  console.log('');
+  console.log(
+    table(
+      ['clients', "the ledger's calls run by pgbench, movements/s", '/ pgbench TPC-B'],
+      results.map((r) => [
+        r.clients,
+        rate(r.ledgerSql).toFixed(0),
+        (rate(r.ledgerSql) / rate(r.pgbench)).toFixed(2),
+      ]),
+    ),
+  );
+  console.log('');
+  console.log(
+    table(
+      ['clients', 'side', 'per second', 'CPU µs per one: bench', 'ledger', 'postgres'],
+      results.flatMap(
+        ({ clients, pgbench: pgbenchRounds, ledgerSql, raw: rawRounds, http: httpRounds }) =>
+          (
+            [
+              ['pgbench transaction', pgbenchRounds],
+              ['pgbench ledger movement', ledgerSql],
+              ['raw SQL movement', rawRounds],
+              ['ledger HTTP movement', httpRounds],
+            ] as const
+          ).map(([side, rs]) => [
+            clients,
+            side,
+            rate(rs).toFixed(0),
+            Number.isNaN(cpu(rs, 'bench')) ? '-' : cpu(rs, 'bench').toFixed(0),
+            cpu(rs, 'ledger').toFixed(0),
+            cpu(rs, 'postgres').toFixed(0),
+          ]),
       ),
     ),
   );
-  for (const { clients, raw: rawRounds, http: httpRounds } of results) {
+  for (const { clients, pgbench: pgbenchRounds, raw: rawRounds, http: httpRounds } of results) {
+    if (PGBENCH_TARGET_CLIENTS.includes(clients)) {
+      for (const [side, rs, target] of [
+        ['raw SQL', rawRounds, RAW_OF_PGBENCH],
+        ['ledger HTTP', httpRounds, HTTP_OF_PGBENCH],
+      ] as const) {
+        const ratio = rate(rs) / rate(pgbenchRounds);
+        console.log(
+          verdict(
+            `${clients} client(s): ${side} movements / pgbench transactions`,
+            ratio,
+            `>= ${target}`,
+            ratio >= target,
+          ),
+        );
+      }
+    }
     const perRound = httpRounds.map((h, i) => h.perSecond / (rawRounds[i] as Round).perSecond);
     const ratio = rate(httpRounds) / rate(rawRounds);
     console.log(

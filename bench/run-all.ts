@@ -8,6 +8,7 @@ const benchmarks = [
   'card-latency.ts',
   'idle-cpu.ts',
   'ledger-throughput.ts',
+  'standalone-footprint.ts',
   'slow-link.ts',
 ];
 const wanted = process.argv.slice(2);

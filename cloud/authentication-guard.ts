@@ -29,7 +29,7 @@ export const DEFAULT_FAILED_AUTHENTICATION_LIMITS: FailedAuthenticationLimits = 
 
 /** Characters of a presented key that make its prefix. */
 export const KEY_PREFIX_LENGTH = 8;
-/** Counters kept per kind; beyond this the expired, then the oldest, are dropped. */
+/** Counters kept per kind, and keys' customers remembered; beyond this the oldest go. */
 const MAX_COUNTERS = 10_000;
 
 /**
@@ -51,6 +51,8 @@ export class AuthenticationGuard {
   readonly #byAddress = new FailureCounter();
   readonly #byPrefix = new FailureCounter();
   #known = new Set<string>();
+  /** The customer of each key that authenticated here (a key never changes customer). */
+  readonly #customers = new Map<string, string>();
   /** Reloads of the key list started and finished (a count: each waits for a later start). */
   #reloadsStarted = 0;
   #reloadsFinished = 0;
@@ -85,16 +87,46 @@ export class AuthenticationGuard {
     try {
       const customerId = await this.#keys.authenticate(apiKey);
       this.#known.add(hash);
+      this.#remember(hash, customerId);
       return customerId;
     } catch (error) {
       if (error instanceof LedgerError && error.code === ledgerErrors.invalidApiKey().code) {
-        this.#known.delete(hash);
-        const now = this.#now();
-        this.#byAddress.add(address, now, this.#limits.windowMs);
-        this.#byPrefix.add(prefix, now, this.#limits.windowMs);
+        this.refused(apiKey, address);
       }
       throw error;
     }
+  }
+
+  /**
+   * The customer (and the hash) of a key that authenticated here before, without a lookup, for
+   * a call that checks the key's validity in its own transaction (then `refused` if it is not
+   * valid); undefined for any other key, which `authenticate` must look up.
+   */
+  customerOf(apiKey: string | undefined): { customerId: string; hash: string } | undefined {
+    if (!apiKey) return undefined;
+    const hash = hashApiKey(apiKey);
+    const customerId = this.#customers.get(hash);
+    return customerId === undefined ? undefined : { customerId, hash };
+  }
+
+  /** A key the database refused (unknown or revoked): counted as a failed authentication. */
+  refused(apiKey: string, address: string): void {
+    const hash = hashApiKey(apiKey);
+    this.#known.delete(hash);
+    this.#customers.delete(hash);
+    const now = this.#now();
+    this.#byAddress.add(address, now, this.#limits.windowMs);
+    this.#byPrefix.add(apiKey.slice(0, KEY_PREFIX_LENGTH), now, this.#limits.windowMs);
+  }
+
+  #remember(hash: string, customerId: string): void {
+    this.#customers.delete(hash);
+    // Bounded: past the limit the key remembered longest ago goes (it is looked up again).
+    if (this.#customers.size >= MAX_COUNTERS) {
+      const oldest = this.#customers.keys().next();
+      if (!oldest.done) this.#customers.delete(oldest.value);
+    }
+    this.#customers.set(hash, customerId);
   }
 
   /** How long the address or the prefix stays limited (0: not limited). */

@@ -1,4 +1,4 @@
-import type { Database, Queryable } from './db/database.ts';
+import type { Database } from './db/database.ts';
 import { ledgerErrors } from './errors.ts';
 import { movementColumnsOf, toMovement, type MovementRow } from './records.ts';
 import type { CardAccount, CardFlag, CardFlagKind } from '../common/ledger-contract.ts';
@@ -17,92 +17,6 @@ export const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
 /** The largest balance a card can hold (int32), so the largest import. */
 export const MAX_CARD_CREDITS = 2_147_483_647;
 const CARD_MOVEMENTS_SHOWN = 100;
-
-/**
- * Locks the card's account row for this transaction and returns its credits (0 when the card
- * has no account: then there is nothing to lock, and any discharge is refused anyway).
- */
-export async function lockCardAccount(
-  tx: Queryable,
-  customerId: string,
-  cardId: string,
-): Promise<bigint> {
-  const { rows } = await tx.query<{ credits: number | string }>(
-    'SELECT credits FROM card_accounts WHERE customer_id = $1 AND card_id = $2 FOR UPDATE',
-    [customerId, cardId],
-  );
-  return rows[0] === undefined ? 0n : BigInt(rows[0].credits);
-}
-
-/**
- * Credits of this card's movements still pending at this shop, which the card may hold though
- * its account does not count them: a pending recharge may be on the card already (the post
- * follows the card write), a pending discharge may not have cleared it yet (its write can fail
- * or be undecided, and its void be on its way).
- */
-export async function pendingCredits(
-  tx: Queryable,
-  customerId: string,
-  cardId: string,
-): Promise<bigint> {
-  const { rows } = await tx.query<{ credits: number | string }>(
-    `SELECT COALESCE(SUM(credits), 0) AS credits FROM movements
-     WHERE customer_id = $1 AND card_id = $2 AND state = 'pending'`,
-    [customerId, cardId],
-  );
-  return BigInt(rows[0]?.credits ?? 0);
-}
-
-/**
- * Adds credits to a card's account (creating it), or with a negative delta takes them from the
- * existing account (the caller checked it under lockCardAccount; the CHECK refuses a negative
- * account anyway). An insert's row must pass the CHECK before ON CONFLICT is looked at, so a
- * debit is a plain UPDATE.
- */
-export async function changeCardAccount(
-  tx: Queryable,
-  customerId: string,
-  cardId: string,
-  delta: bigint,
-): Promise<void> {
-  const { rowCount } = await tx.query(
-    delta < 0n
-      ? `UPDATE card_accounts SET credits = credits + $3::bigint
-         WHERE customer_id = $1 AND card_id = $2`
-      : `INSERT INTO card_accounts (customer_id, card_id, credits) VALUES ($1, $2, $3::bigint)
-         ON CONFLICT (customer_id, card_id)
-         DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits`,
-    [customerId, cardId, delta.toString()],
-  );
-  if (rowCount !== 1) throw new Error(`card ${cardId} has no account to take ${-delta} from`);
-}
-
-/** Marks a card suspect; a retry of the same refused movement adds no second flag. */
-export async function flagCard(
-  tx: Queryable,
-  flag: {
-    customerId: string;
-    cardId: string;
-    kind: CardFlagKind;
-    movementId: string;
-    requestedCredits: bigint;
-    accountCredits: bigint;
-  },
-): Promise<void> {
-  await tx.query(
-    `INSERT INTO card_flags (customer_id, card_id, kind, movement_id, requested_credits, account_credits)
-     VALUES ($1, $2, $3, $4, $5::bigint, $6::bigint)
-     ON CONFLICT (movement_id) WHERE movement_id IS NOT NULL DO NOTHING`,
-    [
-      flag.customerId,
-      flag.cardId,
-      flag.kind,
-      flag.movementId,
-      flag.requestedCredits.toString(),
-      flag.accountCredits.toString(),
-    ],
-  );
-}
 
 interface FlagRow {
   kind: CardFlagKind;
@@ -222,7 +136,12 @@ export async function importCards(
         'INSERT INTO card_imports (customer_id, card_id, credits) VALUES ($1, $2, $3)',
         [customerId, line.cardId, line.credits],
       );
-      await changeCardAccount(tx, customerId, line.cardId, BigInt(line.credits));
+      await tx.query(
+        `INSERT INTO card_accounts (customer_id, card_id, credits) VALUES ($1, $2, $3)
+         ON CONFLICT (customer_id, card_id)
+         DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits`,
+        [customerId, line.cardId, line.credits],
+      );
       imported += 1;
     }
     if (conflicts.length > 0) {

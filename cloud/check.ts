@@ -61,7 +61,7 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       `SELECT m.id, m.kind, m.state, m.credits, COALESCE(sum(e.delta), 0) AS total,
               count(e.id) FILTER (WHERE e.customer_id <> m.customer_id) AS foreign_entries
        FROM movements m LEFT JOIN ledger_entries e ON e.movement_id = m.id
-       GROUP BY m.id
+       GROUP BY m.customer_id, m.id
        HAVING COALESCE(sum(e.delta), 0) <> CASE
            WHEN m.kind = 'recharge' AND m.state IN ('pending', 'posted') THEN -m.credits
            WHEN m.kind = 'discharge' AND m.state = 'posted' THEN m.credits

@@ -97,12 +97,6 @@ export async function findCustomer(
   return rows[0];
 }
 
-export async function readCustomerCredits(tx: Queryable, customerId: string): Promise<number> {
-  const customer = await findCustomer(tx, customerId);
-  if (!customer) throw ledgerErrors.customerNotFound(customerId);
-  return Number(customer.credits);
-}
-
 /**
  * Adds `delta` to a customer's pool and appends the matching ledger entry, in one statement
  * (so always in the caller's transaction). The CHECK constraint refuses a negative pool,

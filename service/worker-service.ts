@@ -1,3 +1,4 @@
+import { chmodSync, mkdirSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 import type { NFC } from 'nfc-pcsc';
 import type { WalletKey } from './card/card-session.ts';
@@ -112,6 +113,10 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
  */
 export async function startWorkerService(options: WorkerServiceOptions): Promise<WorkerService> {
   const { config, log } = options;
+  // The data folder holds the key, the journal and, standalone, the ledger: its owner's only,
+  // also when it existed before (created by hand, or by an earlier version).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
   const embedded: EmbeddedLedger | undefined = config.cloudUrl
     ? undefined
     : await startEmbeddedLedger(config.dataDir, config.apiKey, log);

@@ -1,7 +1,6 @@
 import type { Database } from './database.ts';
 import { migrate } from './migrate.ts';
-import { openPgliteDatabase } from './pglite-database.ts';
-import { createPostgresDatabase, type PostgresOptions } from './postgres-database.ts';
+import type { PostgresOptions } from './postgres-database.ts';
 
 export type OpenDatabaseOptions = PostgresOptions;
 
@@ -18,9 +17,11 @@ export async function openDatabase(
   target: string,
   options: OpenDatabaseOptions = {},
 ): Promise<Database> {
+  // Each backend's driver is loaded only when used: a till's embedded ledger never loads pg,
+  // a provider's ledger on PostgreSQL never loads PGlite.
   const db = isPostgresUrl(target)
-    ? createPostgresDatabase(target, options)
-    : await openPgliteDatabase(target);
+    ? (await import('./postgres-database.ts')).createPostgresDatabase(target, options)
+    : await (await import('./pglite-database.ts')).openPgliteDatabase(target);
   try {
     await migrate(db);
     return db;

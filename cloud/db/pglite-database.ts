@@ -1,8 +1,20 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Database, QueryResult, Queryable } from './database.ts';
 import { ledgerErrors } from '../errors.ts';
+import { copyTemplate } from './pglite-template.ts';
 
 /** Present while a process has the folder open; holds that process's pid. */
 export const LOCK_FILE = 'card-wallet-cloud.lock';
@@ -11,15 +23,33 @@ export const LOCK_FILE = 'card-wallet-cloud.lock';
  * Opens (creating when new) a PGlite database in `folder`. PGlite is one connection in this
  * process, so every query and transaction here runs one after another; a lock file keeps a
  * second process (a running `serve`, an admin command) from opening the same folder.
+ *
+ * The folder holds every balance and card account, so it is private to its owner: created
+ * 0700, and everything in it made 0700 (folders) or 0600 (files) on open and on close.
+ * PGlite writes the files of a new database with mode 0666 and folders with 0755 (its
+ * in-memory initdb copies them out as such), and a few later files with the process's umask;
+ * the folder's own 0700 keeps those unreachable while it is open.
+ *
+ * A new database starts from the template (every migration applied) unless `template` is
+ * false: then it is empty, for a test that migrates it step by step.
  */
-export async function openPgliteDatabase(folder: string): Promise<Database> {
+export async function openPgliteDatabase(
+  folder: string,
+  options: { template?: boolean } = {},
+): Promise<Database> {
   const dataDir = resolve(folder);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: PRIVATE_FOLDER });
+  chmodSync(dataDir, PRIVATE_FOLDER);
   const lockPath = join(dataDir, LOCK_FILE);
   acquireLock(lockPath, dataDir);
   let pglite: PGlite;
   try {
-    pglite = await PGlite.create({ dataDir });
+    const exists =
+      existsSync(join(dataDir, 'PG_VERSION')) ||
+      (options.template !== false && copyTemplate(dataDir));
+    compileWebAssembly(exists ? 'baseline' : 'optimised');
+    pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
+    makePrivate(dataDir);
   } catch (error) {
     rmSync(lockPath, { force: true });
     throw error;
@@ -46,9 +76,60 @@ export async function openPgliteDatabase(folder: string): Promise<Database> {
       if (closed) return;
       closed = true;
       await serial.run(() => pglite.close());
+      makePrivate(dataDir);
       rmSync(lockPath, { force: true });
     },
   };
+}
+
+/**
+ * PostgreSQL's memory inside PGlite, sized for what it is here: one connection to a database of
+ * a few shops. PGlite keeps initdb's defaults (128 MB of shared buffers, 100 connections'
+ * worth of shared state), and PostgreSQL initialises its shared memory at start, so every
+ * PGlite held them resident: about 110 MB more than these settings (docs/benchmarks.md,
+ * "Standalone footprint"). A till's ledger is a few hundred kB; the operating system's cache
+ * holds what the buffers do not.
+ */
+const START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  '-c',
+  'shared_buffers=1MB',
+  '-c',
+  'max_connections=3',
+  '-c',
+  'wal_buffers=64kB',
+];
+
+/**
+ * PGlite is 9 MB of WebAssembly. V8 compiles it at once with its baseline compiler (Liftoff),
+ * then recompiles hot functions with its optimising one (TurboFan) on background threads,
+ * whose memory stays with the process: about 75 MB of a standalone worker's 240 MB idle
+ * (docs/benchmarks.md, "Standalone footprint"). Baseline code is fast enough for a till's
+ * ledger (a movement is two calls of a few statements), so a database that exists is opened
+ * with it. Not a new one without a template (a source tree): initdb, PostgreSQL's bootstrap,
+ * takes several times as long on baseline code. V8 reads the flag when it compiles a module,
+ * so it is set before each PGlite is made. It touches WebAssembly only: JavaScript is still
+ * optimised, and the one other module a worker could compile (fetch's HTTP parser; the
+ * worker's own calls use node:http) is small.
+ */
+function compileWebAssembly(code: 'baseline' | 'optimised'): void {
+  setFlagsFromString(code === 'baseline' ? '--liftoff-only' : '--no-liftoff-only');
+}
+
+const PRIVATE_FOLDER = 0o700;
+const PRIVATE_FILE = 0o600;
+
+/** Folders 0700 and files 0600, all the way down (symbolic links are left alone). */
+function makePrivate(path: string): void {
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) {
+      chmodSync(child, PRIVATE_FOLDER);
+      makePrivate(child);
+    } else if (entry.isFile()) {
+      chmodSync(child, PRIVATE_FILE);
+    }
+  }
 }
 
 function toResult<Row>(result: { rows: Row[]; affectedRows?: number }): QueryResult<Row> {
@@ -69,7 +150,7 @@ class Serializer {
 function acquireLock(lockPath: string, dataDir: string): void {
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      const fd = openSync(lockPath, 'wx');
+      const fd = openSync(lockPath, 'wx', PRIVATE_FILE);
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
       return;

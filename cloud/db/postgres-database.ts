@@ -23,9 +23,10 @@ export function createPostgresDatabase(url: string, options: PostgresOptions = {
   });
   pool.on('error', (error) => options.onIdleError?.(error));
 
+  const statements = new PreparedStatements();
   const wrap = (client: pg.ClientBase): Queryable => ({
     query: <Row>(sql: string, params: readonly unknown[] = []) =>
-      client.query(sql, params as unknown[]).then(toResult<Row>),
+      client.query(statements.config(sql, params)).then(toResult<Row>),
     exec: async (sql) => {
       await client.query(sql);
     },
@@ -34,8 +35,18 @@ export function createPostgresDatabase(url: string, options: PostgresOptions = {
   return {
     kind: 'postgres',
     description: redactPassword(url),
-    query: <Row>(sql: string, params: readonly unknown[] = []) =>
-      pool.query(sql, params as unknown[]).then(toResult<Row>),
+    async query<Row>(sql: string, params: readonly unknown[] = []) {
+      // One statement is its own transaction: after a deadlock or serialization failure
+      // nothing of it remains, so it is re-run like a transaction would be.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          return toResult<Row>(await pool.query(statements.config(sql, params)));
+        } catch (error) {
+          if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(error) ?? '')) continue;
+          throw error;
+        }
+      }
+    },
     exec: async (sql) => {
       await pool.query(sql);
     },
@@ -63,6 +74,26 @@ export function createPostgresDatabase(url: string, options: PostgresOptions = {
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * Every statement with parameters is prepared once per connection under a name (`pg` keeps
+ * which ones each connection has), so the server parses and plans it once, not per call.
+ * PgBouncer (1.21 and later, with `max_prepared_statements`) keeps such protocol-level
+ * prepared statements working in transaction mode.
+ */
+class PreparedStatements {
+  readonly #names = new Map<string, string>();
+
+  config(sql: string, params: readonly unknown[]): pg.QueryConfig {
+    if (params.length === 0) return { text: sql };
+    let name = this.#names.get(sql);
+    if (name === undefined) {
+      name = `cw${this.#names.size + 1}`;
+      this.#names.set(sql, name);
+    }
+    return { name, text: sql, values: params as unknown[] };
+  }
 }
 
 function toResult<Row>(result: pg.QueryResult): QueryResult<Row> {

@@ -4,7 +4,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { AuthenticationGuard, type FailedAuthenticationLimits } from '../authentication-guard.ts';
-import { ledgerErrors } from '../errors.ts';
+import { LedgerError, ledgerErrors } from '../errors.ts';
 import type { Ledger } from '../ledger.ts';
 import { errorHandler, type Logger } from './error-handler.ts';
 import { parseJsonBody, refuseOtherBody } from './json-body.ts';
@@ -21,6 +21,15 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The customer of the request's API key, set by the /v1 authentication hook. */
     customerId: string;
+    /**
+     * Set when the key's customer was known without a lookup and the call itself checks that
+     * the key is still valid: its hash, and whether that check has happened yet.
+     */
+    keyCheck: { apiKey: string; hash: string; done: boolean } | null;
+  }
+  interface FastifyContextConfig {
+    /** The route's call checks the key in its own transaction (create, post, void). */
+    checksKey?: boolean;
   }
 }
 
@@ -42,6 +51,7 @@ export async function createLedgerApp(
   failedAuthenticationLimits: Partial<FailedAuthenticationLimits> = {},
 ): Promise<FastifyInstance> {
   const handleError = errorHandler(log);
+  const guard = new AuthenticationGuard(ledger, failedAuthenticationLimits);
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -54,7 +64,19 @@ export async function createLedgerApp(
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
   app.addContentTypeParser('*', refuseOtherBody);
-  app.setErrorHandler(handleError);
+  app.setErrorHandler(async (error, request, reply) => {
+    // Nothing about a request is answered before its key is known valid: when the call that
+    // would have checked it did not run (a malformed body, say), the key is looked up now.
+    if (request.keyCheck && !request.keyCheck.done) {
+      request.keyCheck.done = true;
+      try {
+        await guard.authenticate(request.keyCheck.apiKey, request.ip);
+      } catch (authenticationError) {
+        return handleError(authenticationError, request, reply);
+      }
+    }
+    return handleError(error, request, reply);
+  });
   app.setNotFoundHandler(() => {
     throw ledgerErrors.notFound();
   });
@@ -68,7 +90,6 @@ export async function createLedgerApp(
     }
     return { status: 'ok' };
   });
-  const guard = new AuthenticationGuard(ledger, failedAuthenticationLimits);
   await app.register(v1Routes(ledger, guard), { prefix: '/v1' });
   await app.ready();
   return app;
@@ -77,24 +98,49 @@ export async function createLedgerApp(
 function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsync {
   return async (v1) => {
     v1.decorateRequest('customerId', '');
+    v1.decorateRequest('keyCheck', null);
     // Authentication comes first (onRequest runs before the body is read): nothing about a
     // request is looked at before the key is known, unknown /v1 paths included. The address is
     // the socket's: behind a proxy every client shares it, which the guard's rule allows for.
+    // A create, post or void with a key whose customer is known leaves the validity check to
+    // its call, in the same round trip (migration 6, ledger_key_holds).
     v1.addHook('onRequest', async (request) => {
-      request.customerId = await guard.authenticate(
-        request.headers['x-api-key'] as string | undefined,
-        request.ip,
-      );
+      const apiKey = request.headers['x-api-key'] as string | undefined;
+      const known = request.routeOptions.config.checksKey ? guard.customerOf(apiKey) : undefined;
+      if (apiKey && known !== undefined) {
+        request.customerId = known.customerId;
+        request.keyCheck = { apiKey, hash: known.hash, done: false };
+        return;
+      }
+      request.customerId = await guard.authenticate(apiKey, request.ip);
     });
+    /** Runs a call that checks the request's key itself, if it is to. */
+    const checkingKey = async <T>(
+      request: FastifyRequest,
+      call: (keyHash: string | undefined) => Promise<T>,
+    ): Promise<T> => {
+      const check = request.keyCheck;
+      if (!check) return call(undefined);
+      check.done = true;
+      try {
+        return await call(check.hash);
+      } catch (error) {
+        if (error instanceof LedgerError && error.code === ledgerErrors.invalidApiKey().code) {
+          guard.refused(check.apiKey, request.ip);
+        }
+        throw error;
+      }
+    };
+    const checksKey = { config: { checksKey: true } };
     v1.setNotFoundHandler(() => {
       throw ledgerErrors.notFound();
     });
 
     v1.get('/customer', (request) => ledger.getCustomer(request.customerId));
-    v1.post('/movements', async (request, reply) => {
-      const { movement, replayed } = await ledger.createMovement(
-        request.customerId,
-        parseMovementRequest(request.body),
+    v1.post('/movements', checksKey, async (request, reply) => {
+      const movementRequest = parseMovementRequest(request.body);
+      const { movement, replayed } = await checkingKey(request, (keyHash) =>
+        ledger.createMovement(request.customerId, movementRequest, keyHash),
       );
       return reply.code(replayed ? 200 : 201).send(movement);
     });
@@ -107,20 +153,17 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
     v1.get('/movements/:id', (request: WithId) =>
       ledger.getMovement(request.customerId, parseMovementId(request.params.id)),
     );
-    v1.post('/movements/:id/post', (request: WithId) =>
-      ledger.postMovement(
-        request.customerId,
-        parseMovementId(request.params.id),
-        parseResolveRequest(request.body),
-      ),
-    );
-    v1.post('/movements/:id/void', (request: WithId) =>
-      ledger.voidMovement(
-        request.customerId,
-        parseMovementId(request.params.id),
-        parseResolveRequest(request.body),
-      ),
-    );
+    for (const action of ['post', 'void'] as const) {
+      v1.post(`/movements/:id/${action}`, checksKey, (request: WithId) => {
+        const id = parseMovementId(request.params.id);
+        const by = parseResolveRequest(request.body);
+        return checkingKey(request, (keyHash) =>
+          action === 'post'
+            ? ledger.postMovement(request.customerId, id, by, keyHash)
+            : ledger.voidMovement(request.customerId, id, by, keyHash),
+        );
+      });
+    }
     v1.get('/cards/:cardId', (request: FastifyRequest<{ Params: { cardId: string } }>) =>
       ledger.getCardAccount(request.customerId, request.params.cardId),
     );

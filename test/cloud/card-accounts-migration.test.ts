@@ -18,7 +18,7 @@ import { openPgliteDatabase } from '../../cloud/db/pglite-database.ts';
 test('when migration 3 meets cards moved before it, then each gets the account its movements imply and an overdrawn one starts at 0, flagged', async () => {
   // A new database, not the test template (which is migrated to the newest version already).
   const folder = mkdtempSync(join(tmpdir(), 'cww-migration-'));
-  const db = await openPgliteDatabase(join(folder, 'db'));
+  const db = await openPgliteDatabase(join(folder, 'db'), { template: false });
   try {
     await migrate(db, [migration001]);
     const shop = randomUUID();

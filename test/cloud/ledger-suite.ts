@@ -12,14 +12,21 @@ import { importCards } from '../../cloud/card-accounts.ts';
 import { checkLedger } from '../../cloud/check.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
 import type { Database } from '../../cloud/db/database.ts';
+import { openDatabase } from '../../cloud/db/open-database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
-import { LedgerClient } from './ledger-client.ts';
+import { LedgerClient, type Answer } from './ledger-client.ts';
+import { watchedDatabase, type Unit } from './watched-database.ts';
 
 export interface Backend {
   /** A postgres:// URL or a PGlite folder, empty. */
   database: string;
   cleanup(): Promise<void>;
+  /**
+   * What the ledger server is given instead of the database the suite opened (a wrapper that
+   * watches its statements); the suite's own set-up and checks use the database itself.
+   */
+  observe?(db: Database): Database;
 }
 
 export const SUITE_KEYS = {
@@ -46,24 +53,26 @@ const CARD_7 = '04A1B2C3D4E5F6';
 export function defineLedgerSuite(name: string, openBackend: () => Promise<Backend>): void {
   describe(name, () => {
     let backend: Backend;
+    /** The database itself, for set-up and checks; the server may be given a wrapper of it. */
+    let db: Database;
     let server: LedgerServer;
     let base: LedgerClient;
 
     /** A new customer with its own key: tests that count credits never share a pool. */
     async function newShop(credits: number, creditCost = '1.00'): Promise<LedgerClient> {
-      const customer = await addCustomer(server.db, {
+      const customer = await addCustomer(db, {
         name: `Shop ${randomUUID().slice(0, 8)}`,
         credits,
         creditCost: parseDecimal(creditCost) ?? 0n,
       });
-      const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+      const { apiKey } = await issueKey(db, { customerId: customer.customerId });
       return base.withKey(apiKey);
     }
 
     /** Gives a card an account at the shop without touching its pool (a card import). */
     async function importCard(shop: LedgerClient, credits: number, cardId = CARD): Promise<void> {
       const { customerId } = (await shop.customer()).body as { customerId: string };
-      await importCards(server.db, customerId, [{ cardId, credits }]);
+      await importCards(db, customerId, [{ cardId, credits }]);
     }
 
     async function poolOf(shop: LedgerClient): Promise<number> {
@@ -88,9 +97,10 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
     before(async () => {
       backend = await openBackend();
+      db = await openDatabase(backend.database);
+      await applySeed(db, suiteSeed);
       server = await startLedgerServer({
-        database: backend.database,
-        seed: suiteSeed,
+        database: backend.observe?.(db) ?? db,
         log: { error: () => undefined },
       });
       base = new LedgerClient(server.url);
@@ -98,6 +108,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
     after(async () => {
       await server?.close();
+      await db?.close();
       await backend?.cleanup();
     });
 
@@ -154,18 +165,11 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       let guarded: LedgerServer;
       let keyLookups = 0;
       before(async () => {
-        const db = server.db;
-        const counting: Database = {
-          kind: db.kind,
-          description: db.description,
-          query: (sql, params) => {
+        const counting = watchedDatabase(server.db, {
+          answered: (sql) => {
             if (sql.includes('WHERE key_hash')) keyLookups += 1;
-            return db.query(sql, params);
           },
-          exec: (sql) => db.exec(sql),
-          transaction: (work) => db.transaction(work),
-          close: () => Promise.resolve(),
-        };
+        });
         guarded = await startLedgerServer({
           database: counting,
           log: { error: () => undefined },
@@ -206,12 +210,12 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const till = '127.0.0.23';
         for (let i = 0; i < LIMITS.perAddress; i += 1) await customerFrom(till, unknownKey());
         assert.equal((await customerFrom(till, unknownKey())).status, 429);
-        const customer = await addCustomer(server.db, {
+        const customer = await addCustomer(db, {
           name: `Shop ${randomUUID().slice(0, 8)}`,
           credits: 7,
           creditCost: 1n,
         });
-        const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+        const { apiKey } = await issueKey(db, { customerId: customer.customerId });
         const answer = await customerFrom(till, apiKey);
         assert.equal(answer.status, 200, JSON.stringify(answer));
         assert.equal((answer.body as { credits: number }).credits, 7);
@@ -234,18 +238,119 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
       test('when a known key is revoked while its address is limited, then it is 401 at once', async () => {
         const till = '127.0.0.24';
-        const customer = await addCustomer(server.db, {
+        const customer = await addCustomer(db, {
           name: `Shop ${randomUUID().slice(0, 8)}`,
           credits: 1,
           creditCost: 1n,
         });
-        const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+        const { apiKey } = await issueKey(db, { customerId: customer.customerId });
         assert.equal((await customerFrom(till, apiKey)).status, 200);
         for (let i = 0; i < LIMITS.perAddress; i += 1) await customerFrom(till, unknownKey());
-        await revokeKey(server.db, apiKey);
+        await revokeKey(db, apiKey);
         const answer = await customerFrom(till, apiKey);
         assert.equal(answer.status, 401, JSON.stringify(answer));
         assert.deepEqual(answer.body, { error: 'Unauthorized: invalid api key' });
+      });
+    });
+
+    describe('one round trip per call', () => {
+      // A second server on the same database, watching what it sends: statements sent alone,
+      // and transactions (BEGIN and COMMIT each a round trip of their own).
+      let counted: LedgerServer;
+      const sent: Unit[] = [];
+      before(async () => {
+        const counting = watchedDatabase(server.db, { unit: (unit) => sent.push(unit) });
+        counted = await startLedgerServer({ database: counting, log: { error: () => undefined } });
+      });
+      after(() => counted?.close());
+
+      /** A new shop with its key, through the counting server, its key used once. */
+      async function countedShop(credits: number) {
+        const customer = await addCustomer(db, {
+          name: `Shop ${randomUUID().slice(0, 8)}`,
+          credits,
+          creditCost: 1n,
+        });
+        const { apiKey } = await issueKey(db, { customerId: customer.customerId });
+        const shop = new LedgerClient(counted.url, apiKey);
+        assert.equal((await shop.customer()).status, 200);
+        return { shop, apiKey };
+      }
+
+      /** What the server sent for one HTTP call: each statement, BEGIN and COMMIT. */
+      async function sentFor(
+        work: () => Promise<Answer>,
+      ): Promise<{ answer: Answer; sql: string[] }> {
+        sent.length = 0;
+        const answer = await work();
+        const sql = sent.flatMap((unit) => {
+          const statements = unit.statements.map((statement) => statement.sql);
+          return unit.transaction ? ['BEGIN', ...statements, 'COMMIT'] : statements;
+        });
+        return { answer, sql };
+      }
+
+      test('when a shop whose key called before creates, posts and voids, then each call is one statement to the database', async () => {
+        const { shop } = await countedShop(100);
+        const first = randomUUID();
+        const second = randomUUID();
+        for (const [what, work, status] of [
+          ['create', () => shop.create(recharge(3, first)), 201],
+          ['post', () => shop.resolve(first, 'post'), 200],
+          ['create', () => shop.create(recharge(4, second)), 201],
+          ['void', () => shop.resolve(second, 'void'), 200],
+          ['replayed post', () => shop.resolve(first, 'post'), 200],
+          ['refused void', () => shop.resolve(first, 'void'), 409],
+        ] as const) {
+          const { answer, sql } = await sentFor(work);
+          assert.equal(answer.status, status, `${what}: ${JSON.stringify(answer.body)}`);
+          assert.equal(sql.length, 1, `${what} sent ${JSON.stringify(sql)}`);
+          assert.match(sql[0] ?? '', /^SELECT \* FROM ledger_(create|resolve)_movement\(/);
+        }
+        assert.equal(await poolOf(shop), 100 - 3);
+      });
+
+      test('when a key that called before is revoked, then its next create, post and void are 401 and change nothing', async () => {
+        const { shop, apiKey } = await countedShop(100);
+        const pending = randomUUID();
+        assert.equal((await shop.create(recharge(5, pending))).status, 201);
+        await revokeKey(db, apiKey);
+        for (const answer of [
+          await shop.create(recharge(5)),
+          await shop.resolve(pending, 'post'),
+          await shop.resolve(pending, 'void'),
+          await shop.post('/v1/movements', { id: 'not a uuid' }),
+        ]) {
+          assert.equal(answer.status, 401, JSON.stringify(answer.body));
+          assert.deepEqual(answer.body, { error: 'Unauthorized: invalid api key' });
+        }
+        const { rows } = await db.query<{ state: string; credits: number | string }>(
+          `SELECT m.state, c.credits FROM movements m JOIN customers c ON c.id = m.customer_id
+           WHERE m.id = $1`,
+          [pending],
+        );
+        assert.deepEqual(
+          rows.map((row) => ({ state: row.state, credits: Number(row.credits) })),
+          [{ state: 'pending', credits: 95 }],
+        );
+      });
+
+      test('when a key that called before sends a malformed body, then it is 400 InvalidMovement, after its key was checked', async () => {
+        const { shop } = await countedShop(10);
+        const { answer, sql } = await sentFor(() =>
+          shop.post('/v1/movements', {
+            id: 'not a uuid',
+            kind: 'recharge',
+            cardId: CARD,
+            credits: 1,
+          }),
+        );
+        assert.equal(answer.status, 400, JSON.stringify(answer.body));
+        assert.equal(answer.body.error, 'InvalidMovement');
+        assert.ok(
+          sql.some((statement) => statement.includes('FROM api_keys')),
+          `the key was looked up: ${JSON.stringify(sql)}`,
+        );
       });
     });
 
@@ -271,7 +376,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
 
       test('when the seed is applied again, then nothing changes', async () => {
         const before = await base.withKey(SUITE_KEYS.shopB).customer();
-        const result = await applySeed(server.db, suiteSeed);
+        const result = await applySeed(db, suiteSeed);
         assert.equal(result.keysAdded, 0);
         assert.ok(result.customers.every((customer) => !customer.created));
         assert.deepEqual((await base.withKey(SUITE_KEYS.shopB).customer()).body, before.body);
@@ -353,7 +458,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.equal((await shop.movement(id)).status, 404);
 
         const { customerId } = (await shop.customer()).body as { customerId: string };
-        await topUp(server.db, customerId, 5);
+        await topUp(db, customerId, 5);
         const retried = await shop.create(recharge(11, id));
         assert.equal(retried.status, 201);
         assert.equal(retried.body.customerCredits, 4);
@@ -820,7 +925,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         }
         const later = await shop.create(atTill(TILL_B, 'recharge', card, 5));
         assert.equal(later.status, 201, JSON.stringify(later.body));
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       test("when a till posts or voids another till's movement without evidence, then it is 409 MovementOfAnotherTill and nothing changes; with evidence it is resolved, and who and why are kept", async () => {
@@ -905,7 +1010,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           assert.equal(await poolOf(shop), 69);
           assert.equal((await cardOf(shop, card)).credits, 30);
           assert.equal((await shop.create(fix)).status, 200);
-          assert.ok((await checkLedger(server.db)).ok);
+          assert.ok((await checkLedger(db)).ok);
         });
 
         test("when compensates names a pending, unknown or other card's movement, then it is 422 InvalidCompensation and nothing changes", async () => {
@@ -966,7 +1071,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             ['compensation-refused', discharge.id],
           ]);
           assert.equal((await shop.movement(recharge.id)).status, 404);
-          assert.ok((await checkLedger(server.db)).ok);
+          assert.ok((await checkLedger(db)).ok);
         });
       });
     });
@@ -1127,7 +1232,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         // The same refused request again is refused again, and flags the card only once.
         assert.equal((await shop.create(discharge(2147483647, CARD, id))).status, 422);
         assert.equal((await cardOf(shop)).flags.length, 1);
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       test('when a recharge says the card holds no more than its account and pending recharges, then it is not flagged', async () => {
@@ -1189,7 +1294,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           refuseAboveAccount: true,
         });
         assert.equal(within.status, 201, JSON.stringify(within.body));
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       test('when cardCredits or refuseAboveAccount are malformed, then 400 InvalidMovement names the field', async () => {
@@ -1269,7 +1374,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.equal(card.flags.length, 1);
         assert.equal(card.flags[0].requestedCredits, 21);
         assert.equal(card.flags[0].accountCredits, 20);
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       test('when a discharge that emptied the account is sent again with its id, then it is replayed (200), not refused', async () => {
@@ -1295,7 +1400,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const card = await cardOf(shop);
         assert.equal(card.credits, 0);
         assert.equal(card.flags.length, 10);
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       test('when cards are imported, then they discharge up to their imported credits, the import takes nothing from the pool, and a second run changes nothing', async () => {
@@ -1305,11 +1410,11 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           { cardId: CARD, credits: 40 },
           { cardId: CARD_7, credits: 0 },
         ];
-        assert.deepEqual(await importCards(server.db, customerId, lines), {
+        assert.deepEqual(await importCards(db, customerId, lines), {
           imported: 2,
           unchanged: 0,
         });
-        assert.deepEqual(await importCards(server.db, customerId, lines), {
+        assert.deepEqual(await importCards(db, customerId, lines), {
           imported: 0,
           unchanged: 2,
         });
@@ -1324,22 +1429,22 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.equal((await shop.resolve(paid.body.id, 'post')).body.customerCredits, 140);
         assert.equal((await shop.create(discharge(1, CARD_7))).status, 422);
         // Imported once: running the file again after the card was used changes nothing.
-        assert.deepEqual(await importCards(server.db, customerId, lines), {
+        assert.deepEqual(await importCards(db, customerId, lines), {
           imported: 0,
           unchanged: 2,
         });
         assert.equal((await cardOf(shop)).credits, 0);
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       test('when an import names a card imported with other credits or one with movements, then it is CardImportConflict and nothing is imported', async () => {
         const shop = await newShop(100);
         const { customerId } = (await shop.customer()).body as { customerId: string };
-        await importCards(server.db, customerId, [{ cardId: CARD, credits: 10 }]);
+        await importCards(db, customerId, [{ cardId: CARD, credits: 10 }]);
         await loadCard(shop, 5, CARD_7);
         const fresh = '0A0B0C0D';
         await assert.rejects(
-          importCards(server.db, customerId, [
+          importCards(db, customerId, [
             { cardId: fresh, credits: 3 },
             { cardId: CARD, credits: 11 },
           ]),
@@ -1347,7 +1452,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             error.code === 'CardImportConflict' && error.message.includes(CARD),
         );
         await assert.rejects(
-          importCards(server.db, customerId, [{ cardId: CARD_7, credits: 5 }]),
+          importCards(db, customerId, [{ cardId: CARD_7, credits: 5 }]),
           (error: Error & { code?: string }) =>
             error.code === 'CardImportConflict' && error.message.includes('movements'),
         );
@@ -1375,16 +1480,16 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const { customerId } = (await shop.customer()).body as { customerId: string };
         await importCard(shop, 3, CARD_7);
         await assert.rejects(
-          server.db.query(
+          db.query(
             'UPDATE card_accounts SET credits = -1 WHERE customer_id = $1 AND card_id = $2',
             [customerId, CARD_7],
           ),
           /card_accounts_credits_non_negative/,
         );
         const sql = `UPDATE card_accounts SET credits = credits + $3 WHERE customer_id = $1 AND card_id = $2`;
-        await server.db.query(sql, [customerId, CARD_7, 1]);
+        await db.query(sql, [customerId, CARD_7, 1]);
         try {
-          const report = await checkLedger(server.db);
+          const report = await checkLedger(db);
           assert.equal(report.ok, false);
           assert.ok(
             report.problems.some((problem) =>
@@ -1393,16 +1498,16 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             report.problems.join('\n'),
           );
         } finally {
-          await server.db.query(sql, [customerId, CARD_7, -1]);
+          await db.query(sql, [customerId, CARD_7, -1]);
         }
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
     });
 
     describe('storage guarantees', () => {
       test('when a balance would go negative, then the database itself refuses it (CHECK)', async () => {
         await assert.rejects(
-          server.db.query("UPDATE customers SET credits = -1 WHERE name = 'Shop A'"),
+          db.query("UPDATE customers SET credits = -1 WHERE name = 'Shop A'"),
           /customers_credits_non_negative/,
         );
       });
@@ -1413,12 +1518,12 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           'DELETE FROM ledger_entries',
           'TRUNCATE ledger_entries',
         ]) {
-          await assert.rejects(server.db.query(sql), /append-only/, sql);
+          await assert.rejects(db.query(sql), /append-only/, sql);
         }
       });
 
       test('when every balance change so far is checked, then balance = sum of entries for every customer', async () => {
-        const report = await checkLedger(server.db);
+        const report = await checkLedger(db);
         assert.deepEqual(report.problems, []);
         assert.ok(report.ok);
         assert.ok(report.customers >= 2);
@@ -1427,22 +1532,18 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       test("when a balance is changed behind the ledger's back, then the check reports that customer", async () => {
         const shop = await newShop(10);
         const { customerId } = (await shop.customer()).body as { customerId: string };
-        await server.db.query('UPDATE customers SET credits = credits + 1 WHERE id = $1', [
-          customerId,
-        ]);
+        await db.query('UPDATE customers SET credits = credits + 1 WHERE id = $1', [customerId]);
         try {
-          const report = await checkLedger(server.db);
+          const report = await checkLedger(db);
           assert.equal(report.ok, false);
           assert.ok(
             report.problems.some((problem) => problem.includes(customerId)),
             report.problems.join('\n'),
           );
         } finally {
-          await server.db.query('UPDATE customers SET credits = credits - 1 WHERE id = $1', [
-            customerId,
-          ]);
+          await db.query('UPDATE customers SET credits = credits - 1 WHERE id = $1', [customerId]);
         }
-        assert.ok((await checkLedger(server.db)).ok);
+        assert.ok((await checkLedger(db)).ok);
       });
     });
   });

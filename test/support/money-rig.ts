@@ -155,9 +155,9 @@ export function simWithShops(credits = 1_000): SimLedger {
   return sim;
 }
 
-/** Waits for a condition (never for a time): fails after 5 s saying what it waited for. */
+/** Waits for a condition (never for a time): fails after 30 s (the machine may be busy) saying what it waited for. */
 export async function eventually(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 30_000;
   while (!condition()) {
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));

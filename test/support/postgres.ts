@@ -120,7 +120,7 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
   };
 }
 
-function postgresBinDir(): string {
+export function postgresBinDir(): string {
   const fromEnv = process.env.PG_BIN;
   if (fromEnv) return fromEnv;
   const root = '/usr/lib/postgresql';

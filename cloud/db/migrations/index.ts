@@ -3,6 +3,7 @@ import { migration002 } from './002-void-tombstones.ts';
 import { migration003 } from './003-card-accounts.ts';
 import { migration004 } from './004-card-above-account.ts';
 import { migration005 } from './005-tills.ts';
+import { migration006 } from './006-one-round-trip.ts';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const migrations: readonly Migration[] = [
   migration003,
   migration004,
   migration005,
+  migration006,
 ];

@@ -244,10 +244,10 @@ export class CardSimulator extends EventEmitter<CardSimulatorEvents> {
         ),
         inField: this.#reader.card?.id ?? null,
       };
-      await mkdir(join(this.#options.dataDir, 'simulator'), { recursive: true });
+      await mkdir(join(this.#options.dataDir, 'simulator'), { recursive: true, mode: 0o700 });
       // Written whole, then renamed: a crash mid-save keeps the previous file.
       const temporary = `${this.#file}.tmp`;
-      await writeFile(temporary, `${JSON.stringify(stored)}\n`);
+      await writeFile(temporary, `${JSON.stringify(stored)}\n`, { mode: 0o600 });
       await rename(temporary, this.#file);
       this.emit('changed', this.status());
     });
