@@ -106,6 +106,18 @@ describe('settledByRefusal', () => {
     assert.equal(settledByRefusal(refusal('MovementNotFound'), 'post'), undefined);
   });
 
+  test('when a void is refused for any reason but a missing movement, then it is not taken as absent', () => {
+    // A void refused as another till's, or for a key the ledger no longer takes, says nothing
+    // about whether the movement exists: taking it as absent would drop a movement it holds.
+    for (const code of [
+      'MovementOfAnotherTill',
+      'KeyNotAssigned',
+      'Unauthorized: invalid api key',
+    ]) {
+      assert.equal(settledByRefusal(refusal(code), 'void'), undefined, code);
+    }
+  });
+
   test('when the failure is another refusal, or no refusal at all, then it proves nothing', () => {
     assert.equal(settledByRefusal(refusal('MovementOfAnotherTill'), 'post'), undefined);
     assert.equal(settledByRefusal(errors.ledgerUnavailable(), 'void'), undefined);
