@@ -26,6 +26,7 @@ import {
   simWithShops,
 } from '../support/money-rig.ts';
 
+const OTHER_CARD = '04F1F2F3';
 const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
 
 async function setUp(options: Parameters<typeof engineWith>[1] = {}) {
@@ -84,19 +85,32 @@ describe('reserve', () => {
     await engine.close();
   });
 
-  test('when the ledger answers the create with another movement, or not pending, then MovementVoided, the card not written, and the movement voided', async () => {
-    for (const answer of ['other id', 'posted'] as const) {
-      const { engine, card, ledger, movements, recharge, sim } = await setUp();
+  test('when the ledger answers the create with another movement, none, or not pending, then MovementVoided, logged, the card not written, and the movement voided', async () => {
+    for (const answer of ['other id', 'no id', 'posted'] as const) {
+      const recorded = recordingLog();
+      const { engine, card, journal, ledger, movements, recharge, sim } = await setUp({
+        log: recorded.log,
+      });
       const create = ledger.createMovement;
       ledger.createMovement = async (apiKey, request) => {
         const created = await create(apiKey, request);
         if (answer === 'posted') return sim.resolve(apiKey, request.id, 'posted');
+        if (answer === 'no id') return { ...created, id: undefined as unknown as string };
         return { ...created, id: 'another' };
       };
       await assert.rejects(recharge(), rejectsWith('MovementVoided'));
       assert.equal(card.writes, 0, answer);
-      if (answer === 'other id') {
+      const id = movements()[0]?.id;
+      assert.ok(
+        recorded.lines.some((line) =>
+          line.startsWith(`error: movement ${id}: the ledger answered the create with state`),
+        ),
+        recorded.lines.join('\n'),
+      );
+      if (answer !== 'posted') {
         await eventually(() => movements()[0]?.state === 'voided', 'the void');
+        // An answer about another movement (or none) says nothing of this one's credits.
+        assert.equal(journal.movements.get(id ?? '')?.reserved, undefined, answer);
       } else {
         // Posted without its card write: a compensating payout sets the books right.
         await eventually(
@@ -111,6 +125,24 @@ describe('reserve', () => {
       }
       await engine.close();
     }
+  });
+
+  test('when the movement was resolved while the ledger answered its create, then MovementVoided and the card is not written', async () => {
+    const { engine, card, journal, ledger, recharge } = await setUp();
+    const create = ledger.createMovement;
+    ledger.createMovement = async (apiKey, request) => {
+      const created = await create(apiKey, request);
+      await journal.append({
+        type: 'resolved',
+        id: request.id,
+        state: 'voided',
+        at: new Date().toISOString(),
+      });
+      return created;
+    };
+    await assert.rejects(recharge(), rejectsWith('MovementVoided'));
+    assert.equal(card.writes, 0);
+    await engine.close();
   });
 
   test('when the ledger did not answer the create, then the card is not written and the movement is voided (a late create meets its tombstone)', async () => {
@@ -201,6 +233,67 @@ describe('settle', () => {
       recorded.lines.join('\n'),
     );
     await engine.close();
+  });
+
+  test('when the card cannot decide an earlier write but an operator already decided it at the ledger, then that decision is taken and the card is free', async () => {
+    const { engine, card, journal, recharge, sim } = await setUp();
+    card.nextWrite = 'lost';
+    await assert.rejects(recharge(), rejectsWith('CardRemovedDuringWrite'));
+    card.slots[1] = encodeValueBlock(7, 2);
+    const [movement] = journal.movements.values();
+    assert.ok(movement);
+    sim.resolve(KEY, movement.id, 'voided');
+    await engine.settle(card.card);
+    assert.equal(movement.card, 'not-written');
+    assert.equal(movement.resolved, 'voided');
+    assert.deepEqual(engine.uncertainCards, new Set());
+    await engine.close();
+  });
+
+  test('when only another card holds an uncertain write, then settling this card touches neither that write nor this card', async () => {
+    const { engine, card, recharge } = await setUp();
+    card.nextWrite = 'lost';
+    await assert.rejects(recharge(), rejectsWith('CardRemovedDuringWrite'));
+    const other = cardOnReader(30, OTHER_CARD);
+    let touched = 0;
+    await engine.settle({
+      ...other.card,
+      checkUid: async () => {
+        touched += 1;
+      },
+      decide: async (intent) => {
+        touched += 1;
+        return other.card.decide(intent);
+      },
+    });
+    assert.equal(touched, 0, 'no UID check, no read');
+    assert.deepEqual(engine.uncertainCards, new Set([CARD]));
+    await engine.close();
+  });
+
+  test('when a write is uncertain and the card later decides it, then the log says so and whether it landed', async () => {
+    for (const [nextWrite, said] of [
+      ['lost', 'landed'],
+      ['dropped', 'did not land'],
+    ] as const) {
+      const recorded = recordingLog();
+      const { engine, card, journal, recharge } = await setUp({ log: recorded.log });
+      card.nextWrite = nextWrite;
+      await assert.rejects(recharge(), rejectsWith('CardRemovedDuringWrite'));
+      await engine.settle(card.card);
+      const [movement] = journal.movements.values();
+      assert.ok(
+        recorded.lines.some((line) =>
+          line.startsWith(`warn: movement ${movement?.id}: card write uncertain (`),
+        ),
+        recorded.lines.join('\n'),
+      );
+      assert.ok(
+        recorded.lines.includes(`info: movement ${movement?.id}: card shows it ${said}`),
+        recorded.lines.join('\n'),
+      );
+      await engine.close();
+    }
   });
 
   test('when the card shows an earlier write landed, then its answer is journaled and it is posted before anything new', async () => {
