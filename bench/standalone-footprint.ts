@@ -5,7 +5,9 @@
  * database is made) and a later one; and the same worker with `--cloud-url` (the ledger runs
  * elsewhere: here in a process of its own, not counted). Resident memory is read from
  * /proc/PID/status (VmRSS once idle, VmHWM the peak) of the worker's process and its children.
- * Targets: standalone idle at most 150 MB, a first start under 3 s to listen.
+ * Targets: standalone idle at most 150 MB, a first start under 3 s to listen. The embedded
+ * ledger opens behind the listener, so the time to the first answer that needs it (GET /info,
+ * which reads the shop) is printed beside.
  *
  *   npm run build && node --import tsx bench/standalone-footprint.ts [--idle-seconds 25] [--rounds 3]
  *
@@ -22,6 +24,7 @@ import { freshPgliteFolder, startLedgerProcess } from '../test/support/ledger-pr
 import { median, procStat, table, verdict } from './measure.ts';
 
 const IDLE_TARGET_MB = 150;
+const API_KEY = 'bench-footprint-key-0123456789';
 const FIRST_START_TARGET_MS = 3000;
 
 const { values } = parseArgs({
@@ -37,6 +40,8 @@ if (!existsSync(cli)) throw new Error(`${cli} is missing: run npm run build firs
 
 interface Start {
   listenMs: number;
+  /** To the first answer that needed the ledger (GET /info reads the shop), from the start. */
+  ledgerMs: number;
   idleMb: number;
   peakMb: number;
 }
@@ -73,24 +78,29 @@ async function start(dataDir: string, extraArgs: string[]): Promise<Start> {
   const child = spawn(
     process.execPath,
     [cli, '--simulator', '--port', '0', '--data-dir', dataDir, ...extraArgs],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CARD_WALLET_API_KEY: undefined } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CARD_WALLET_API_KEY: API_KEY } },
   );
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   try {
-    const listenMs = await new Promise<number>((resolve, reject) => {
+    const [listenMs, url] = await new Promise<[number, string]>((resolve, reject) => {
       let stdout = '';
       child.stdout.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
-        if (/^listening on /m.test(stdout)) {
-          resolve(Number(process.hrtime.bigint() - started) / 1e6);
+        const listening = /^listening on (\S+)/m.exec(stdout);
+        if (listening?.[1]) {
+          resolve([Number(process.hrtime.bigint() - started) / 1e6, listening[1]]);
         }
       });
       child.on('exit', (code) => reject(new Error(`worker exited with ${code}:\n${stderr}`)));
     });
+    // The standalone ledger opens behind the listener: its first answer is the other half.
+    const info = await fetch(`${url}/info`, { headers: { 'X-Api-Key': API_KEY } });
+    if (info.status !== 200) throw new Error(`GET /info: ${info.status} ${await info.text()}`);
+    const ledgerMs = Number(process.hrtime.bigint() - started) / 1e6;
     await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
     const pid = child.pid as number;
-    return { listenMs, idleMb: statusMb(pid, 'VmRSS'), peakMb: statusMb(pid, 'VmHWM') };
+    return { listenMs, ledgerMs, idleMb: statusMb(pid, 'VmRSS'), peakMb: statusMb(pid, 'VmHWM') };
   } finally {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     if (child.exitCode === null) child.kill('SIGTERM');
@@ -99,7 +109,10 @@ async function start(dataDir: string, extraArgs: string[]): Promise<Start> {
 }
 
 const ledgerFolder = await freshPgliteFolder();
-const ledger = await startLedgerProcess({ database: ledgerFolder });
+const ledger = await startLedgerProcess({
+  database: ledgerFolder,
+  seed: { customers: [{ name: 'Bench shop', credits: 100, creditCost: '1.00', keys: [API_KEY] }] },
+});
 const folders: string[] = [];
 const fresh = () => {
   const folder = mkdtempSync(join(tmpdir(), 'cww-footprint-'));
@@ -138,6 +151,7 @@ console.log(
       'start',
       'ms to listen',
       'ms beyond cloud mode',
+      'ms to first ledger answer',
       'idle resident MB',
       'peak resident MB',
       'idle MB / cloud mode',
@@ -146,6 +160,7 @@ console.log(
       kind,
       of(starts, 'listenMs').toFixed(0),
       (of(starts, 'listenMs') - of(cloud, 'listenMs')).toFixed(0),
+      of(starts, 'ledgerMs').toFixed(0),
       of(starts, 'idleMb').toFixed(0),
       of(starts, 'peakMb').toFixed(0),
       (of(starts, 'idleMb') / of(cloud, 'idleMb')).toFixed(2),

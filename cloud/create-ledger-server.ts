@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import { listen, type RunningServer } from '../common/listen.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
@@ -34,8 +35,17 @@ export interface LedgerServer extends RunningServer {
 
 const consoleLog: Logger = { error: (message) => console.error(message) };
 
-/** Opens the database (migrating it), applies the seed, builds the app and listens. */
-export async function startLedgerServer(options: LedgerServerOptions): Promise<LedgerServer> {
+/** A ledger ready to answer, not yet listening: its request handler, and its own close. */
+export interface OpenLedger {
+  readonly db: Database;
+  readonly ledger: Ledger;
+  readonly handler: RequestListener;
+  /** Closes the app, then the database when the ledger opened it. */
+  close(): Promise<void>;
+}
+
+/** Opens the database (migrating it), applies the seed and builds the app. */
+export async function openLedger(options: LedgerServerOptions): Promise<OpenLedger> {
   const log = options.log ?? consoleLog;
   const ownsDatabase = typeof options.database === 'string';
   const db =
@@ -49,19 +59,37 @@ export async function startLedgerServer(options: LedgerServerOptions): Promise<L
     if (options.seed) await applySeed(db, options.seed);
     const ledger = new Ledger(db);
     const app = await createLedgerApp(ledger, log, options.failedAuthenticationLimits);
-    const server = await listen(app.routing, options.port ?? 0, options.host ?? DEFAULT_HOST);
     return {
-      ...server,
       db,
       ledger,
-      async close(graceMs) {
-        await server.close(graceMs);
+      handler: app.routing,
+      async close() {
         await app.close();
         if (ownsDatabase) await db.close();
       },
     };
   } catch (error) {
     if (ownsDatabase) await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Opens the ledger (see openLedger) and listens. */
+export async function startLedgerServer(options: LedgerServerOptions): Promise<LedgerServer> {
+  const opened = await openLedger(options);
+  try {
+    const server = await listen(opened.handler, options.port ?? 0, options.host ?? DEFAULT_HOST);
+    return {
+      ...server,
+      db: opened.db,
+      ledger: opened.ledger,
+      async close(graceMs) {
+        await server.close(graceMs);
+        await opened.close();
+      },
+    };
+  } catch (error) {
+    await opened.close().catch(() => undefined);
     throw error;
   }
 }

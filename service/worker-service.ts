@@ -121,7 +121,18 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     ? undefined
     : await startEmbeddedLedger(config.dataDir, config.apiKey, log);
   const ledgerUrl = config.cloudUrl ?? (embedded as EmbeddedLedger).url;
-  const ledger = new LedgerClient({ baseUrl: ledgerUrl, timeoutMs: config.ledgerTimeoutMs });
+  // The service keeps answering (card reads, the window); each ledger call then fails as
+  // LedgerUnavailable and the tray shows the ledger unreachable.
+  embedded?.opened.catch((error: unknown) => {
+    log.error(
+      `the embedded ledger could not open its database in ${config.dataDir}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  });
+  const ledger = new LedgerClient({
+    baseUrl: ledgerUrl,
+    timeoutMs: config.ledgerTimeoutMs,
+    opened: embedded?.opened,
+  });
   const customers = new CustomerDirectory(ledger);
   const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
   const tillId = await loadTillId(config.dataDir, config.tillId);
@@ -220,6 +231,8 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     throw error;
   }
   log.info(`service listening on ${server.url}`);
+  // Only now: PGlite's start has synchronous stretches that would hold the listener back.
+  embedded?.open();
 
   const service = new RunningWorkerService({
     server,

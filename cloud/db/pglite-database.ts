@@ -46,7 +46,7 @@ export async function openPgliteDatabase(
   try {
     const exists =
       existsSync(join(dataDir, 'PG_VERSION')) ||
-      (options.template !== false && copyTemplate(dataDir));
+      (options.template !== false && (await copyTemplate(dataDir)));
     compileWebAssembly(exists ? 'baseline' : 'optimised');
     pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
     makePrivate(dataDir);

@@ -12,11 +12,13 @@
  * rather than with a dependency.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gzipSync } from 'node:zlib';
 import { migrations } from './migrations/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,14 +66,17 @@ export function templateIsCurrent(file = TEMPLATE_FILE): boolean {
   );
 }
 
+const gunzipAsync = promisify(gunzip);
+
 /**
  * Fills the empty folder `dataDir` from the template, folders 0700 and files 0600; false (and
- * nothing written) when there is no template for this PGlite.
+ * nothing written) when there is no template for this PGlite. Asynchronous (zlib's thread pool,
+ * file writes): a worker listens while its embedded ledger's first start copies 40 MB.
  */
-export function copyTemplate(dataDir: string, file = TEMPLATE_FILE): boolean {
+export async function copyTemplate(dataDir: string, file = TEMPLATE_FILE): Promise<boolean> {
   if (!existsSync(file) || readStamp(file)?.pglite !== templateStamp().pglite) return false;
   // Large output chunks: the default 16 kB ones cost as much again in copies (40 MB out).
-  const archive = gunzipSync(readFileSync(file), { chunkSize: 8 * 1024 * 1024 });
+  const archive = await gunzipAsync(await readFile(file), { chunkSize: 8 * 1024 * 1024 });
   for (let offset = 0; offset + BLOCK <= archive.length;) {
     const header = archive.subarray(offset, offset + BLOCK);
     const name = field(header, 0, 100);
@@ -84,10 +89,10 @@ export function copyTemplate(dataDir: string, file = TEMPLATE_FILE): boolean {
     if (relative(dataDir, target).startsWith('..')) throw new Error(`template entry ${path}`);
     offset += BLOCK;
     if (type === '5') {
-      mkdirSync(target, { recursive: true, mode: 0o700 });
+      await mkdir(target, { recursive: true, mode: 0o700 });
     } else if (type === '0' || type === '\0') {
-      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      writeFileSync(target, archive.subarray(offset, offset + size), { mode: 0o600 });
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      await writeFile(target, archive.subarray(offset, offset + size), { mode: 0o600 });
       offset += Math.ceil(size / BLOCK) * BLOCK;
     } else {
       throw new Error(`template entry ${path} of type ${type}`);

@@ -1,8 +1,17 @@
 import { join } from 'node:path';
+import type { OpenLedger } from '../../cloud/create-ledger-server.ts';
+import { listen } from '../../common/listen.ts';
 import type { Logger } from '../logger.ts';
 
 export interface EmbeddedLedger {
   url: string;
+  /**
+   * Settles once the database is open (migrated, seeded) and the ledger answers; rejects with
+   * why it could not open. Until then requests to `url` wait.
+   */
+  opened: Promise<void>;
+  /** Starts opening the database; until then `opened` and requests wait. */
+  open(): void;
   /** Adds a key to the demo shop (the operator set a new key in standalone mode). */
   registerKey(apiKey: string): Promise<void>;
   /** Revokes a key the operator replaced, once no movement needs it (see KeyRing). */
@@ -23,38 +32,75 @@ export const DEMO_SHOP = { name: 'Demo shop', credits: 10_000, creditCost: '0.50
  * data folder, on its own loopback port, and the worker reaches it over HTTP like a remote
  * one, so there is one code path. Its demo shop holds the configured key; seeding is
  * idempotent, and a new key is added to the same shop.
+ *
+ * It listens at once and opens its database (`open`, once the worker listens) behind the
+ * listener: opening PGlite (compiling its WebAssembly, starting PostgreSQL in it, and on a
+ * first start copying the template) takes seconds, which the till's window and the POS's
+ * first calls need not wait for (docs/benchmarks.md, "Standalone footprint"). A request that
+ * arrives meanwhile waits; the worker's ledger client waits for `opened` before its first
+ * attempt, so its timeouts count from there.
  */
 export async function startEmbeddedLedger(
   dataDir: string,
   apiKey: string,
   log: Logger,
 ): Promise<EmbeddedLedger> {
-  // Loaded only in standalone mode: a worker with a cloud URL never loads PGlite.
-  const { startLedgerServer } = await import('../../cloud/create-ledger-server.ts');
-  const { applySeed } = await import('../../cloud/seed.ts');
-  const { revokeKey } = await import('../../cloud/admin.ts');
-  const { importCards } = await import('../../cloud/card-accounts.ts');
+  const folder = join(dataDir, 'ledger');
   const demoSeed = (key: string) => ({ customers: [{ ...DEMO_SHOP, keys: [key] }] });
-  const server = await startLedgerServer({
-    database: join(dataDir, 'ledger'),
-    host: '127.0.0.1',
-    port: 0,
-    seed: demoSeed(apiKey),
-    log: { error: (message) => log.error(`embedded ledger: ${message}`) },
+  let askToOpen!: () => void;
+  const asked = new Promise<void>((resolve) => (askToOpen = resolve));
+  let openAsked = false;
+  const opening = asked.then(async () => {
+    // Loaded only in standalone mode: a worker with a cloud URL never loads PGlite.
+    const { openLedger } = await import('../../cloud/create-ledger-server.ts');
+    return openLedger({
+      database: folder,
+      seed: demoSeed(apiKey),
+      log: { error: (message) => log.error(`embedded ledger: ${message}`) },
+    });
   });
-  log.info(`embedded ledger on ${server.url} (PGlite in ${join(dataDir, 'ledger')})`);
+  const opened = opening.then(() => undefined);
+  // Whoever needs the ledger awaits `opening` (or `opened`): this handler only keeps a failure
+  // from counting as unhandled while nobody has asked yet.
+  opened.catch(() => undefined);
+  const server = await listen(async (request, response) => {
+    let ledger: OpenLedger;
+    try {
+      ledger = await opening;
+    } catch {
+      response.writeHead(503, { 'Content-Type': 'application/json' });
+      response.end(JSON.stringify({ error: 'DatabaseUnavailable' }));
+      return;
+    }
+    ledger.handler(request, response);
+  }, 0);
+  log.info(`embedded ledger on ${server.url} (PGlite in ${folder})`);
   return {
     url: server.url,
+    opened,
+    open() {
+      openAsked = true;
+      askToOpen();
+    },
     registerKey: async (key) => {
-      await applySeed(server.db, demoSeed(key));
+      const { applySeed } = await import('../../cloud/seed.ts');
+      await applySeed((await opening).db, demoSeed(key));
     },
     revokeKey: async (key) => {
-      await revokeKey(server.db, key);
+      const { revokeKey } = await import('../../cloud/admin.ts');
+      await revokeKey((await opening).db, key);
     },
     importCard: async (key, cardId, credits) => {
-      const customerId = await server.ledger.authenticate(key);
-      await importCards(server.db, customerId, [{ cardId, credits }]);
+      const { importCards } = await import('../../cloud/card-accounts.ts');
+      const { db, ledger } = await opening;
+      await importCards(db, await ledger.authenticate(key), [{ cardId, credits }]);
     },
-    close: () => server.close(),
+    async close() {
+      await server.close();
+      if (!openAsked) return;
+      // A database still opening is closed once open: its lock file must not outlive us.
+      const ledger = await opening.catch(() => undefined);
+      await ledger?.close();
+    },
   };
 }

@@ -26,6 +26,12 @@ export interface LedgerClientOptions {
   backoffMs?: number;
   /** The longest Retry-After honoured before giving up. */
   maxRetryAfterMs?: number;
+  /**
+   * The ledger is still opening (the embedded one): every call waits for this before its first
+   * attempt, so the timeouts count from when the ledger can answer. Its failure fails each call
+   * with LedgerUnavailable, nothing sent.
+   */
+  opened?: Promise<unknown>;
 }
 
 /** The most pending movements one reconciliation reads per shop (the ledger's list maximum). */
@@ -83,6 +89,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
   readonly #retries: number;
   readonly #backoffMs: number;
   readonly #maxRetryAfterMs: number;
+  readonly #opened: Promise<unknown> | undefined;
 
   constructor(options: LedgerClientOptions) {
     super();
@@ -98,6 +105,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     this.#retries = options.retries ?? 2;
     this.#backoffMs = options.backoffMs ?? 200;
     this.#maxRetryAfterMs = options.maxRetryAfterMs ?? 5_000;
+    this.#opened = options.opened;
   }
 
   get reachability(): LedgerReachability {
@@ -158,6 +166,12 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
       if (!unanswered) answeredWithoutEffect.add(error);
       return error;
     };
+    try {
+      await this.#opened;
+    } catch (error) {
+      this.#reached(false);
+      throw failure(errors.ledgerUnavailable(error));
+    }
     for (let attempt = 0; attempt <= this.#retries; attempt += 1) {
       let response: AxiosResponse<unknown>;
       try {

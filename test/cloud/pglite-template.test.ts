@@ -42,7 +42,7 @@ test('when a template is made from a migrated folder and copied into a new one, 
     writeTemplate(source, template);
     assert.ok(templateIsCurrent(template), 'the template is stamped with this PGlite and schema');
     const copy = join(scratch, 'copy');
-    assert.equal(copyTemplate(copy, template), true);
+    assert.equal(await copyTemplate(copy, template), true);
 
     const made = files(source);
     const copied = files(copy);
@@ -72,12 +72,12 @@ test('when a template is made from a migrated folder and copied into a new one, 
   }
 });
 
-test('when the template was made by another PGlite, then it is not used and nothing is written', () => {
+test('when the template was made by another PGlite, then it is not used and nothing is written', async () => {
   const template = join(scratch, 'other.tar.gz');
   writeFileSync(template, '');
   writeFileSync(template.replace(/\.tar\.gz$/, '.json'), '{"pglite":"0.0.1","migrations":"x"}\n');
   assert.equal(templateIsCurrent(template), false);
   const target = join(scratch, 'untouched');
-  assert.equal(copyTemplate(target, template), false);
+  assert.equal(await copyTemplate(target, template), false);
   assert.throws(() => statSync(target), /ENOENT/);
 });
