@@ -288,7 +288,7 @@ describe('discharge', () => {
     await engine.close();
   });
 
-  test("when the ledger cannot record the payout, then ErrorTrackingDischargeMovement; its refusals of the caller's key or of another till's card are their own errors", async () => {
+  test("when the ledger cannot record the payout, then ErrorTrackingDischargeMovement, the card not flagged; its refusals of the caller's key or of another till's card are their own errors", async () => {
     const cases: [unknown, string][] = [
       [errors.ledgerUnavailable(), 'ErrorTrackingDischargeMovement'],
       [new Error('socket hang up'), 'ErrorTrackingDischargeMovement'],
@@ -299,8 +299,13 @@ describe('discharge', () => {
       ledger.createMovement = async () => {
         throw failure;
       };
-      await assert.rejects(discharge(), rejectsWith(code));
+      const flagged: [string, number][] = [];
+      await assert.rejects(
+        discharge({ onFlagged: (id, credits) => flagged.push([id, credits]) }),
+        rejectsWith(code),
+      );
       assert.equal(card.writes, 0);
+      assert.deepEqual(flagged, [], 'only CardAccountExceeded flags the card');
       await engine.close();
     }
     const { discharge, sim, engine } = await setUp(30);
