@@ -89,7 +89,17 @@ function partMap() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'client/dist/', 'test-results/', 'release/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'client/dist/',
+      'test-results/',
+      'release/',
+      'reports/',
+      '.stryker-tmp/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

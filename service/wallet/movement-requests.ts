@@ -260,12 +260,22 @@ export class MovementRequests {
     // After every ledger answer: is the movement still ours to continue, and is the answer a
     // pending movement of this id? Anything else is refused before the card is touched.
     if (phaseOf(movement) === 'done') throw errors.movementVoided();
-    if (pending.id?.toLowerCase() !== movement.id.toLowerCase() || pending.state !== 'pending') {
+    const sameId = pending.id?.toLowerCase() === movement.id.toLowerCase();
+    if (!sameId || pending.state !== 'pending') {
       this.#book.log.error(
         `movement ${movement.id}: the ledger answered the create with state ${pending.state}; the card is not written`,
       );
       // A movement posted without its card write is a disagreement: the resolver's void is
-      // answered "already posted", and a compensating movement follows.
+      // answered "already posted", and a compensating movement follows, for the credits the
+      // ledger holds (journaled here: the compensation is sized from them).
+      if (sameId) {
+        await this.#book.append({
+          type: 'reserved',
+          id: movement.id,
+          credits: pending.credits,
+          amount: pending.amount,
+        });
+      }
       await this.#abandon(movement);
       throw errors.movementVoided();
     }

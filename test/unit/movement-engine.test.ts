@@ -5,127 +5,27 @@
  * word, and a ledger that voided a write the card holds.
  */
 import assert from 'node:assert/strict';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { classicWalletCard } from '../../service/card/classic-wallet.ts';
-import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
-import { LedgerClient, LedgerRefusal } from '../../service/cloud/ledger-client.ts';
-import { errors, type AppError } from '../../service/errors.ts';
-import { silentLogger } from '../../service/logger.ts';
-import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
+import { LedgerClient } from '../../service/cloud/ledger-client.ts';
+import type { AppError } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
-import { KeyRing } from '../../service/wallet/key-ring.ts';
-import { MovementEngine, type MovementLedger } from '../../service/wallet/movement-engine.ts';
-import { MovementJournal, type JournalStore } from '../../service/wallet/movement-journal.ts';
 import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
-import { SimLedger, SimLedgerError } from '../simulation/sim-ledger.ts';
-
-const SHOP = '00000000-0000-4000-8000-0000000000a1';
-const OTHER_SHOP = '00000000-0000-4000-8000-0000000000b2';
-const KEY = 'engine-test-key-shop-a-01';
-const OTHER_KEY = 'engine-test-key-shop-b-01';
-const TILL = '00000000-0000-4000-8000-00000000c0de';
-const fingerprint = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
-
-class MemoryStore implements JournalStore {
-  text = '';
-  async read() {
-    return this.text;
-  }
-  async rewrite(text: string) {
-    this.text = text;
-  }
-  async append(line: string) {
-    this.text += line;
-  }
-  async close() {}
-}
-
-/** One card on one reader, in memory, through the Classic card face. */
-function cardOnReader(balance: number) {
-  const slots: [Buffer, Buffer] = [encodeValueBlock(balance, 1), Buffer.alloc(16)];
-  const card = classicWalletCard({
-    cardId: '04E1E2E3',
-    checkUid: async () => undefined,
-    readSlots: async () => [Buffer.from(slots[0]), Buffer.from(slots[1])],
-    writeSlotBlock: async (slot, block) => {
-      slots[slot] = Buffer.from(block);
-      return { outcome: 'committed' };
-    },
-  });
-  const access: CardAccess = { withCard: (run) => run(card as CardOnReader) };
-  const held = () => {
-    const state = decodeWallet(slots[0], slots[1]);
-    return state.kind === 'valid' ? state.balance : 0;
-  };
-  return { access, held };
-}
-
-/** The simulated ledger (contract v1, checked against the real one) as the engine calls it. */
-function ledgerOf(sim: SimLedger): MovementLedger & { failPosts: boolean } {
-  const answer = async <T>(act: () => T): Promise<T> => {
-    try {
-      return act();
-    } catch (error) {
-      // As the worker's ledger client maps the ledger's refusals.
-      if (error instanceof SimLedgerError) throw new LedgerRefusal(error.status, error.code);
-      throw error;
-    }
-  };
-  const ledger = {
-    failPosts: false,
-    createMovement: (apiKey: string, movement: Parameters<MovementLedger['createMovement']>[1]) =>
-      answer(() => sim.create(apiKey, movement).movement),
-    postMovement: (apiKey: string, id: string, by?: { tillId?: string }) =>
-      ledger.failPosts
-        ? Promise.reject(errors.ledgerUnavailable())
-        : answer(() => sim.resolve(apiKey, id, 'posted', by)),
-    voidMovement: (apiKey: string, id: string, by?: { tillId?: string }) =>
-      answer(() => sim.resolve(apiKey, id, 'voided', by)),
-    listPendingMovements: (apiKey: string) => answer(() => sim.listPending(apiKey)),
-    getMovement: (apiKey: string, id: string) => answer(() => sim.get(apiKey, id)),
-  };
-  return ledger;
-}
-
-function engineWith(ledger: MovementLedger, currentKey: () => string = () => KEY) {
-  const journal = new MovementJournal(new MemoryStore());
-  const keys = new KeyRing(currentKey, fingerprint);
-  const engine = new MovementEngine({
-    journal,
-    ledger,
-    keys,
-    tillId: TILL,
-    log: silentLogger,
-    retryMs: 10,
-    maxRetryMs: 20,
-    reconcileEveryMs: 60_000,
-  });
-  return { journal, keys, engine, open: () => journal.open() };
-}
-
-function simWithShops(credits = 1_000): SimLedger {
-  const sim = new SimLedger(() => Date.now());
-  sim.addShop({ id: SHOP, name: 'A', credits, creditCost: '0.50' }, [KEY]);
-  sim.addShop({ id: OTHER_SHOP, name: 'B', credits, creditCost: '0.50' }, [OTHER_KEY]);
-  return sim;
-}
-
-async function eventually(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const idempotency = (key: string, body: string) => ({
-  scope: `${fingerprint(KEY)}:${key}`,
-  requestHash: createHash('sha256').update(body).digest('hex'),
-});
+import {
+  KEY,
+  OTHER_KEY,
+  SHOP,
+  cardOnReader,
+  engineWith,
+  eventually,
+  fingerprint,
+  idempotency,
+  ledgerOf,
+  simWithShops,
+} from '../support/money-rig.ts';
 
 describe('a create that was sent', () => {
   /**
@@ -195,7 +95,9 @@ describe('a create that was sent', () => {
     const ledger = await refusingLedger({ firstTryLandsLate: true });
     try {
       let current = KEY;
-      const { engine, keys, journal, open } = engineWith(ledger.client, () => current);
+      const { engine, keys, journal, open } = engineWith(ledger.client, {
+        currentKey: () => current,
+      });
       await open();
       const released: string[] = [];
       keys.on('released', (key) => released.push(key));

@@ -1,0 +1,45 @@
+// @ts-check
+/**
+ * Mutation testing of the money core (docs/testing.md, "Mutation testing"): `npm run mutate`.
+ *
+ * The tap runner, because the tests are plain node:test files run through tsx: it runs each test
+ * file in its own `node` process with the TAP reporter, records which mutants each file reaches
+ * (coverage per file), and runs a mutant only against the files that reach it, stopping at the
+ * first failure. The command runner would run the whole suite for every mutant.
+ *
+ * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
+ */
+export default {
+  mutate: [
+    'service/wallet/**/*.ts',
+    'service/card/wallet-format.ts',
+    'service/card/classic-wallet.ts',
+    'service/card/wallet-card.ts',
+    'service/cloud/ledger-client.ts',
+  ],
+  testRunner: 'tap',
+  tap: {
+    // The unit tests and the simulation; the pcsc, http and cloud tests start servers and real
+    // pcscd, too slow to run per mutant.
+    testFiles: ['test/unit/**/*.test.ts', 'test/mutation/*.test.ts'],
+    nodeArgs: ['--test-reporter=tap', '-r', '{{hookFile}}', '--import', 'tsx', '{{testFile}}'],
+    forceBail: true,
+  },
+  coverageAnalysis: 'perTest',
+  // Mutants that do not compile are left out of the score (CompileError), as tsc would refuse them.
+  checkers: ['typescript'],
+  tsconfigFile: 'tsconfig.json',
+  typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+  ignorePatterns: ['dist', 'release', 'test-results', 'reports', 'bench'],
+  concurrency: 2,
+  // A busy machine: wait long enough before calling a slow run an infinite loop.
+  timeoutMS: 30_000,
+  timeoutFactor: 2,
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  incrementalFile: 'reports/stryker-incremental.json',
+  thresholds: { high: 90, low: 80, break: null },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};

@@ -1,0 +1,181 @@
+/**
+ * POST /cards/settle: the card on the reader decides other tills' pending movements of it from
+ * the card state each carries (`cardBefore`), with the evidence the ledger keeps; what the card
+ * cannot decide is listed with the reason, and nothing is written to the card.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import type { LedgerCardAccount } from '../../service/cloud/ledger-client.ts';
+import type { AppError } from '../../service/errors.ts';
+import { dischargeCard } from '../../service/wallet/discharge-card.ts';
+import { rechargeCard } from '../../service/wallet/recharge-card.ts';
+import { settleCard } from '../../service/wallet/settle-card.ts';
+import type { SimLedger } from '../simulation/sim-ledger.ts';
+import {
+  CARD,
+  KEY,
+  OTHER_TILL,
+  SHOP,
+  TILL,
+  cardOnReader,
+  engineWith,
+  fingerprint,
+  ledgerOf,
+  simWithShops,
+} from '../support/money-rig.ts';
+
+/** GET /v1/cards/{id} over the simulated ledger: the shop's movements of the card, newest first. */
+function cardAccounts(sim: SimLedger) {
+  return {
+    getCardAccount: async (apiKey: string, cardId: string): Promise<LedgerCardAccount> => ({
+      cardId,
+      credits: 0,
+      importedCredits: null,
+      suspect: false,
+      flags: [],
+      movements: [...sim.movements.values()]
+        .filter((movement) => movement.cardId === cardId)
+        .reverse()
+        .map((movement) => sim.get(apiKey, movement.id)),
+    }),
+  };
+}
+
+const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
+
+/** Two tills of one shop on one ledger; the other till's card write is left undecided. */
+async function otherTillLeftUndecided(
+  kind: 'recharge' | 'discharge',
+  write: 'lost' | 'dropped',
+  startBalance = 30,
+) {
+  const sim = simWithShops();
+  sim.importCard(SHOP, CARD, startBalance);
+  const ledger = ledgerOf(sim);
+  const other = engineWith(ledger, { tillId: OTHER_TILL });
+  const here = engineWith(ledger);
+  await other.open();
+  await here.open();
+  const card = cardOnReader(startBalance);
+  card.nextWrite = write;
+  const input = { keyFingerprint: fingerprint(KEY) };
+  await assert.rejects(
+    kind === 'recharge'
+      ? rechargeCard(card.access, other.engine, { ...input, request: { credits: 20 }, customer })
+      : dischargeCard(card.access, other.engine, input),
+    (error: AppError) => error.code === 'CardRemovedDuringWrite',
+  );
+  const [movement] = sim.movements.values();
+  assert.ok(movement && movement.state === 'pending');
+  return { sim, ledger, card, here, other, movement };
+}
+
+describe('settleCard', () => {
+  test("when the card holds another till's payout, then it is posted with the card as evidence", async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    const writes = card.writes;
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(answer, {
+      cardId: CARD,
+      settled: [
+        { id: movement.id, tillId: OTHER_TILL, kind: 'discharge', credits: 30, state: 'posted' },
+      ],
+      undecided: [],
+    });
+    assert.equal(movement.state, 'posted');
+    assert.equal(movement.resolvedByTill, TILL);
+    assert.equal(
+      movement.evidence,
+      `card ${CARD} read at till ${TILL}: it holds the write from classic:v1:30:1:0 to 0 credits`,
+    );
+    assert.equal(card.writes, writes, 'nothing is written to the card');
+    await here.engine.close();
+  });
+
+  test("when the card does not hold another till's recharge, then it is voided with the card as evidence", async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('recharge', 'dropped');
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(answer.settled, [
+      { id: movement.id, tillId: OTHER_TILL, kind: 'recharge', credits: 20, state: 'voided' },
+    ]);
+    assert.equal(movement.state, 'voided');
+    assert.equal(
+      movement.evidence,
+      `card ${CARD} read at till ${TILL}: it does not hold the write from classic:v1:30:1:0 to 50 credits`,
+    );
+    await here.engine.close();
+  });
+
+  test("when the card holds another till's recharge, then the write it decides by is the balance before plus the credits", async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('recharge', 'lost');
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(
+      answer.settled.map((settled) => settled.state),
+      ['posted'],
+    );
+    assert.match(movement.evidence ?? '', /holds the write from classic:v1:30:1:0 to 50 credits$/);
+    await here.engine.close();
+  });
+
+  test('when the card shows neither the balance before nor after, or the movement carries no card state, then both are left undecided, saying why', async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    // Another value at the planned slot and generation: neither 30 nor 0 as planned.
+    card.slots[1] = encodeValueBlock(7, 2);
+    const bare = randomUUID();
+    sim.create(KEY, { id: bare, kind: 'recharge', cardId: CARD, credits: 1, tillId: OTHER_TILL });
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(answer.settled, []);
+    assert.deepEqual(answer.undecided, [
+      {
+        id: bare,
+        tillId: OTHER_TILL,
+        kind: 'recharge',
+        credits: 1,
+        reason: 'the movement carries no card state to decide it by',
+      },
+      {
+        id: movement.id,
+        tillId: OTHER_TILL,
+        kind: 'discharge',
+        credits: 30,
+        reason: 'the card shows neither the balance before nor after it',
+      },
+    ]);
+    assert.equal(movement.state, 'pending');
+    await here.engine.close();
+  });
+
+  test("when the card's movements are this till's, resolved, or compensations, then none is listed", async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const ledger = ledgerOf(sim);
+    const here = engineWith(ledger);
+    await here.open();
+    const card = cardOnReader(30);
+    // Another till's recharge, posted; then its compensating payout, pending.
+    const posted = randomUUID();
+    const by = { tillId: OTHER_TILL };
+    sim.create(KEY, { id: posted, kind: 'recharge', cardId: CARD, credits: 5, ...by });
+    sim.resolve(KEY, posted, 'posted', by);
+    const compensation = randomUUID();
+    sim.create(KEY, {
+      id: compensation,
+      kind: 'discharge',
+      cardId: CARD,
+      credits: 1,
+      compensates: posted,
+      ...by,
+    });
+    // This till's own payout, left pending (its post unanswered).
+    ledger.failPosts = true;
+    await dischargeCard(card.access, here.engine, { keyFingerprint: fingerprint(KEY) });
+    const states = [...sim.movements.values()].map((movement) => movement.state);
+    assert.deepEqual(states, ['posted', 'pending', 'pending']);
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(answer, { cardId: CARD, settled: [], undecided: [] });
+    ledger.failPosts = false;
+    await here.engine.close();
+  });
+});
