@@ -1,4 +1,14 @@
 /** A tiny HTTP client for the ledger tests: every answer as { status, body } (JSON parsed). */
+import { Agent, fetch } from 'undici';
+
+/**
+ * A connection per request. With keep-alive, a POST sent on an idle connection just as the
+ * ledger closes it (its keepAliveTimeout, 5 s) fails with "other side closed", and undici
+ * retries only idempotent methods: on a busy machine the gaps between a test's steps reach those
+ * 5 s. The ledger's own answers are what these tests are about, not connection reuse.
+ */
+const noKeepAlive = new Agent({ pipelining: 0 });
+
 export interface Answer {
   status: number;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -26,7 +36,7 @@ export async function call(
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const response = await fetch(url, { method, headers, body });
+  const response = await fetch(url, { method, headers, body, dispatcher: noKeepAlive });
   const text = await response.text();
   let parsed: unknown = text;
   try {

@@ -245,7 +245,10 @@ describe('DESFire cards in the simulator', () => {
     for (const body of [{ type: 'desfire', uid: '04DF0001' }, { type: 'felica' }]) {
       const res = await call('POST', '/simulator/place', body);
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
-      assert.deepEqual(res.json, { error: 'InvalidSimulatorRequest' });
+      const { error, detail } = res.json as { error: string; detail?: string };
+      assert.equal(error, 'InvalidSimulatorRequest', res.text);
+      // The detail names the field at fault.
+      assert.match(detail ?? '', body.uid ? /^uid: / : /^type: /, res.text);
     }
   });
 

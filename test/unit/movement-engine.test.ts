@@ -9,15 +9,24 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
+import { classicWalletCard } from '../../service/card/classic-wallet.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerClient } from '../../service/cloud/ledger-client.ts';
-import type { AppError } from '../../service/errors.ts';
+import { errors, type AppError } from '../../service/errors.ts';
+import { silentLogger } from '../../service/logger.ts';
+import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
+import { KeyRing } from '../../service/wallet/key-ring.ts';
+import { MovementEngine } from '../../service/wallet/movement-engine.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import {
   KEY,
+  MemoryStore,
   OTHER_KEY,
   SHOP,
+  TILL,
   cardOnReader,
   engineWith,
   eventually,

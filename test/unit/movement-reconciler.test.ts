@@ -33,6 +33,7 @@ import {
 function recordingLog() {
   const lines: string[] = [];
   const log: Logger = {
+    debug: () => undefined,
     info: () => undefined,
     warn: (message) => lines.push(`warn: ${message}`),
     error: (message) => lines.push(`error: ${message}`),

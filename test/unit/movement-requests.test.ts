@@ -53,6 +53,7 @@ const rejectsWith = (code: string) => (error: AppError) => {
 function recordingLog() {
   const lines: string[] = [];
   const log: Logger = {
+    debug: () => undefined,
     info: (message) => lines.push(`info: ${message}`),
     warn: (message) => lines.push(`warn: ${message}`),
     error: (message) => lines.push(`error: ${message}`),
