@@ -39,6 +39,13 @@ export class AnswerStore {
     this.#resolver = resolver;
   }
 
+  /** Records the answer for a landed movement, so the same Idempotency-Key replays it. */
+  async record(movement: Movement): Promise<RechargeAnswer | DischargeAnswer> {
+    const body = answerOf(movement);
+    await this.#book.append({ type: 'answered', id: movement.id, status: 200, body });
+    return body;
+  }
+
   /**
    * Runs a request under an Idempotency-Key (when given): a repeat with another body is 422;
    * a repeat while the first still runs is 409. The replay of a finished first attempt is

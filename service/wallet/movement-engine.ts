@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { KeyRing } from './key-ring.ts';
 import { MovementBook } from './movement-book.ts';
 import type { Idempotency, Movement, MovementJournal } from './movement-journal.ts';
+import { CardSettlement } from './card-settlement.ts';
 import { MovementRequests, type Reservation, type ReserveInput } from './movement-requests.ts';
 import { MovementReconciler, type WaitingMovement } from './movement-reconciler.ts';
 import { MovementResolver, type MovementLedger } from './movement-resolver.ts';
@@ -52,8 +53,9 @@ export interface MovementEngineOptions {
 
 /**
  * The two-phase money movement (docs/integrators.md, "Recharge" and "Discharge"), as the use
- * cases see it: one face over four parts. MovementRequests takes a movement from its start to
- * the card's answer (reserve, commit, settle); AnswerStore runs Idempotency-Key requests and
+ * cases see it: one face over five parts. MovementRequests takes a movement from its start to
+ * the card's answer (reserve, commit); CardSettlement decides earlier writes by what the card
+ * holds (settle); AnswerStore runs Idempotency-Key requests and
  * replays their answers as the ledger's final word allows; MovementResolver posts and voids in
  * the background (the outbox, compensations); MovementReconciler finds what the ledger holds
  * pending; movement-phases.ts holds their pure decisions. Each step is journaled durably before the next, so whatever a crash, a pulled card
@@ -62,6 +64,7 @@ export interface MovementEngineOptions {
 export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   readonly #book: MovementBook;
   readonly #requests: MovementRequests;
+  readonly #settlement: CardSettlement;
   readonly #answers: AnswerStore;
   readonly #resolver: MovementResolver;
   readonly #reconciler: MovementReconciler;
@@ -86,13 +89,15 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
       reconcileEveryMs: options.reconcileEveryMs ?? RECONCILE_EVERY_MS,
       uncertainMovementBoundMs: options.uncertainMovementBoundMs ?? UNCERTAIN_MOVEMENT_BOUND_MS,
     });
+    this.#answers = new AnswerStore(this.#book, this.#resolver);
+    this.#settlement = new CardSettlement(this.#book, this.#resolver, this.#answers);
     this.#requests = new MovementRequests(
       this.#book,
       options.ledger,
       this.#resolver,
+      this.#answers,
       options.postBeforeAnswer ?? false,
     );
-    this.#answers = new AnswerStore(this.#book, this.#resolver);
     this.#resolver.on('unconfirmed', (count) => this.emit('unconfirmed', count));
     this.#reconciler.on('waitingForCard', (waiting) => this.emit('waitingForCard', waiting));
   }
@@ -108,7 +113,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
 
   /** Cards holding a write whose outcome is not known yet. */
   get uncertainCards(): Set<string> {
-    return this.#requests.uncertainCards;
+    return this.#settlement.uncertainCards;
   }
 
   /** Pending at the ledger and waiting (for their card, or another till), as last reconciled. */
@@ -162,15 +167,15 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   }
 
   settle(card: WalletCard): Promise<void> {
-    return this.#requests.settle(card);
+    return this.#settlement.settle(card);
   }
 
   readWallet(card: WalletCard): Promise<CardWallet> {
-    return this.#requests.readWallet(card);
+    return this.#settlement.readWallet(card);
   }
 
   tornProof(cardId: string): WriteIntent | undefined {
-    return this.#requests.tornProof(cardId);
+    return this.#settlement.tornProof(cardId);
   }
 
   reserve(card: WalletCard, input: ReserveInput): Promise<Reservation> {

@@ -12,7 +12,7 @@ import {
   type NewMovement,
 } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
-import { answerOf, type DischargeAnswer, type RechargeAnswer } from './answer-store.ts';
+import type { AnswerStore, DischargeAnswer, RechargeAnswer } from './answer-store.ts';
 import type { MovementBook } from './movement-book.ts';
 import type { Idempotency, Movement, MovementKind } from './movement-journal.ts';
 import { phaseOf } from './movement-phases.ts';
@@ -39,7 +39,8 @@ export interface ReserveInput {
 /**
  * The request half of the engine: a movement from its start to the card's answer. reserve()
  * journals the start and asks the ledger for the pending movement; commit() writes the card and
- * records the answer; settle() decides earlier writes a card was pulled in the middle of. Each
+ * records the answer (earlier writes a card was pulled in the middle of are decided first, by
+ * CardSettlement). Each
  * step is journaled durably before the next happens. The request owns its movement until
  * commit() ends; then the resolver posts or voids it.
  */
@@ -47,97 +48,21 @@ export class MovementRequests {
   readonly #book: MovementBook;
   readonly #ledger: MovementLedger;
   readonly #resolver: MovementResolver;
+  readonly #answers: AnswerStore;
   readonly #postBeforeAnswer: boolean;
 
   constructor(
     book: MovementBook,
     ledger: MovementLedger,
     resolver: MovementResolver,
+    answers: AnswerStore,
     postBeforeAnswer: boolean,
   ) {
     this.#book = book;
     this.#ledger = ledger;
     this.#resolver = resolver;
+    this.#answers = answers;
     this.#postBeforeAnswer = postBeforeAnswer;
-  }
-
-  /** Cards holding a write whose outcome is not known yet, or only from the ledger. */
-  get uncertainCards(): Set<string> {
-    const cards = new Set<string>();
-    for (const movement of this.#book.movements.values()) {
-      if (
-        movement.learnt ||
-        (phaseOf(movement) === 'uncertain' && !this.#book.owned.has(movement.id))
-      )
-        cards.add(movement.cardId);
-    }
-    return cards;
-  }
-
-  /**
-   * Decides every earlier uncertain write on `card` by what it holds, then posts or voids it.
-   * Called before any new movement on a card, and when a card with an uncertain write is
-   * presented. The UID is checked first, as before every write. A write the card cannot decide
-   * is asked of the ledger (an operator may have decided it on evidence); if it is still open
-   * there, no new write goes to the card.
-   */
-  async settle(card: WalletCard): Promise<void> {
-    const ofCard = [...this.#book.movements.values()].filter(
-      (movement) => movement.cardId === card.cardId && !this.#book.owned.has(movement.id),
-    );
-    const uncertain = ofCard.filter((movement) => phaseOf(movement) === 'uncertain');
-    const learnt = ofCard.filter((movement) => movement.learnt);
-    if (uncertain.length === 0 && learnt.length === 0) return;
-    await card.checkUid();
-    // Outcomes learnt from the ledger while the card was away: the card has the last word.
-    for (const movement of learnt) {
-      const intent = movement.reserved?.intent;
-      const decision = intent ? await card.decide(intent) : { outcome: 'unknown' as const };
-      await this.#resolver.seen(
-        movement,
-        decision.outcome === 'unknown' ? undefined : decision.outcome,
-      );
-    }
-    for (const movement of uncertain) {
-      const intent = movement.reserved?.intent;
-      if (!intent) continue;
-      const decision = await card.decide(intent);
-      if (decision.outcome === 'unknown') {
-        if (await this.#resolver.learn(movement, { cardSeen: true })) continue;
-        this.#book.log.error(
-          `movement ${movement.id} on card ${movement.cardId}: the card shows neither the old nor the new balance; left for the operator`,
-        );
-        throw errors.movementUnsettled();
-      }
-      const written = decision.outcome === 'committed';
-      await this.#book.append({
-        type: 'card',
-        id: movement.id,
-        outcome: decision.outcome,
-        ...(decision.outcome === 'not-written' && decision.torn ? { torn: true } : {}),
-      });
-      this.#book.log.info(
-        `movement ${movement.id}: card shows it ${written ? 'landed' : 'did not land'}`,
-      );
-      if (written) await this.#answered(movement);
-      await this.#resolver.resolve(movement);
-    }
-  }
-
-  /**
-   * The wallet on `card`. A card whose last write from this till was seen torn is read with that
-   * write as proof: a torn first write to a blank card still counts as blank (card face).
-   */
-  readWallet(card: WalletCard): Promise<CardWallet> {
-    return card.readWallet(this.tornProof(card.cardId));
-  }
-
-  /** The card's last write, when the journal saw it torn (what it proves: see the card face). */
-  tornProof(cardId: string): WriteIntent | undefined {
-    const latest = this.#book.latestOfCard(cardId);
-    return latest?.torn === true && latest.card === 'not-written'
-      ? latest.reserved?.intent
-      : undefined;
   }
 
   /**
@@ -216,7 +141,7 @@ export class MovementRequests {
         throw result.error;
       }
       await this.#book.append({ type: 'card', id: movement.id, outcome: 'committed' });
-      const answer = (await this.#answered(movement)) as T;
+      const answer = (await this.#answers.record(movement)) as T;
       if (this.#postBeforeAnswer) await this.#resolver.resolve(movement);
       return answer;
     } finally {
@@ -286,13 +211,6 @@ export class MovementRequests {
   async #abandon(movement: Movement): Promise<void> {
     await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
     await this.#resolver.resolve(movement);
-  }
-
-  /** Records the answer for a landed movement, so the same Idempotency-Key replays it. */
-  async #answered(movement: Movement): Promise<RechargeAnswer | DischargeAnswer> {
-    const body = answerOf(movement);
-    await this.#book.append({ type: 'answered', id: movement.id, status: 200, body });
-    return body;
   }
 
   /**

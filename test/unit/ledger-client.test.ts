@@ -163,14 +163,14 @@ describe('LedgerClient: refusals', () => {
     assert.equal(mayHaveLanded(error), false);
   });
 
-  test('when a refusal has no error code, then its code is the HTTP status, without detail', async () => {
-    const { error } = await failing([{ status: 404, body: { detail: 7 } }], (client) =>
+  test('when a 4xx has no error code (not the ledger answering), then LedgerUnavailable naming the URL, after one attempt, certainly not carried out', async () => {
+    const { error, attempts } = await failing([{ status: 404, body: { detail: 7 } }], (client) =>
       client.getMovement(KEY, 'm'),
     );
-    assert.ok(error instanceof LedgerRefusal);
-    assert.equal(error.code, 'HTTP 404');
-    assert.equal(error.detail, undefined);
-    assert.equal(error.message, 'ledger refused: 404 HTTP 404');
+    assert.equal((error as AppError).code, 'LedgerUnavailable', String(error));
+    assert.match((error as AppError).detail ?? '', /is not a card wallet ledger/);
+    assert.equal(attempts, 1);
+    assert.equal(mayHaveLanded(error), false);
   });
 
   test("when the ledger refuses the key, then the spec's authentication errors", async () => {
@@ -195,13 +195,13 @@ describe('LedgerClient: refusals', () => {
     assert.equal(error.code, 'Forbidden');
   });
 
-  test('when the ledger redirects, then the redirect is a refusal, not followed', async () => {
+  test('when the URL redirects, then it is not followed: LedgerUnavailable naming the URL, after one attempt', async () => {
     const { error, attempts } = await failing(
       [{ status: 302, headers: { Location: '/v1/customer' } }],
       (client) => client.getCustomer(KEY),
     );
-    assert.ok(error instanceof LedgerRefusal);
-    assert.equal(error.status, 302);
+    assert.equal((error as AppError).code, 'LedgerUnavailable', String(error));
+    assert.match((error as AppError).detail ?? '', /answered GET \/v1\/customer with 302/);
     assert.equal(attempts, 1);
   });
 });

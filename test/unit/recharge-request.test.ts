@@ -11,7 +11,7 @@ import {
   parseRechargeRequest,
 } from '../../service/wallet/recharge-request.ts';
 
-/** The refusal's detail (its message), or a failure naming what was parsed instead. */
+/** The refusal's detail (its message: which field and rule), or a failure naming what was parsed. */
 function refusal(body: unknown): string {
   try {
     const parsed = parseRechargeRequest(body);
@@ -34,7 +34,7 @@ describe('parseRechargeRequest', () => {
 
   test('when credits are out of bounds, fractional or not a number, then 400 naming credits', () => {
     for (const credits of [0, -1, 100_001, 1.5, '5', Number.NaN, 2 ** 53, true]) {
-      assert.equal(refusal({ credits }), 'credits', `credits ${String(credits)}`);
+      assert.match(refusal({ credits }), /^credits: /, `credits ${String(credits)}`);
     }
   });
 
@@ -47,17 +47,19 @@ describe('parseRechargeRequest', () => {
 
   test('when an amount is zero, over 10 000, has three decimals or is not a finite number, then 400 naming amount', () => {
     for (const amount of [0, 10_000.01, 1.234, -5, '5', Number.POSITIVE_INFINITY, 1e21, 0.001]) {
-      assert.equal(refusal({ amount }), 'amount', `amount ${String(amount)}`);
+      assert.match(refusal({ amount }), /^amount: /, `amount ${String(amount)}`);
     }
   });
 
   test('when both or neither are given, then 400 saying which', () => {
-    assert.equal(refusal({ credits: 5, amount: 2 }), 'both credits and amount');
-    assert.equal(refusal({}), 'neither');
-    assert.equal(refusal({ credits: null, amount: null }), 'neither');
-    assert.equal(refusal(null), 'neither');
-    assert.equal(refusal('credits=5'), 'neither');
-    assert.equal(refusal([{ credits: 5 }]), 'neither');
+    assert.equal(refusal({ credits: 5, amount: 2 }), 'send credits or amount, not both');
+    const neither = 'the body needs credits or amount, e.g. {"credits": 10}';
+    assert.equal(refusal({}), neither);
+    assert.equal(refusal({ credits: null, amount: null }), neither);
+    assert.equal(refusal(undefined), neither);
+    for (const body of [null, 'credits=5', [{ credits: 5 }]]) {
+      assert.match(refusal(body), /^the body must be a JSON object with credits or amount \(got /);
+    }
   });
 });
 

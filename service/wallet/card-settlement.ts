@@ -1,0 +1,102 @@
+import type { CardWallet, WalletCard, WriteIntent } from '../card/wallet-card.ts';
+import { errors } from '../errors.ts';
+import type { AnswerStore } from './answer-store.ts';
+import type { MovementBook } from './movement-book.ts';
+import { phaseOf } from './movement-phases.ts';
+import type { MovementResolver } from './movement-resolver.ts';
+
+/**
+ * The card's word on this till's earlier writes: a write left undecided (the card was pulled
+ * in the middle of it) or decided at the ledger while the card was away is settled by what the
+ * card holds, before any new write to it and whenever it is presented.
+ */
+export class CardSettlement {
+  readonly #book: MovementBook;
+  readonly #resolver: MovementResolver;
+  readonly #answers: AnswerStore;
+
+  constructor(book: MovementBook, resolver: MovementResolver, answers: AnswerStore) {
+    this.#book = book;
+    this.#resolver = resolver;
+    this.#answers = answers;
+  }
+
+  /** Cards holding a write whose outcome is not known yet, or only from the ledger. */
+  get uncertainCards(): Set<string> {
+    const cards = new Set<string>();
+    for (const movement of this.#book.movements.values()) {
+      if (
+        movement.learnt ||
+        (phaseOf(movement) === 'uncertain' && !this.#book.owned.has(movement.id))
+      )
+        cards.add(movement.cardId);
+    }
+    return cards;
+  }
+
+  /**
+   * Decides every earlier uncertain write on `card` by what it holds, then posts or voids it.
+   * Called before any new movement on a card, and when a card with an uncertain write is
+   * presented. The UID is checked first, as before every write. A write the card cannot decide
+   * is asked of the ledger (an operator may have decided it on evidence); if it is still open
+   * there, no new write goes to the card.
+   */
+  async settle(card: WalletCard): Promise<void> {
+    const ofCard = [...this.#book.movements.values()].filter(
+      (movement) => movement.cardId === card.cardId && !this.#book.owned.has(movement.id),
+    );
+    const uncertain = ofCard.filter((movement) => phaseOf(movement) === 'uncertain');
+    const learnt = ofCard.filter((movement) => movement.learnt);
+    if (uncertain.length === 0 && learnt.length === 0) return;
+    await card.checkUid();
+    // Outcomes learnt from the ledger while the card was away: the card has the last word.
+    for (const movement of learnt) {
+      const intent = movement.reserved?.intent;
+      const decision = intent ? await card.decide(intent) : { outcome: 'unknown' as const };
+      await this.#resolver.seen(
+        movement,
+        decision.outcome === 'unknown' ? undefined : decision.outcome,
+      );
+    }
+    for (const movement of uncertain) {
+      const intent = movement.reserved?.intent;
+      if (!intent) continue;
+      const decision = await card.decide(intent);
+      if (decision.outcome === 'unknown') {
+        if (await this.#resolver.learn(movement, { cardSeen: true })) continue;
+        this.#book.log.error(
+          `movement ${movement.id} on card ${movement.cardId}: the card shows neither the old nor the new balance; left for the operator`,
+        );
+        throw errors.movementUnsettled();
+      }
+      const written = decision.outcome === 'committed';
+      await this.#book.append({
+        type: 'card',
+        id: movement.id,
+        outcome: decision.outcome,
+        ...(decision.outcome === 'not-written' && decision.torn ? { torn: true } : {}),
+      });
+      this.#book.log.info(
+        `movement ${movement.id}: card shows it ${written ? 'landed' : 'did not land'}`,
+      );
+      if (written) await this.#answers.record(movement);
+      await this.#resolver.resolve(movement);
+    }
+  }
+
+  /**
+   * The wallet on `card`. A card whose last write from this till was seen torn is read with that
+   * write as proof: a torn first write to a blank card still counts as blank (card face).
+   */
+  readWallet(card: WalletCard): Promise<CardWallet> {
+    return card.readWallet(this.tornProof(card.cardId));
+  }
+
+  /** The card's last write, when the journal saw it torn (what it proves: see the card face). */
+  tornProof(cardId: string): WriteIntent | undefined {
+    const latest = this.#book.latestOfCard(cardId);
+    return latest?.torn === true && latest.card === 'not-written'
+      ? latest.reserved?.intent
+      : undefined;
+  }
+}
