@@ -91,13 +91,13 @@ const RECORD_FILE = 0x02;
 const KEY_MACHINE = 2;
 
 /** A DESFire movement record (section 9.4): counter (uint32 LE), movement id, value after. */
-interface Record {
+interface MovementRecord {
   counter: number;
   movementId: Buffer;
   valueAfter: number;
 }
 
-function recordsOf(card: VirtualDesfireCard): Record[] | undefined {
+function recordsOf(card: VirtualDesfireCard): MovementRecord[] | undefined {
   const file = card.application(DESFIRE_AID)?.files.get(RECORD_FILE);
   if (file?.type !== 'cyclic-record') return undefined;
   return file.records.map((bytes) => ({

@@ -5,20 +5,24 @@
  * its real ledger client over a simulated network), reader, till id and API key; cards carried
  * between tills, shops and vending machines that spend offline; about a third of them MIFARE
  * DESFire cards (the virtual DESFire card under the production DESFire wallet session), the
- * rest MIFARE Classic. One seed picks everything, in
- * virtual time, so every run of a seed is the same run and a failing seed replays exactly.
+ * rest MIFARE Classic. One seed picks everything, in virtual time, so every run of a seed is the
+ * same run and a failing seed replays exactly.
  *
  * Faults: ledger calls refused, lost, late, duplicated, throttled or answered by a proxy, and
  * outages; card writes whole, lost, torn in half or garbled as the card leaves (a DESFire
- * CommitTransaction: the card leaving before or after it), some landing after the till that sent
- * them crashed; DESFire cards leaving at any command; tills crashing (their disks keep what was synced, and
- * perhaps a torn last line) or losing their disk; API keys replaced, by another key of the
+ * CommitTransaction: the card leaving before or after it), some landing after the till that
+ * sent them crashed; DESFire cards leaving at any command; tills crashing (their disks keep what
+ * was synced, and perhaps a torn last line) or losing their disk; API keys replaced, by another key of the
  * shop or another shop's; cards starting at any generation, wrap-around included. Then the
  * faults stop: every till is up, every card comes back where it is awaited, an operator decides
  * what no card can (with what really happened, as evidence), a last request per card must
  * succeed, and the invariants are checked (invariants.ts).
  */
 import { createHash } from 'node:crypto';
+import {
+  encodeMovementRecord,
+  RECORD_FILE,
+} from '../../service/card/desfire/desfire-wallet-format.ts';
 import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { powerOn } from '../../service/card/simulator/virtual-desfire-card.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
@@ -198,7 +202,8 @@ export async function runSeed(seed: number): Promise<SimResult> {
     };
     till.reader.onPath = reached;
     till.reader.opens = (card) => sharedKeys || card.home === till.shop;
-    till.reader.desfireKeys = (cardId) => walletKeys[till.shop]?.desfireKeysFor(cardId) as never;
+    till.reader.desfireKeys = (cardId) =>
+      (walletKeys[till.shop] as WalletKeys).desfireKeysFor(cardId);
     // Crashes at the worst moments: with a block write on its way, in the middle of an fsync.
     till.reader.onWriteSent = () => crashAtRandom(till);
     till.files.onSync = () => crashAtRandom(till);
@@ -820,15 +825,16 @@ function initialDesfire(rng: Rng, uid: string, shopKeys: WalletKeys): Chip {
   const id = Buffer.from(uid, 'hex');
   const balance = rng.chance(0.2) ? 0 : rng.between(0, 200);
   const card = desfireWalletCard(id, DESFIRE_AID, balance, shopKeys.desfireKeysFor(uid).own);
-  const records = card.application(DESFIRE_AID)?.files.get(0x02);
+  const records = card.application(DESFIRE_AID)?.files.get(RECORD_FILE);
   if (balance > 0 && records?.type === 'cyclic-record') {
     const newest = rng.between(1, 5_000);
     // The file keeps its 9 newest records.
     for (let counter = Math.max(1, newest - rng.int(9)); counter <= newest; counter += 1) {
-      const record = Buffer.alloc(24);
-      record.writeUInt32LE(counter, 0);
-      Buffer.from(uuidFrom(rng).replaceAll('-', ''), 'hex').copy(record, 4);
-      record.writeInt32LE(counter === newest ? balance + rng.int(20) : rng.int(200), 20);
+      const record = encodeMovementRecord({
+        counter,
+        movementId: Buffer.from(uuidFrom(rng).replaceAll('-', ''), 'hex'),
+        valueAfter: counter === newest ? balance + rng.int(20) : rng.int(200),
+      });
       records.records.push(record);
     }
   }
