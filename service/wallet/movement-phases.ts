@@ -22,8 +22,10 @@ export type MovementPhase =
 
 export function phaseOf(movement: Movement): MovementPhase {
   if (movement.resolved) return 'done';
-  if (movement.compensates !== undefined && !movement.reserved && !movement.card) {
-    return 'to-create';
+  // A compensating movement writes no card: once the ledger created it (reserved), the card
+  // holds what it records, even when a crash came before its card line was journaled.
+  if (movement.compensates !== undefined && !movement.card) {
+    return movement.reserved ? 'to-post' : 'to-create';
   }
   if (movement.card === 'committed') return 'to-post';
   // Adopted: the lost journal's till may have written its card. Never voided unseen, even

@@ -18,7 +18,7 @@
  * - liveness: a last recharge and payout of every card succeed.
  */
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
-import { balanceOf, cardTruth, type LandedWrite, type SimCard } from './sim-cards.ts';
+import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
 import type { SimLedger } from './sim-ledger.ts';
 import type { RequestRecord, Till } from './world.ts';
 
@@ -91,7 +91,7 @@ function cardsAgreeWithAccounts(world: FinalWorld): string[] {
     );
     if (pending) continue;
     const accounts = shopIds.reduce((sum, shop) => sum + ledger.cardAccount(shop, card.uid), 0);
-    const held = balanceOf(cardTruth(card.slots));
+    const held = balanceOf(truthOf(card));
     if (accounts !== held + card.spentOffline) {
       problems.push(
         `card ${card.uid} holds ${held} (${card.spentOffline} spent offline) but its accounts add up to ${accounts}`,
@@ -255,7 +255,7 @@ function answerProblems(
 function probesSucceeded({ ledger, shopIds, probes }: FinalWorld): string[] {
   const problems: string[] = [];
   for (const { card, records } of probes) {
-    const truth = cardTruth(card.slots);
+    const truth = truthOf(card);
     for (const record of records) {
       if (!record) {
         problems.push(`liveness: card ${card.uid}'s last requests found its till down`);

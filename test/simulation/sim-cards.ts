@@ -1,14 +1,22 @@
 /**
  * Cards, till readers and vending machines for the deterministic simulation.
  *
- * A card is two 16-byte wallet slots (docs/card-format.md). A till's reader puts the worker's
- * Classic card face on it; each APDU takes virtual time, and a block write, once sent, lands as
- * an event of the outside world: whole, not at all, half (8 of 16 bytes, as the rig's virtual
- * card tears) or garbled, even after the till that sent it crashed. A vending machine spends
- * offline with key A: DECREMENT and TRANSFER on the active slot, in place, so the generation
- * (the value block's address byte) stays and the ledger never hears of it.
+ * A card is a MIFARE Classic card (two 16-byte wallet slots, docs/card-format.md) or a MIFARE
+ * DESFire card (the virtual DESFire card with its real cryptography, section 9). A till's reader
+ * puts the worker's card face on it: the Classic codec over the slots, or the production
+ * DesfireWalletSession whose APDUs the virtual card executes. Each APDU takes virtual time. A
+ * Classic block write, once sent, lands as an event of the outside world: whole, not at all,
+ * half (8 of 16 bytes, as the rig's virtual card tears) or garbled, even after the till that
+ * sent it crashed. A DESFire CommitTransaction, once sent, lands the same way, but all or
+ * nothing (the card's anti-tearing): the card leaves before it (the transaction is dropped) or
+ * after it (committed, the answer lost). Any other APDU may find the card gone.
  *
- * The simulation reads cards with its own decoder (cardTruth), written from the format's
+ * A vending machine spends offline. From a Classic card with key A: DECREMENT and TRANSFER on
+ * the active slot, in place, so the generation (the value block's address byte) stays. From a
+ * DESFire card with the machines' key 2: Debit and CommitTransaction (section 9.6), which adds
+ * no record. The ledger never hears of either.
+ *
+ * The simulation reads cards with its own decoder (truthOf), written from the format's
  * documentation, so that a defect in the worker's codec cannot hide from the invariants.
  */
 import {
@@ -16,7 +24,15 @@ import {
   readClassicWallet,
   tornFirstWrite,
 } from '../../service/card/classic-wallet.ts';
+import { DesfireClient } from '../../service/card/desfire/desfire-client.ts';
+import { DesfireWalletSession } from '../../service/card/desfire/desfire-wallet-session.ts';
 import type { WalletCard } from '../../service/card/wallet-card.ts';
+import type { DesfireWalletKeys } from '../../service/card/wallet-keys.ts';
+import {
+  powerOn,
+  type DesfireVolatile,
+  type VirtualDesfireCard,
+} from '../../service/card/simulator/virtual-desfire-card.ts';
 import type { AppError } from '../../service/errors.ts';
 import { errors } from '../../service/errors.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
@@ -41,6 +57,8 @@ function slotOf(block: Buffer): Slot {
 export type CardTruth =
   | { kind: 'blank' }
   | { kind: 'valid'; balance: number; generation: number; active: 0 | 1 }
+  /** A DESFire wallet: its value file, and the newest record's counter (0: no record). */
+  | { kind: 'desfire'; balance: number; counter: number }
   | { kind: 'corrupt' };
 
 /** What a card holds, by the format's rules (section 4): the newer of two values is active. */
@@ -63,7 +81,45 @@ export function cardTruth(slots: readonly [Buffer, Buffer]): CardTruth {
 
 /** The balance a till may pay out: a blank card holds 0; a corrupt one, nothing readable. */
 export function balanceOf(truth: CardTruth): number {
-  return truth.kind === 'valid' ? truth.balance : 0;
+  return truth.kind === 'valid' || truth.kind === 'desfire' ? truth.balance : 0;
+}
+
+/** The wallet application's AID (section 9.2: "CW" and 1) and its files. */
+export const DESFIRE_AID = 0x435701;
+const VALUE_FILE = 0x01;
+const RECORD_FILE = 0x02;
+const KEY_MACHINE = 2;
+
+/** A DESFire movement record (section 9.4): counter (uint32 LE), movement id, value after. */
+interface MovementRecord {
+  counter: number;
+  movementId: Buffer;
+  valueAfter: number;
+}
+
+function recordsOf(card: VirtualDesfireCard): MovementRecord[] | undefined {
+  const file = card.application(DESFIRE_AID)?.files.get(RECORD_FILE);
+  if (file?.type !== 'cyclic-record') return undefined;
+  return file.records.map((bytes) => ({
+    counter: bytes.readUInt32LE(0),
+    movementId: Buffer.from(bytes.subarray(4, 20)),
+    valueAfter: bytes.readInt32LE(20),
+  }));
+}
+
+/** What a DESFire card holds: no application is blank; missing files, corrupt. */
+function desfireTruth(card: VirtualDesfireCard): CardTruth {
+  const app = card.application(DESFIRE_AID);
+  if (!app) return { kind: 'blank' };
+  const value = app.files.get(VALUE_FILE);
+  const records = recordsOf(card);
+  if (value?.type !== 'value' || !records) return { kind: 'corrupt' };
+  return { kind: 'desfire', balance: value.value, counter: records.at(-1)?.counter ?? 0 };
+}
+
+/** What a card holds, whatever its type. */
+export function truthOf(card: SimCard): CardTruth {
+  return card.chip.type === 'classic' ? cardTruth(card.chip.slots) : desfireTruth(card.chip.card);
 }
 
 /**
@@ -74,9 +130,16 @@ export function balanceOf(truth: CardTruth): number {
  * no card can, whatever the worker's own decideWrite says.
  */
 export function writeShown(
-  movement: { kind: 'recharge' | 'discharge'; credits: number; cardBefore: string | null },
-  slots: readonly [Buffer, Buffer],
+  movement: {
+    id: string;
+    kind: 'recharge' | 'discharge';
+    credits: number;
+    cardBefore: string | null;
+  },
+  card: SimCard,
 ): 'committed' | 'not-written' | 'unknown' {
+  if (card.chip.type === 'desfire') return desfireWriteShown(movement, card.chip.card);
+  const slots = card.chip.slots;
   const match = /^classic:v1:(?:blank|(-?\d+):(\d+):([01]))$/.exec(movement.cardBefore ?? '');
   if (!match) return 'unknown';
   const previous =
@@ -111,6 +174,38 @@ export function writeShown(
     : 'unknown';
 }
 
+/**
+ * What a DESFire card shows of a movement's write (section 9.5), planned again from the ledger's
+ * record (`cardBefore`: `desfire:v1:blank` or `desfire:v1:<balance>:<counter>`): the record of
+ * the planned counter naming this movement and value, committed; naming another movement, or no
+ * record reaching the counter, not written; anything else, unknown.
+ */
+function desfireWriteShown(
+  movement: {
+    id: string;
+    kind: 'recharge' | 'discharge';
+    credits: number;
+    cardBefore: string | null;
+  },
+  card: VirtualDesfireCard,
+): 'committed' | 'not-written' | 'unknown' {
+  const match = /^desfire:v1:(?:blank|(\d+):(\d+))$/.exec(movement.cardBefore ?? '');
+  const records = recordsOf(card);
+  if (!match || !records) return 'unknown';
+  const counter = Number(match[2] ?? 0) + 1;
+  const value = movement.kind === 'recharge' ? Number(match[1] ?? 0) + movement.credits : 0;
+  const own = records.find((record) => record.counter === counter);
+  if (own) {
+    // The simulation's movement ids are UUIDs: the record holds their 16 bytes.
+    if (!own.movementId.equals(Buffer.from(movement.id.replaceAll('-', ''), 'hex'))) {
+      return 'not-written';
+    }
+    return own.valueAfter === value ? 'committed' : 'unknown';
+  }
+  const newest = records.at(-1);
+  return !newest || newest.counter < counter ? 'not-written' : 'unknown';
+}
+
 export function valueBlock(value: number, generation: number): Buffer {
   const block = Buffer.alloc(16);
   block.writeInt32LE(value, 0);
@@ -123,9 +218,14 @@ export function valueBlock(value: number, generation: number): Buffer {
   return block;
 }
 
+/** A card's memory: a Classic card's wallet slots, or a DESFire card and what it holds while powered. */
+export type Chip =
+  | { type: 'classic'; slots: [Buffer, Buffer] }
+  | { type: 'desfire'; card: VirtualDesfireCard; powered: DesfireVolatile };
+
 export interface SimCard {
   uid: string;
-  slots: [Buffer, Buffer];
+  chip: Chip;
   /** The shop that sold it (its balance imported there). */
   home: number;
   /** Where it is: a till's or a machine's name, or null (with its customer). */
@@ -171,6 +271,10 @@ export interface ReaderFaults {
   pullOnApdu: number;
 }
 
+/** APDUs the simulated reader looks at: its own GET UID, DESFire's CommitTransaction. */
+const GET_UID = 0xff;
+const COMMIT_TRANSACTION = 0xc7;
+
 export const NO_READER_FAULTS: ReaderFaults = {
   pullBefore: 0,
   pullAfter: 0,
@@ -189,7 +293,16 @@ export type CardPath =
   | 'read-corrupt'
   | 'read-torn-proof-as-blank'
   | 'wrote-generation-wrap'
-  | 'landed-after-crash';
+  | 'landed-after-crash'
+  | 'desfire-decided-committed'
+  | 'desfire-decided-not-written'
+  | 'desfire-decided-unknown'
+  | 'desfire-pulled-at-command'
+  | 'desfire-commit-pulled-before'
+  | 'desfire-commit-pulled-after'
+  | 'desfire-committed'
+  | 'desfire-landed-after-crash'
+  | 'desfire-refused-other-keys';
 
 /**
  * A till's reader: one card operation at a time, APDUs in virtual time. A card operation holds
@@ -211,6 +324,10 @@ export class SimReader implements CardAccess {
   onWriteSent: () => void = () => undefined;
   /** Whether the till's card keys open this card (another shop's cards have other keys). */
   opens: (card: SimCard) => boolean = () => true;
+  /** The DESFire keys the till's configuration gives a card (its shop's master key). */
+  desfireKeys: (cardId: string) => DesfireWalletKeys = () => {
+    throw new Error('no DESFire keys configured');
+  };
   readonly name: string;
   readonly #shop: () => number;
   readonly #sched: Scheduler;
@@ -247,6 +364,8 @@ export class SimReader implements CardAccess {
 
   /** A card put on the reader (the one there before, if any, is taken off first). */
   place(card: SimCard): void {
+    // Put in the field, a DESFire card powers up: what it held only while powered is gone.
+    if (card.chip.type === 'desfire' && this.#card !== card) card.chip.powered = powerOn();
     this.#card = card;
     this.#presence += 1;
     card.at = this.name;
@@ -267,6 +386,8 @@ export class SimReader implements CardAccess {
   }
 
   #face(card: SimCard, trace: RequestTrace): WalletCard {
+    if (card.chip.type === 'desfire') return this.#desfireFace(card, card.chip, trace);
+    const chip = card.chip;
     const { rng } = this.#sched;
     const life = this.life;
     const presence = this.#presence;
@@ -286,7 +407,7 @@ export class SimReader implements CardAccess {
       checkUid: apdu,
       readSlots: async () => {
         await sector();
-        return [Buffer.from(card.slots[0]), Buffer.from(card.slots[1])];
+        return [Buffer.from(chip.slots[0]), Buffer.from(chip.slots[1])];
       },
       writeSlotBlock: async (slot, block) => {
         try {
@@ -314,7 +435,7 @@ export class SimReader implements CardAccess {
             () => {
               const present = here();
               if (present && fate !== 'pull-before') {
-                this.#land(card, slot, block, fate, trace);
+                this.#land(card, chip, slot, block, fate, trace);
                 if (!life?.alive) this.onPath('landed-after-crash');
               }
               if (present && fate !== 'whole' && fate !== 'unverified') this.pull();
@@ -330,7 +451,7 @@ export class SimReader implements CardAccess {
         } catch (error) {
           return { outcome: 'uncertain', error: error as AppError };
         }
-        return Buffer.compare(card.slots[slot], block) === 0
+        return Buffer.compare(chip.slots[slot], block) === 0
           ? { outcome: 'committed' }
           : { outcome: 'uncertain', error: errors.cardWriteUnverified() };
       },
@@ -364,17 +485,143 @@ export class SimReader implements CardAccess {
     };
   }
 
+  /**
+   * A DESFire card's face: the production session, its APDUs executed by the virtual card after
+   * virtual time. The reader answers GET UID itself. Any APDU may find the card gone; a
+   * CommitTransaction is sent and lands (or not) as an event of the outside world.
+   */
+  #desfireFace(
+    card: SimCard,
+    chip: Extract<Chip, { type: 'desfire' }>,
+    trace: RequestTrace,
+  ): WalletCard {
+    const { rng } = this.#sched;
+    const life = this.life;
+    const presence = this.#presence;
+    const here = () => this.#card === card && this.#presence === presence;
+    const transmit = async (apdu: Buffer): Promise<Buffer> => {
+      await this.#sched.sleep(rng.between(1, 15), life);
+      if (here() && rng.chance(this.faults.pullOnApdu)) {
+        this.pull();
+        this.onPath('desfire-pulled-at-command');
+      }
+      if (!here()) throw errors.noCard();
+      if (apdu[0] === GET_UID) return Buffer.concat([chip.card.uid, Buffer.from([0x90, 0x00])]);
+      if (apdu[1] === COMMIT_TRANSACTION) return this.#commit(card, chip, apdu, trace, here);
+      const answer = chip.card.execute(chip.powered, apdu);
+      // AUTHENTICATION_ERROR: the till's keys are not the card's (another shop's card).
+      if (answer.readUInt16BE(answer.length - 2) === 0x91ae) {
+        this.onPath('desfire-refused-other-keys');
+      }
+      return answer;
+    };
+    const session = new DesfireWalletSession(card.uid, transmit, this.desfireKeys(card.uid));
+    return {
+      cardId: session.cardId,
+      checkUid: () => session.checkUid(),
+      readWallet: () => session.readWallet(),
+      write: (intent) => session.write(intent),
+      decide: async (intent) => {
+        const decision = await session.decide(intent);
+        this.onPath(
+          decision.outcome === 'unknown'
+            ? 'desfire-decided-unknown'
+            : decision.outcome === 'committed'
+              ? 'desfire-decided-committed'
+              : 'desfire-decided-not-written',
+        );
+        return decision;
+      },
+    };
+  }
+
+  /**
+   * A CommitTransaction, once sent: the card leaves before it (the transaction is dropped with
+   * the power), takes it and leaves before answering, or takes it and answers. A torn commit is
+   * one of the first two (the card's anti-tearing makes it all or nothing).
+   */
+  async #commit(
+    card: SimCard,
+    chip: Extract<Chip, { type: 'desfire' }>,
+    apdu: Buffer,
+    trace: RequestTrace,
+    here: () => boolean,
+  ): Promise<Buffer> {
+    const { rng } = this.#sched;
+    const life = this.life;
+    const f = this.faults;
+    const torn = rng.chance(f.tear + f.garble);
+    const fate =
+      rng.chance(f.pullBefore) || (torn && rng.chance(0.5))
+        ? 'pull-before'
+        : rng.chance(f.pullAfter) || torn
+          ? 'pull-after'
+          : 'whole';
+    this.onWriteSent();
+    const answer = await new Promise<Buffer | undefined>((resolve) => {
+      this.#sched.at(
+        rng.between(1, 10),
+        () => {
+          const present = here();
+          let answer: Buffer | undefined;
+          if (present && fate !== 'pull-before') {
+            const before = desfireTruth(chip.card);
+            const pending = chip.powered.transaction.size > 0;
+            answer = chip.card.execute(chip.powered, apdu);
+            if (pending && answer.readUInt16BE(answer.length - 2) === 0x9100) {
+              this.#landed(card, before, trace);
+              this.onPath(life?.alive ? 'desfire-committed' : 'desfire-landed-after-crash');
+            }
+          }
+          if (present && fate !== 'whole') {
+            this.onPath(
+              fate === 'pull-before'
+                ? 'desfire-commit-pulled-before'
+                : 'desfire-commit-pulled-after',
+            );
+            this.pull();
+          }
+          this.#sched.at(
+            rng.between(1, 10),
+            () => resolve(fate === 'whole' ? answer : undefined),
+            life,
+          );
+        },
+        null,
+      );
+    });
+    if (!answer) throw errors.noCard();
+    return answer;
+  }
+
+  /** A DESFire transaction committed: one whole write, as the outside world saw it. */
+  #landed(card: SimCard, before: CardTruth, trace: RequestTrace): void {
+    card.writtenAt.add(this.#shop());
+    const write: LandedWrite = {
+      till: this.name,
+      cardId: card.uid,
+      movementId: trace.movementId,
+      how: 'whole',
+      before,
+      after: truthOf(card),
+      at: this.#sched.time,
+    };
+    trace.writes.push(write);
+    this.onLanded(write);
+  }
+
   #land(
     card: SimCard,
+    chip: Extract<Chip, { type: 'classic' }>,
     slot: 0 | 1,
     block: Buffer,
     fate: 'pull-after' | 'tear' | 'garble' | 'unverified' | 'whole',
     trace: RequestTrace,
   ): void {
     const { rng } = this.#sched;
-    const before = cardTruth(card.slots);
-    const old = card.slots[slot];
-    card.slots[slot] =
+    const before = cardTruth(chip.slots);
+    const old = chip.slots[slot];
+    chip.slots[slot] =
       fate === 'tear'
         ? Buffer.concat([block.subarray(0, 8), old.subarray(8)])
         : fate === 'garble' || fate === 'unverified'
@@ -384,8 +631,8 @@ export class SimReader implements CardAccess {
             )
           : Buffer.from(block);
     // What the card holds decides: a torn write may still have left the whole block.
-    const how = card.slots[slot].equals(block) ? 'whole' : fate === 'tear' ? 'half' : 'garbled';
-    const after = cardTruth(card.slots);
+    const how = chip.slots[slot].equals(block) ? 'whole' : fate === 'tear' ? 'half' : 'garbled';
+    const after = cardTruth(chip.slots);
     card.writtenAt.add(this.#shop());
     if (
       how === 'whole' &&
@@ -411,19 +658,51 @@ export class SimReader implements CardAccess {
 }
 
 /**
- * A vending machine spends `price` offline, with key A: DECREMENT and TRANSFER on the active
- * slot (docs/card-security.md); the address byte, and so the generation, stays. A card that
+ * A vending machine spends `price` offline. From a Classic card with key A: DECREMENT and
+ * TRANSFER on the active slot (docs/card-security.md); the address byte, and so the generation,
+ * stays. From a DESFire card with the card's key 2 (`machineKey`, section 9.6): GetValue, Debit,
+ * CommitTransaction, the card leaving before the commit (`pulled`) keeping its value. A card that
  * holds less, or cannot be read, is refused. The price taken, or 0.
  */
-export function spendOffline(card: SimCard, price: number): number {
-  const truth = cardTruth(card.slots);
+export async function spendOffline(
+  card: SimCard,
+  price: number,
+  machineKey: () => DesfireWalletKeys,
+  pulled = false,
+): Promise<number> {
+  if (card.chip.type === 'desfire') {
+    const chip = card.chip;
+    // A machine's own field: the card powers up in it.
+    chip.powered = powerOn();
+    const machine = new DesfireClient({
+      transmit: async (apdu) => {
+        if (pulled && apdu[1] === COMMIT_TRANSACTION) throw errors.noCard();
+        return chip.card.execute(chip.powered, apdu);
+      },
+    });
+    try {
+      await machine.selectApplication(DESFIRE_AID);
+      await machine.authenticate(KEY_MACHINE, machineKey().own.machine);
+      if ((await machine.getValue(VALUE_FILE, 'enciphered')) < price) return 0;
+      await machine.debit(VALUE_FILE, price, 'enciphered');
+      await machine.commitTransaction();
+    } catch {
+      return 0;
+    } finally {
+      chip.powered = powerOn();
+    }
+    card.spentOffline += price;
+    return price;
+  }
+  const slots = card.chip.slots;
+  const truth = cardTruth(slots);
   if (truth.kind !== 'valid' || truth.balance < price) return 0;
-  const block = Buffer.from(card.slots[truth.active]);
+  const block = Buffer.from(slots[truth.active]);
   const value = truth.balance - price;
   block.writeInt32LE(value, 0);
   block.writeInt32LE(~value, 4);
   block.writeInt32LE(value, 8);
-  card.slots[truth.active] = block;
+  slots[truth.active] = block;
   card.spentOffline += price;
   return price;
 }

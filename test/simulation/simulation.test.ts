@@ -17,7 +17,9 @@ const fresh = {
 
 /**
  * Paths a run that never reaches does not test (world.ts counts them): the card decisions, the
- * torn-first-write proof, corrupt cards, the wrap-around, writes landing after a crash, torn
+ * torn-first-write proof, corrupt cards, the wrap-around, writes landing after a crash, DESFire
+ * cards' commits (torn before and after, landing after a crash), their decisions, cards leaving
+ * them at any command, another shop's keys refused, machines debiting them, torn
  * journal lines, lost disks and adopted movements, compensations, replays, operators, offline
  * spending, key changes, creates refused after an unanswered try (one of them landing after the
  * refusal), and every fate of a ledger call.
@@ -40,6 +42,16 @@ const MUST_REACH = [
   'settled-at-another-till',
   'operator-decided',
   'spent-offline',
+  'desfire-committed',
+  'desfire-commit-pulled-before',
+  'desfire-commit-pulled-after',
+  'desfire-landed-after-crash',
+  'desfire-decided-committed',
+  'desfire-decided-not-written',
+  'desfire-pulled-at-command',
+  'desfire-refused-other-keys',
+  'desfire-spent-offline',
+  'desfire-machine-pulled',
   'key-replaced',
   'key-to-other-shop',
   'create-refused-after-unanswered-try',

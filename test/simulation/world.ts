@@ -3,19 +3,29 @@
  * and FoundationDB's simulator): two shops on one simulated ledger, two to four tills each, every
  * till its own worker process (the production engine, its real journal over a simulated disk,
  * its real ledger client over a simulated network), reader, till id and API key; cards carried
- * between tills, shops and vending machines that spend offline. One seed picks everything, in
- * virtual time, so every run of a seed is the same run and a failing seed replays exactly.
+ * between tills, shops and vending machines that spend offline; about a third of them MIFARE
+ * DESFire cards (the virtual DESFire card under the production DESFire wallet session), the
+ * rest MIFARE Classic. One seed picks everything, in virtual time, so every run of a seed is the
+ * same run and a failing seed replays exactly.
  *
  * Faults: ledger calls refused, lost, late, duplicated, throttled or answered by a proxy, and
- * outages; card writes whole, lost, torn in half or garbled as the card leaves, some landing
- * after the till that sent them crashed; tills crashing (their disks keep what was synced, and
- * perhaps a torn last line) or losing their disk; API keys replaced, by another key of the
+ * outages; card writes whole, lost, torn in half or garbled as the card leaves (a DESFire
+ * CommitTransaction: the card leaving before or after it), some landing after the till that
+ * sent them crashed; DESFire cards leaving at any command; tills crashing (their disks keep what
+ * was synced, and perhaps a torn last line) or losing their disk; API keys replaced, by another key of the
  * shop or another shop's; cards starting at any generation, wrap-around included. Then the
  * faults stop: every till is up, every card comes back where it is awaited, an operator decides
  * what no card can (with what really happened, as evidence), a last request per card must
  * succeed, and the invariants are checked (invariants.ts).
  */
 import { createHash } from 'node:crypto';
+import {
+  encodeMovementRecord,
+  RECORD_FILE,
+} from '../../service/card/desfire/desfire-wallet-format.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
+import { powerOn } from '../../service/card/simulator/virtual-desfire-card.ts';
+import { WalletKeys } from '../../service/card/wallet-keys.ts';
 import { LedgerClient, LedgerRefusal, mayHaveLanded } from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
@@ -34,12 +44,15 @@ import { checkInvariants, counted } from './invariants.ts';
 import { Life, Rng, Scheduler } from './scheduler.ts';
 import {
   balanceOf,
-  cardTruth,
+  DESFIRE_AID,
   NO_READER_FAULTS,
   SimReader,
   spendOffline,
+  truthOf,
   valueBlock,
   writeShown,
+  type CardTruth,
+  type Chip,
   type LandedWrite,
   type RequestTrace,
   type SimCard,
@@ -61,6 +74,10 @@ const keyOf = (till: number, shop: number, n: number) =>
 /** The provider's own key of each shop, never revoked (an operator's decisions go with it). */
 const providerKey = (shop: number) => `sim-key-provider-shop-${shop}-0123456789`;
 const FAULTS_UNTIL = 60_000;
+
+/** Each shop's card master key (DESFire cards' keys are derived from it, AN10922). */
+const cardMasterKey = (shop: number) =>
+  createHash('sha256').update(`sim-card-master-shop-${shop}`).digest().subarray(0, 16);
 
 const fingerprint = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 8);
 
@@ -132,6 +149,17 @@ export async function runSeed(seed: number): Promise<SimResult> {
   // Whether the two shops' cards open with the same keys (the transport key, say). Otherwise a
   // card at the other shop's till fails authentication.
   const sharedKeys = rng.chance(0.4);
+  // A shop's card keys (its master key; both shops' are the first shop's when they share).
+  const walletKeys = SHOPS.map(
+    (_, shop) =>
+      new WalletKeys({
+        key: Buffer.alloc(6, 0xff),
+        type: 0x60,
+        sector: 1,
+        masterKey: cardMasterKey(sharedKeys ? 0 : shop),
+        desfireAid: DESFIRE_AID,
+      }),
+  );
   const tillShops = tillCounts.flatMap((count, shop) => Array.from({ length: count }, () => shop));
   for (const [shop, { id, name }] of SHOPS.entries()) {
     const keys = tillShops.flatMap((_, till) =>
@@ -174,6 +202,8 @@ export async function runSeed(seed: number): Promise<SimResult> {
     };
     till.reader.onPath = reached;
     till.reader.opens = (card) => sharedKeys || card.home === till.shop;
+    till.reader.desfireKeys = (cardId) =>
+      (walletKeys[till.shop] as WalletKeys).desfireKeysFor(cardId);
     // Crashes at the worst moments: with a block write on its way, in the middle of an fsync.
     till.reader.onWriteSent = () => crashAtRandom(till);
     till.files.onSync = () => crashAtRandom(till);
@@ -189,9 +219,14 @@ export async function runSeed(seed: number): Promise<SimResult> {
 
   const cards: SimCard[] = Array.from({ length: rng.between(2, 5) }, (_, i) => {
     const home = rng.int(2);
+    // About a third DESFire (7-byte UIDs), the rest Classic (4 bytes).
+    const desfire = rng.chance(0.35);
+    const uid = `04A0B0${desfire ? 'D0E0F0' : ''}${i.toString(16).toUpperCase().padStart(2, '0')}`;
     const card: SimCard = {
-      uid: `04A0B0${i.toString(16).toUpperCase().padStart(2, '0')}`,
-      slots: initialSlots(rng),
+      uid,
+      chip: desfire
+        ? initialDesfire(rng, uid, walletKeys[home] as WalletKeys)
+        : { type: 'classic', slots: initialSlots(rng) },
       home,
       at: null,
       spentOffline: 0,
@@ -199,12 +234,12 @@ export async function runSeed(seed: number): Promise<SimResult> {
       lost: false,
     };
     // Sold at its shop before the tills used the ledger: imported there.
-    ledger.importCard(SHOPS[home]?.id as string, card.uid, balanceOf(cardTruth(card.slots)));
-    note(`card ${card.uid} of shop ${home}: ${describe(cardTruth(card.slots))}`);
+    ledger.importCard(SHOPS[home]?.id as string, card.uid, balanceOf(truthOf(card)));
+    note(`card ${card.uid} of shop ${home}: ${describe(truthOf(card))}`);
     return card;
   });
   const total = () =>
-    cards.reduce((sum, card) => sum + balanceOf(cardTruth(card.slots)) + card.spentOffline, 0) +
+    cards.reduce((sum, card) => sum + balanceOf(truthOf(card)) + card.spentOffline, 0) +
     [...ledger.shops.values()].reduce((sum, shop) => sum + shop.credits, 0) +
     [...ledger.movements.values()]
       .filter((movement) => movement.kind === 'recharge' && movement.state === 'pending')
@@ -474,11 +509,17 @@ export async function runSeed(seed: number): Promise<SimResult> {
         if (rng.chance(0.2)) {
           takeAway(card);
           card.at = `machine of shop ${card.home}`;
-          const price = spendOffline(card, rng.between(1, 15));
-          note(
-            `card ${card.uid} at a machine: spent ${price} offline (${describe(cardTruth(card.slots))})`,
-          );
-          if (price > 0) reached('spent-offline');
+          // A machine holds the debit key of its shop's cards; the card may leave too soon.
+          const pulled = rng.chance(0.1);
+          const keys = () => (walletKeys[card.home] as WalletKeys).desfireKeysFor(card.uid);
+          const desfire = card.chip.type === 'desfire';
+          void spendOffline(card, rng.between(1, 15), keys, pulled).then((price) => {
+            note(
+              `card ${card.uid} at a machine: spent ${price} offline${pulled && desfire ? ' (pulled before the commit)' : ''} (${describe(truthOf(card))})`,
+            );
+            if (price > 0) reached(desfire ? 'desfire-spent-offline' : 'spent-offline');
+            if (desfire && pulled) reached('desfire-machine-pulled');
+          });
           sched.at(
             rng.between(1_000, 5_000),
             () => card.at?.startsWith('machine') && takeAway(card),
@@ -592,7 +633,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
             movement.compensates === null &&
             card?.at === null &&
             till &&
-            writeShown(movement, card.slots) !== 'unknown'
+            writeShown(movement, card) !== 'unknown'
           );
         });
         if (waiting.length === 0) return;
@@ -670,7 +711,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
   for (const movement of ledger.movements.values()) {
     if (movement.state !== 'pending' || movement.compensates !== null) continue;
     const card = cards.find((candidate) => candidate.uid === movement.cardId);
-    if (!card || writeShown(movement, card.slots) !== 'unknown') continue;
+    if (!card || writeShown(movement, card) !== 'unknown') continue;
     const landed = writes.some(
       (write) => write.movementId === movement.id && write.how === 'whole',
     );
@@ -776,8 +817,36 @@ function initialSlots(rng: Rng): [Buffer, Buffer] {
   return rng.chance(0.5) ? [active, backup] : [backup, active];
 }
 
-function describe(truth: ReturnType<typeof cardTruth>): string {
-  return truth.kind === 'valid' ? `${truth.balance} at generation ${truth.generation}` : truth.kind;
+/**
+ * A new DESFire card, personalized by its shop (its own keys): holding 0 and no record, or
+ * credits under the records of earlier till writes (machines may have debited it since).
+ */
+function initialDesfire(rng: Rng, uid: string, shopKeys: WalletKeys): Chip {
+  const id = Buffer.from(uid, 'hex');
+  const balance = rng.chance(0.2) ? 0 : rng.between(0, 200);
+  const card = desfireWalletCard(id, DESFIRE_AID, balance, shopKeys.desfireKeysFor(uid).own);
+  const records = card.application(DESFIRE_AID)?.files.get(RECORD_FILE);
+  if (balance > 0 && records?.type === 'cyclic-record') {
+    const newest = rng.between(1, 5_000);
+    // The file keeps its 9 newest records.
+    for (let counter = Math.max(1, newest - rng.int(9)); counter <= newest; counter += 1) {
+      const record = encodeMovementRecord({
+        counter,
+        movementId: Buffer.from(uuidFrom(rng).replaceAll('-', ''), 'hex'),
+        valueAfter: counter === newest ? balance + rng.int(20) : rng.int(200),
+      });
+      records.records.push(record);
+    }
+  }
+  return { type: 'desfire', card, powered: powerOn() };
+}
+
+function describe(truth: CardTruth): string {
+  return truth.kind === 'valid'
+    ? `${truth.balance} at generation ${truth.generation}`
+    : truth.kind === 'desfire'
+      ? `${truth.balance} after record ${truth.counter}`
+      : truth.kind;
 }
 
 function uuidFrom(rng: Rng): string {

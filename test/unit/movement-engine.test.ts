@@ -350,3 +350,80 @@ describe('a movement adopted from the ledger', () => {
     await engine.close();
   });
 });
+
+describe('a compensating movement', () => {
+  test('when the till crashed between journaling a compensation the ledger created and its card line, then it is posted, not left waiting for a card that cannot decide it', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const id = randomUUID();
+    const compensation = randomUUID();
+    // A recharge the card holds, voided by an operator; this till created its compensation.
+    sim.create(KEY, {
+      id,
+      kind: 'recharge',
+      cardId: '04E1E2E3',
+      credits: 20,
+      tillId: TILL,
+      cardBefore: 'classic:v1:30:1:0',
+    });
+    sim.resolve(KEY, id, 'voided', { evidence: 'operator: the card was reported lost' });
+    sim.create(KEY, {
+      id: compensation,
+      kind: 'recharge',
+      cardId: '04E1E2E3',
+      credits: 20,
+      tillId: TILL,
+      compensates: id,
+    });
+    const at = new Date().toISOString();
+    const store = new MemoryStore();
+    // The crash came after the ledger's answer was journaled (reserved), before its card line.
+    store.text = [
+      {
+        type: 'started',
+        id,
+        kind: 'recharge',
+        cardId: '04E1E2E3',
+        keyFingerprint: fingerprint(KEY),
+        at,
+      },
+      { type: 'card', id, outcome: 'committed' },
+      { type: 'resolved', id, state: 'voided' },
+      {
+        type: 'started',
+        id: compensation,
+        kind: 'recharge',
+        cardId: '04E1E2E3',
+        keyFingerprint: fingerprint(KEY),
+        compensates: id,
+        credits: 20,
+        at,
+      },
+      { type: 'reserved', id: compensation, credits: 20, amount: '10.00' },
+    ]
+      .map((line) => `${JSON.stringify(line)}\n`)
+      .join('');
+    const journal = new MovementJournal(store);
+    const engine = new MovementEngine({
+      journal,
+      ledger: ledgerOf(sim),
+      keys: new KeyRing(() => KEY, fingerprint),
+      tillId: TILL,
+      log: silentLogger,
+      retryMs: 10,
+      maxRetryMs: 20,
+      reconcileEveryMs: 60_000,
+    });
+    await journal.open();
+    const made = journal.movements.get(compensation);
+    assert.ok(made);
+    // It writes no card: the card holds what it records already.
+    assert.equal(phaseOf(made), 'to-post');
+    engine.start();
+    await engine.reconcile();
+    await eventually(() => sim.movements.get(compensation)?.state === 'posted', 'the post');
+    assert.equal(sim.cardAccount(SHOP, '04E1E2E3'), 50, 'the books match the card again');
+    await eventually(() => engine.unconfirmed === 0, 'nothing left unconfirmed');
+    await engine.close();
+  });
+});
