@@ -1,7 +1,13 @@
-import type { CardWallet, WalletCard, WriteIntent } from '../card/wallet-card.ts';
+import type {
+  CardWallet,
+  WalletCard,
+  WriteDecision,
+  WriteIntent,
+} from '../card/wallet-card.ts';
 import { errors } from '../errors.ts';
 import type { AnswerStore } from './answer-store.ts';
 import type { MovementBook } from './movement-book.ts';
+import type { Movement } from './movement-journal.ts';
 import { phaseOf } from './movement-phases.ts';
 import type { MovementResolver } from './movement-resolver.ts';
 
@@ -61,7 +67,9 @@ export class CardSettlement {
     for (const movement of uncertain) {
       const intent = movement.reserved?.intent;
       if (!intent) continue;
-      const decision = await card.decide(intent);
+      const decision: WriteDecision = this.#sameWriteLanded(movement, intent)
+        ? { outcome: 'not-written' }
+        : await card.decide(intent);
       if (decision.outcome === 'unknown') {
         if (await this.#resolver.learn(movement, { cardSeen: true })) continue;
         this.#book.log.error(
@@ -82,6 +90,25 @@ export class CardSettlement {
       if (written) await this.#answers.record(movement);
       await this.#resolver.resolve(movement);
     }
+  }
+
+  /**
+   * Whether another movement of the card, whose write landed, planned the very same write (a
+   * MIFARE Classic write is its slot, value and generation: nothing names the movement). Then
+   * they were planned from the same card state, so this one had not landed when the other read
+   * the card, and landing later it would put the same block there: the card's state is the
+   * other's, and this one is not written. It happens to a till that lost its journal: its
+   * unknown movement, adopted from the ledger, and the retry it made meanwhile.
+   */
+  #sameWriteLanded(movement: Movement, intent: WriteIntent): boolean {
+    const planned = JSON.stringify(intent);
+    return [...this.#book.movements.values()].some(
+      (other) =>
+        other.id !== movement.id &&
+        other.cardId === movement.cardId &&
+        other.card === 'committed' &&
+        JSON.stringify(other.reserved?.intent) === planned,
+    );
   }
 
   /**

@@ -27,6 +27,7 @@ import {
   OTHER_KEY,
   SHOP,
   TILL,
+  CARD,
   cardOnReader,
   engineWith,
   eventually,
@@ -425,5 +426,42 @@ describe('a compensating movement', () => {
     assert.equal(sim.cardAccount(SHOP, '04E1E2E3'), 50, 'the books match the card again');
     await eventually(() => engine.unconfirmed === 0, 'nothing left unconfirmed');
     await engine.close();
+  });
+});
+
+describe('a till that lost its journal', () => {
+  test('when its unknown movement and the retry it made meanwhile planned the same Classic write, then the card counts once: the retry is posted and the unknown movement voided', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const rig = cardOnReader(30);
+    const request = {
+      request: { credits: 20 },
+      customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
+      keyFingerprint: fingerprint(KEY),
+    };
+    // The first try: the write never reaches the card, and the worker cannot tell.
+    const before = engineWith(ledgerOf(sim));
+    await before.open();
+    rig.nextWrite = 'dropped';
+    await assert.rejects(
+      rechargeCard(rig.access, before.engine, request),
+      (error: AppError) => error.code === 'CardRemovedDuringWrite',
+    );
+    const [lost] = before.journal.movements.values();
+    assert.ok(lost);
+    await before.engine.close();
+    // The till's disk is lost: the same till, a new journal. The POS retries; it lands.
+    const after = engineWith(ledgerOf(sim));
+    await after.open();
+    const retried = await rechargeCard(rig.access, after.engine, request);
+    assert.equal(retried.credits, 50, JSON.stringify(retried));
+    // Reconciliation adopts the unknown movement (this till's); the card decides it.
+    await after.engine.reconcile();
+    await rig.access.withCard((session) => after.engine.settle(session));
+    await eventually(() => after.engine.unconfirmed === 0, 'everything resolved');
+    assert.equal(sim.movements.get(lost.id)?.state, 'voided', 'the unknown movement');
+    assert.equal(rig.held(), 50);
+    assert.equal(sim.cardAccount(SHOP, CARD), 50, 'the books match the card');
+    await after.engine.close();
   });
 });
