@@ -58,7 +58,14 @@ test('when README command 1 starts the service and its simulator block runs, the
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  stopService = () => process.kill(-(child.pid as number), 'SIGTERM');
+  stopService = () => {
+    try {
+      process.kill(-(child.pid as number), 'SIGTERM');
+    } catch (error) {
+      // Gone already (it failed to start): its own failure is the test's.
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  };
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
