@@ -13,12 +13,8 @@ import { classicWalletCard } from '../../service/card/classic-wallet.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerClient } from '../../service/cloud/ledger-client.ts';
 import { errors, type AppError } from '../../service/errors.ts';
-import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
-import { KeyRing } from '../../service/wallet/key-ring.ts';
-import { MovementEngine } from '../../service/wallet/movement-engine.ts';
-import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import {
@@ -313,18 +309,8 @@ describe('a movement adopted from the ledger', () => {
       adopted: true,
       at: new Date().toISOString(),
     })}\n`;
-    const journal = new MovementJournal(store);
-    const engine = new MovementEngine({
-      journal,
-      ledger: ledgerOf(sim),
-      keys: new KeyRing(() => KEY, fingerprint),
-      tillId: TILL,
-      log: silentLogger,
-      retryMs: 10,
-      maxRetryMs: 20,
-      reconcileEveryMs: 60_000,
-    });
-    await journal.open();
+    const { journal, engine, open } = engineWith(ledgerOf(sim), { store });
+    await open();
     // Not left to the outbox (which voids what is 'to-void') before reconciliation rebuilds it.
     const adopted = journal.movements.get(id);
     assert.ok(adopted);
@@ -404,18 +390,8 @@ describe('a compensating movement', () => {
     ]
       .map((line) => `${JSON.stringify(line)}\n`)
       .join('');
-    const journal = new MovementJournal(store);
-    const engine = new MovementEngine({
-      journal,
-      ledger: ledgerOf(sim),
-      keys: new KeyRing(() => KEY, fingerprint),
-      tillId: TILL,
-      log: silentLogger,
-      retryMs: 10,
-      maxRetryMs: 20,
-      reconcileEveryMs: 60_000,
-    });
-    await journal.open();
+    const { journal, engine, open } = engineWith(ledgerOf(sim), { store });
+    await open();
     const made = journal.movements.get(compensation);
     assert.ok(made);
     // It writes no card: the card holds what it records already.
