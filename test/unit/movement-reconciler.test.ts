@@ -26,6 +26,7 @@ import {
   eventually,
   fingerprint,
   ledgerOf,
+  settled,
   simWithShops,
 } from '../support/money-rig.ts';
 
@@ -279,6 +280,34 @@ describe('reconciliation', () => {
     assert.deepEqual(
       engine.waitingForCard.map((entry) => entry.id),
       [id],
+    );
+    await engine.close();
+  });
+
+  test('when a movement that was not waiting is resolved, then the waiting list is not announced again', async () => {
+    const { sim, engine, ledger, waiting } = await setUp();
+    // Another till's movement on another card waits.
+    const otherCard = '04A1A2A3';
+    sim.importCard(SHOP, otherCard, 5);
+    const other = randomUUID();
+    sim.create(KEY, {
+      id: other,
+      kind: 'recharge',
+      cardId: otherCard,
+      credits: 1,
+      tillId: OTHER_TILL,
+    });
+    await engine.reconcile();
+    assert.equal(waiting.length, 1, JSON.stringify(waiting));
+    // This till's own payout lands and is posted: resolved, but it never waited.
+    const card = cardOnReader(30);
+    const answer = await dischargeCard(card.access, engine, { keyFingerprint: fingerprint(KEY) });
+    assert.equal(answer.dischargedCredits, 30, JSON.stringify(answer));
+    await eventually(() => ledger.calls.some((call) => call.startsWith('post')), 'the post');
+    await settled();
+    assert.deepEqual(
+      waiting.map((list) => list.map((entry) => entry.id)),
+      [[other]],
     );
     await engine.close();
   });

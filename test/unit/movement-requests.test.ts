@@ -213,6 +213,36 @@ describe('commit', () => {
   });
 });
 
+describe('release', () => {
+  test('when the background post of an answered movement fails (the journal cannot be written), then the error is logged with the movement, and the card keeps its write', async () => {
+    const store = new MemoryStore();
+    const { log, lines } = recordingLog();
+    const { engine, ledger, card, sim, recharge } = await setUp({ store, log });
+    const post = ledger.postMovement;
+    ledger.postMovement = async (apiKey, id, by) => {
+      const posted = await post(apiKey, id, by);
+      // The disk fills between the ledger's answer and the journal line that records it.
+      store.append = () => Promise.reject(new Error('ENOSPC: no space left on device'));
+      return posted;
+    };
+    const answer = await recharge();
+    assert.equal(answer.credits, 40, JSON.stringify(answer));
+    const [movement] = [...sim.movements.values()];
+    await eventually(
+      () => lines.some((line) => line.startsWith('error: ')),
+      `an error line (log: ${JSON.stringify(lines)})`,
+    );
+    assert.ok(
+      lines.includes(
+        `error: movement ${movement?.id}: posting in the background: ENOSPC: no space left on device`,
+      ),
+      JSON.stringify(lines),
+    );
+    assert.equal(card.held(), 40);
+    await engine.close().catch(() => undefined);
+  });
+});
+
 describe('settle', () => {
   test('when the card shows neither the balance before nor after an earlier write and the ledger still holds it pending, then MovementUnsettled, logged, and the card is not written', async () => {
     const recorded = recordingLog();
