@@ -1,5 +1,6 @@
 import type { SimulatorFault, SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { PersonalizeAnswer } from '../service/wallet/personalize-card.ts';
+import type { SettleAnswer } from '../service/wallet/settle-card.ts';
 import type { SettingsEdit, SettingsProblem, WindowSettings } from './settings.ts';
 import type { StatusSnapshot } from './status-model.ts';
 
@@ -53,9 +54,12 @@ export interface SimulatorFaultRequest {
 /** A simulator action's outcome: the simulator after it, or why nothing changed. */
 export type SimulatorResult = { ok: true; status: SimulatorStatus } | { ok: false; error: string };
 
+/** A card button's outcome: its endpoint's answer, or why not in words. */
+export type CardActionResult<T> = { ok: true; answer: T } | { ok: false; error: string };
 /** Personalizing the card on the reader: the answer of POST /cards/personalize, or why not. */
-export type PersonalizeResult =
-  { ok: true; card: PersonalizeAnswer } | { ok: false; error: string };
+export type PersonalizeResult = CardActionResult<PersonalizeAnswer>;
+/** Settling the card on the reader: the answer of POST /cards/settle, or why not. */
+export type SettleResult = CardActionResult<SettleAnswer>;
 
 /**
  * The one IPC contract between main and the window's preload: channel -> signature. main/ipc.ts
@@ -71,6 +75,7 @@ export interface InvokeContract {
   'simulator:put-back': (request: SimulatorPutBackRequest) => SimulatorResult;
   'simulator:fault': (request: SimulatorFaultRequest) => SimulatorResult;
   'card:personalize': () => PersonalizeResult;
+  'card:settle': () => SettleResult;
   /** Copies the API key to the clipboard (the window never needs to read it for that). */
   'settings:copy-api-key': () => boolean;
   /** Reads the locked keys again (after the operator unlocked the keychain or keyring). */
@@ -101,6 +106,7 @@ export interface CardWalletBridge {
   putBackSimulatedCard(request: SimulatorPutBackRequest): Promise<SimulatorResult>;
   armSimulatorFault(request: SimulatorFaultRequest): Promise<SimulatorResult>;
   personalizeCard(): Promise<PersonalizeResult>;
+  settleCard(): Promise<SettleResult>;
   copyApiKey(): Promise<boolean>;
   unlockSettings(): Promise<ActionResult>;
   fixSmartCardService(): Promise<ActionResult>;

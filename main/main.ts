@@ -32,7 +32,7 @@ import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { PcscHost } from './pcsc-host-client.ts';
 import { watchProcesses } from './process-watch.ts';
 import { saveSettings } from './save-settings.ts';
-import { setupPersonalizeIpc } from './personalize-ipc.ts';
+import { setupCardActionsIpc } from './card-actions-ipc.ts';
 import { serviceConfig, windowSettings, type Settings, type SettingsEdit } from './settings.ts';
 import { openSettingsFile } from './settings-file.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
@@ -415,7 +415,7 @@ async function start(): Promise<void> {
     if (typeof id === 'string') publish(statusModel.dismiss(snapshot, id));
   });
   setupSimulatorIpc(ipc, () => service?.simulator);
-  setupPersonalizeIpc(
+  setupCardActionsIpc(
     ipc,
     () => service,
     (line) => log.error(line),

@@ -17,6 +17,7 @@ contextBridge.exposeInMainWorld('cardWallet', {
   putBackSimulatedCard: (request: unknown) => ipcRenderer.invoke('simulator:put-back', request),
   armSimulatorFault: (request: unknown) => ipcRenderer.invoke('simulator:fault', request),
   personalizeCard: () => ipcRenderer.invoke('card:personalize'),
+  settleCard: () => ipcRenderer.invoke('card:settle'),
   copyApiKey: () => ipcRenderer.invoke('settings:copy-api-key'),
   unlockSettings: () => ipcRenderer.invoke('settings:unlock'),
   fixSmartCardService: () => ipcRenderer.invoke('reader:fix-service'),

@@ -57,8 +57,15 @@ export interface StatusSnapshot {
     reachable: boolean | null;
     at: string | null;
     unconfirmedMovements: number;
-    /** Pending at the ledger until their card is presented again (shown as a warning). */
-    waitingForCard: { kind: string; cardId: string; credits: number; since: string }[];
+    /**
+     * Pending at the ledger until their card decides them (shown as a warning): this till's
+     * wait for their card here, another till's for that till or an operator's settle, and
+     * `operator` ones for an operator; `overdue` past the bound.
+     */
+    waitingForCard: Pick<
+      WaitingMovement,
+      'kind' | 'cardId' | 'credits' | 'since' | 'owner' | 'overdue'
+    >[];
   };
   /** The card simulator's cards when the service runs with it; null: a real reader is used. */
   simulator: SimulatorStatus | null;
@@ -202,11 +209,13 @@ export const statusModel = {
         reachable: reachability.reachable,
         at: reachability.at?.toISOString() ?? null,
         unconfirmedMovements,
-        waitingForCard: waitingForCard.map(({ kind, cardId, credits, since }) => ({
+        waitingForCard: waitingForCard.map(({ kind, cardId, credits, since, owner, overdue }) => ({
           kind,
           cardId,
           credits,
           since,
+          owner,
+          overdue,
         })),
       },
     };

@@ -217,18 +217,24 @@ function render(snapshot) {
       ? 'no movement waiting'
       : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
   $('ledger-waiting').classList.toggle('warning', ledger.unconfirmedMovements > 0);
-  // Reserved at the ledger, decided by what the card holds when it is presented again.
+  // Reserved at the ledger, decided by what the card holds when it is presented again: here
+  // (this till's), at the till that made it or by an operator's settle (another till's), or by
+  // the provider (one this till lost with no card state to decide it by).
   const forCard = $('ledger-waiting-for-card');
-  forCard.hidden = ledger.waitingForCard.length === 0;
-  forCard.textContent =
-    ledger.waitingForCard.length === 0
-      ? ''
-      : `Put back card(s) to finish: ${ledger.waitingForCard
-          .map(
-            (entry) =>
-              `${entry.kind} of ${entry.credits} on card ${entry.cardId} (since ${time(entry.since)})`,
-          )
-          .join('; ')}`;
+  const groups = WAITING_GROUPS.map(({ owner, say }) => {
+    const entries = ledger.waitingForCard.filter((entry) => entry.owner === owner);
+    return entries.length === 0 ? null : say(entries.map(waitingEntry).join('; '));
+  }).filter((line) => line !== null);
+  forCard.hidden = groups.length === 0;
+  forCard.replaceChildren(
+    ...groups.map((line) => {
+      const item = document.createElement('span');
+      item.className = 'waiting-group';
+      item.textContent = line;
+      return item;
+    }),
+  );
+  $('settle-card').hidden = !ledger.waitingForCard.some((entry) => entry.owner === 'other-till');
 
   fillTable(
     'rate-limits',
@@ -343,6 +349,57 @@ faultForm.addEventListener('submit', (event) => {
   );
 });
 
+// Movements waiting for their card, by who decides them.
+
+const WAITING_GROUPS = [
+  { owner: 'this-till', say: (list) => `Put back card(s) to finish: ${list}.` },
+  {
+    owner: 'other-till',
+    say: (list) =>
+      `Waiting at another till: ${list}. Present the card at that till; if it is gone for good, put the card on this reader and press Settle.`,
+  },
+  {
+    owner: 'operator',
+    say: (list) =>
+      `For the provider: ${list}. No card state to decide it by: the provider decides it at the ledger.`,
+  },
+];
+
+const waitingEntry = (entry) =>
+  `${entry.kind} of ${entry.credits} on card ${entry.cardId} (since ${time(entry.since)}${entry.overdue ? ', overdue' : ''})`;
+
+const movementLine = (entry) =>
+  `${entry.kind} of ${entry.credits} from till ${entry.tillId ?? 'unnamed'}`;
+
+/** POST /cards/settle's answer in words: what the card decided, and what it cannot. */
+function settledInWords({ cardId, settled, undecided }) {
+  if (settled.length === 0 && undecided.length === 0)
+    return `Card ${cardId}: no other till's movement is pending on it; nothing was done.`;
+  const parts = [];
+  if (settled.length > 0)
+    parts.push(
+      `decided ${settled.map((entry) => `${movementLine(entry)}: ${entry.state}`).join('; ')}`,
+    );
+  if (undecided.length > 0)
+    parts.push(
+      `not decided ${undecided.map((entry) => `${movementLine(entry)} (${entry.reason})`).join('; ')}`,
+    );
+  return `Card ${cardId}: ${parts.join('. ')}.`;
+}
+
+$('settle-card').addEventListener('click', async (event) => {
+  const button = event.currentTarget;
+  button.disabled = true;
+  $('settle-result').hidden = true;
+  try {
+    const result = await bridge.settleCard();
+    const ok = result.ok && result.answer.undecided.length === 0;
+    say('settle-result', ok, result.ok ? settledInWords(result.answer) : result.error);
+  } finally {
+    button.disabled = false;
+  }
+});
+
 // Personalization: the card on the reader gets its own keys (docs/card-security.md).
 
 const personalized = ({ cardId, credits, alreadyPersonalized }) =>
@@ -356,7 +413,7 @@ $('personalize-card').addEventListener('click', async (event) => {
   $('personalize-result').hidden = true;
   try {
     const result = await bridge.personalizeCard();
-    say('personalize-result', result.ok, result.ok ? personalized(result.card) : result.error);
+    say('personalize-result', result.ok, result.ok ? personalized(result.answer) : result.error);
   } finally {
     button.disabled = false;
   }

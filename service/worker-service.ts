@@ -27,6 +27,7 @@ import {
   personalizeCard,
   type PersonalizeAnswer,
 } from './wallet/personalize-card.ts';
+import { settleCard, type SettleAnswer } from './wallet/settle-card.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -103,6 +104,12 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
    * queue; for the tray window's button. Fails with the endpoint's AppErrors.
    */
   personalizeCard(): Promise<PersonalizeAnswer>;
+  /**
+   * Settles the card on the reader, as POST /cards/settle does with the API key in effect: the
+   * card decides the pending movements other tills made of it, with evidence; for the tray
+   * window's button. Fails with the endpoint's AppErrors.
+   */
+  settleCard(): Promise<SettleAnswer>;
   /** Stops taking requests, lets the running card operation finish, releases PC/SC. */
   close(): Promise<void>;
 }
@@ -356,6 +363,11 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
   personalizeCard(): Promise<PersonalizeAnswer> {
     const { readers, movements, personalizer } = this.#parts;
     return personalizeCard(readers, movements, personalizer);
+  }
+
+  settleCard(): Promise<SettleAnswer> {
+    const { readers, movements, ledger, settings } = this.#parts;
+    return settleCard(readers, movements, ledger, settings.apiKey);
   }
 
   async close(): Promise<void> {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { createIpc } from '../../main/ipc.ts';
-import { setupPersonalizeIpc } from '../../main/personalize-ipc.ts';
+import { setupCardActionsIpc } from '../../main/card-actions-ipc.ts';
 import type { Settings } from '../../main/settings.ts';
 import { setupSimulatorIpc } from '../../main/simulator-ipc.ts';
 import { followService } from '../../main/status-feed.ts';
@@ -87,7 +87,7 @@ before(async () => {
     () => undefined,
   );
   setupSimulatorIpc(ipc, () => service.simulator);
-  setupPersonalizeIpc(
+  setupCardActionsIpc(
     ipc,
     () => current,
     () => undefined,

@@ -317,20 +317,70 @@ describe('the status window', () => {
     assert.equal(await copy.isEnabled(), true, 'enabled once running');
   });
 
-  test('when movements wait for their card, then the ledger panel says which cards to put back', async () => {
+  test('when movements wait for their card, then the ledger panel says which cards to put back here, which wait at another till, and which the provider decides; overdue ones say so', async () => {
     const waiting = feed.snapshot();
+    const since = new Date().toISOString();
     statusWindow.push({
       ...waiting,
       ledger: {
         ...waiting.ledger,
         waitingForCard: [
-          { kind: 'recharge', cardId: '04A1B2C3', credits: 6, since: new Date().toISOString() },
+          {
+            kind: 'recharge',
+            cardId: '04A1B2C3',
+            credits: 6,
+            since,
+            owner: 'this-till',
+            overdue: false,
+          },
+          {
+            kind: 'discharge',
+            cardId: '04D1D2D3',
+            credits: 9,
+            since,
+            owner: 'other-till',
+            overdue: true,
+          },
+          {
+            kind: 'recharge',
+            cardId: '04E1E2E3',
+            credits: 2,
+            since,
+            owner: 'operator',
+            overdue: false,
+          },
         ],
       },
     });
     const warning = page.getByTestId('ledger-waiting-for-card');
     await warning.filter({ hasText: 'recharge of 6 on card 04A1B2C3' }).waitFor();
+    const at = new Date(since).toLocaleTimeString();
+    assert.deepEqual(await warning.locator('.waiting-group').allTextContents(), [
+      `Put back card(s) to finish: recharge of 6 on card 04A1B2C3 (since ${at}).`,
+      `Waiting at another till: discharge of 9 on card 04D1D2D3 (since ${at}, overdue). Present the card at that till; if it is gone for good, put the card on this reader and press Settle.`,
+      `For the provider: recharge of 2 on card 04E1E2E3 (since ${at}). No card state to decide it by: the provider decides it at the ledger.`,
+    ]);
+    assert.equal(await page.getByTestId('settle-card').isVisible(), true, 'Settle offered');
     await page.screenshot({ path: `${screenshots}/waiting-for-card.png`, fullPage: true });
+    // Only this till's: no Settle (the card decides them here when it is presented).
+    statusWindow.push({
+      ...waiting,
+      ledger: {
+        ...waiting.ledger,
+        waitingForCard: [
+          {
+            kind: 'recharge',
+            cardId: '04A1B2C3',
+            credits: 6,
+            since,
+            owner: 'this-till',
+            overdue: false,
+          },
+        ],
+      },
+    });
+    await warning.filter({ hasNotText: 'another till' }).waitFor();
+    assert.equal(await page.getByTestId('settle-card').isVisible(), false, 'no Settle');
     statusWindow.push(feed.snapshot());
     await warning.waitFor({ state: 'hidden' });
   });

@@ -34,6 +34,7 @@ const BRIDGE = `
     putBackSimulatedCard: (request) => invoke('simulator:put-back', request),
     armSimulatorFault: (request) => invoke('simulator:fault', request),
     personalizeCard: () => invoke('card:personalize'),
+    settleCard: () => invoke('card:settle'),
     copyApiKey: () => invoke('settings:copy-api-key'),
     unlockSettings: () => invoke('settings:unlock'),
     fixSmartCardService: () => invoke('reader:fix-service'),
