@@ -387,17 +387,26 @@ function settledInWords({ cardId, settled, undecided }) {
   return `Card ${cardId}: ${parts.join('. ')}.`;
 }
 
-$('settle-card').addEventListener('click', async (event) => {
-  const button = event.currentTarget;
-  button.disabled = true;
-  $('settle-result').hidden = true;
-  try {
-    const result = await bridge.settleCard();
-    const ok = result.ok && result.answer.undecided.length === 0;
-    say('settle-result', ok, result.ok ? settledInWords(result.answer) : result.error);
-  } finally {
-    button.disabled = false;
-  }
+/** A button that runs one card action in main/ and says what came of it, in `resultId`. */
+function cardButton(buttonId, resultId, run) {
+  $(buttonId).addEventListener('click', async (event) => {
+    const button = event.currentTarget;
+    button.disabled = true;
+    $(resultId).hidden = true;
+    try {
+      const { ok, text } = await run();
+      say(resultId, ok, text);
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+cardButton('settle-card', 'settle-result', async () => {
+  const result = await bridge.settleCard();
+  return result.ok
+    ? { ok: result.answer.undecided.length === 0, text: settledInWords(result.answer) }
+    : { ok: false, text: result.error };
 });
 
 // Personalization: the card on the reader gets its own keys (docs/card-security.md).
@@ -407,16 +416,9 @@ const personalized = ({ cardId, credits, alreadyPersonalized }) =>
     ? `Card ${cardId} was already personalized; nothing was written.`
     : `Card ${cardId} is personalized: it has its own keys now (${credits} credits).`;
 
-$('personalize-card').addEventListener('click', async (event) => {
-  const button = event.currentTarget;
-  button.disabled = true;
-  $('personalize-result').hidden = true;
-  try {
-    const result = await bridge.personalizeCard();
-    say('personalize-result', result.ok, result.ok ? personalized(result.answer) : result.error);
-  } finally {
-    button.disabled = false;
-  }
+cardButton('personalize-card', 'personalize-result', async () => {
+  const result = await bridge.personalizeCard();
+  return { ok: result.ok, text: result.ok ? personalized(result.answer) : result.error };
 });
 
 // Settings

@@ -7,7 +7,12 @@ import type { Page } from 'playwright-core';
 import { applySeed } from '../../cloud/seed.ts';
 import { type Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
-import { emptySnapshot, RECENT_REQUESTS, statusModel } from '../../main/status-model.ts';
+import {
+  emptySnapshot,
+  RECENT_REQUESTS,
+  statusModel,
+  type StatusSnapshot,
+} from '../../main/status-model.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { RATE_LIMITS } from '../../service/http/rate-limits.ts';
 import { listen } from '../../common/listen.ts';
@@ -318,40 +323,24 @@ describe('the status window', () => {
   });
 
   test('when movements wait for their card, then the ledger panel says which cards to put back here, which wait at another till, and which the provider decides; overdue ones say so', async () => {
-    const waiting = feed.snapshot();
     const since = new Date().toISOString();
-    statusWindow.push({
-      ...waiting,
-      ledger: {
-        ...waiting.ledger,
-        waitingForCard: [
-          {
-            kind: 'recharge',
-            cardId: '04A1B2C3',
-            credits: 6,
-            since,
-            owner: 'this-till',
-            overdue: false,
-          },
-          {
-            kind: 'discharge',
-            cardId: '04D1D2D3',
-            credits: 9,
-            since,
-            owner: 'other-till',
-            overdue: true,
-          },
-          {
-            kind: 'recharge',
-            cardId: '04E1E2E3',
-            credits: 2,
-            since,
-            owner: 'operator',
-            overdue: false,
-          },
-        ],
-      },
+    const waiting = (owner: 'this-till' | 'other-till' | 'operator', overdue = false) => ({
+      kind: 'recharge' as const,
+      cardId: '04A1B2C3',
+      credits: 6,
+      since,
+      owner,
+      overdue,
     });
+    const pushWaiting = (waitingForCard: StatusSnapshot['ledger']['waitingForCard']) => {
+      const snapshot = feed.snapshot();
+      statusWindow.push({ ...snapshot, ledger: { ...snapshot.ledger, waitingForCard } });
+    };
+    pushWaiting([
+      waiting('this-till'),
+      { ...waiting('other-till', true), kind: 'discharge', cardId: '04D1D2D3', credits: 9 },
+      { ...waiting('operator'), cardId: '04E1E2E3', credits: 2 },
+    ]);
     const warning = page.getByTestId('ledger-waiting-for-card');
     await warning.filter({ hasText: 'recharge of 6 on card 04A1B2C3' }).waitFor();
     const at = new Date(since).toLocaleTimeString();
@@ -363,25 +352,10 @@ describe('the status window', () => {
     assert.equal(await page.getByTestId('settle-card').isVisible(), true, 'Settle offered');
     await page.screenshot({ path: `${screenshots}/waiting-for-card.png`, fullPage: true });
     // Only this till's: no Settle (the card decides them here when it is presented).
-    statusWindow.push({
-      ...waiting,
-      ledger: {
-        ...waiting.ledger,
-        waitingForCard: [
-          {
-            kind: 'recharge',
-            cardId: '04A1B2C3',
-            credits: 6,
-            since,
-            owner: 'this-till',
-            overdue: false,
-          },
-        ],
-      },
-    });
+    pushWaiting([waiting('this-till')]);
     await warning.filter({ hasNotText: 'another till' }).waitFor();
     assert.equal(await page.getByTestId('settle-card').isVisible(), false, 'no Settle');
-    statusWindow.push(feed.snapshot());
+    pushWaiting([]);
     await warning.waitFor({ state: 'hidden' });
   });
 
