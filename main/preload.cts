@@ -2,12 +2,14 @@
 // (main/ipc-contract.ts). Sandboxed preloads are CommonJS and may require only 'electron'.
 // ipcRenderer itself is never exposed.
 import electron = require('electron');
+import type { CardWalletBridge } from './ipc-contract.ts';
 
 const { contextBridge, ipcRenderer } = electron;
 
 type Snapshot = unknown;
 
-contextBridge.exposeInMainWorld('cardWallet', {
+// Checked against the contract: a verb missing or one too many does not compile.
+const bridge = {
   getStatus: () => ipcRenderer.invoke('status:get'),
   getSettings: () => ipcRenderer.invoke('settings:get'),
   saveSettings: (settings: unknown) => ipcRenderer.invoke('settings:save', settings),
@@ -30,4 +32,6 @@ contextBridge.exposeInMainWorld('cardWallet', {
     ipcRenderer.on('status:changed', forward);
     return () => ipcRenderer.removeListener('status:changed', forward);
   },
-});
+} satisfies Record<keyof CardWalletBridge, unknown>;
+
+contextBridge.exposeInMainWorld('cardWallet', bridge);
