@@ -232,7 +232,10 @@ export interface SimCard {
   at: string | null;
   /** What machines took from it, offline. */
   spentOffline: number;
-  /** Shops whose tills wrote it. */
+  /**
+   * Shops whose movements wrote it: the shop of the key each request came with, not the till's
+   * shop when the write landed (an operator may give the till another shop's key meanwhile).
+   */
   writtenAt: Set<number>;
   /** Reported lost (an operator decided its movements without it): found at the end. */
   lost: boolean;
@@ -253,6 +256,8 @@ export interface LandedWrite {
 /** What one request did to cards: the movement it wrote for, and the writes that landed. */
 export interface RequestTrace {
   movementId?: string;
+  /** The shop whose key the request came with (its movement's shop). */
+  shop?: number;
   writes: LandedWrite[];
 }
 
@@ -596,7 +601,7 @@ export class SimReader implements CardAccess {
 
   /** A DESFire transaction committed: one whole write, as the outside world saw it. */
   #landed(card: SimCard, before: CardTruth, trace: RequestTrace): void {
-    card.writtenAt.add(this.#shop());
+    card.writtenAt.add(trace.shop ?? this.#shop());
     const write: LandedWrite = {
       till: this.name,
       cardId: card.uid,
@@ -633,7 +638,7 @@ export class SimReader implements CardAccess {
     // What the card holds decides: a torn write may still have left the whole block.
     const how = chip.slots[slot].equals(block) ? 'whole' : fate === 'tear' ? 'half' : 'garbled';
     const after = cardTruth(chip.slots);
-    card.writtenAt.add(this.#shop());
+    card.writtenAt.add(trace.shop ?? this.#shop());
     if (
       how === 'whole' &&
       after.kind === 'valid' &&

@@ -86,6 +86,11 @@ export interface Till {
   id: string;
   /** The shop its current key belongs to. */
   shop: number;
+  /**
+   * The shop whose card keys its worker loaded: they are configuration, read at start (a live
+   * change of the API key keeps them; a change of the card master key restarts the service).
+   */
+  cardShop: number;
   key: string;
   /** Keys it was given, per shop, not yet used. */
   spareKeys: string[][];
@@ -181,6 +186,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
       name,
       id: uuidFrom(rng),
       shop,
+      cardShop: shop,
       key: spareKeys[shop]?.shift() as string,
       spareKeys,
       earlierKeys: new Set(),
@@ -201,9 +207,9 @@ export async function runSeed(seed: number): Promise<SimResult> {
       );
     };
     till.reader.onPath = reached;
-    till.reader.opens = (card) => sharedKeys || card.home === till.shop;
+    till.reader.opens = (card) => sharedKeys || card.home === till.cardShop;
     till.reader.desfireKeys = (cardId) =>
-      (walletKeys[till.shop] as WalletKeys).desfireKeysFor(cardId);
+      (walletKeys[till.cardShop] as WalletKeys).desfireKeysFor(cardId);
     // Crashes at the worst moments: with a block write on its way, in the middle of an fsync.
     till.reader.onWriteSent = () => crashAtRandom(till);
     till.files.onSync = () => crashAtRandom(till);
@@ -261,6 +267,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
     till.life = life;
     till.files.life = life;
     till.reader.reset(life);
+    till.cardShop = till.shop;
     note(`${till.name}: starting`);
     const journal = new MovementJournal(new FileJournalStore('/data', till.files));
     await journal.open(sched.time);
@@ -385,7 +392,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
       request,
       idempotencyKey,
       scope: idempotencyKey ? `${print}:${idempotencyKey}` : undefined,
-      trace: { writes: [] },
+      trace: { shop: till.shop, writes: [] },
       card: till.reader.card,
       replayed: false,
     };
@@ -598,6 +605,12 @@ export async function runSeed(seed: number): Promise<SimResult> {
         till.engine?.retireKey(previous);
         reached(shop === tillShops[tills.indexOf(till)] ? 'key-replaced' : 'key-to-other-shop');
         note(`${till.name}: key replaced by ${fingerprint(next)} of shop ${shop}`);
+        // The other shop's cards need its card master key too, and the tray restarts the service
+        // for that (a restart is at worst a crash).
+        if (shop !== till.cardShop && !sharedKeys) {
+          crash(till);
+          sched.at(rng.between(0, 5_000), () => void boot(till), null);
+        }
       },
       null,
     );
