@@ -71,3 +71,117 @@ describe('MovementJournal compaction', () => {
     assert.deepEqual([...reopened.personalizing], [['AA', { step: 'trailer', at }]], store.text);
   });
 });
+
+describe('MovementJournal lines', () => {
+  /** One movement of each shape the engine journals, each line kind at least once. */
+  async function journalOfEveryShape(journal: MovementJournal) {
+    const intent = { slot: 1 as const, value: 30, generation: 7, previousBalance: 20 };
+    const idempotency = { scope: 'k:pos-1', requestHash: 'h1' };
+    await journal.append({
+      type: 'started',
+      id: 'paid',
+      kind: 'recharge',
+      cardId: 'AA',
+      keyFingerprint: 'k',
+      idempotency,
+      at,
+    });
+    await journal.append({ type: 'reserved', id: 'paid', credits: 10, amount: '5', intent, at });
+    await journal.append({ type: 'card', id: 'paid', outcome: 'committed', at });
+    await journal.append({ type: 'resolved', id: 'paid', state: 'posted', at });
+    const body = { cardId: 'AA', credits: 30, rechargeAmount: 5 };
+    await journal.append({ type: 'answered', id: 'paid', status: 200, body, at });
+    await journal.append({
+      type: 'started',
+      id: 'compensation',
+      kind: 'discharge',
+      cardId: 'AA',
+      keyFingerprint: 'k',
+      compensates: 'paid',
+      credits: 10,
+      at,
+    });
+    await journal.append({ type: 'conflict', id: 'compensation', detail: 'refused', at });
+    await journal.append({
+      type: 'started',
+      id: 'adopted',
+      kind: 'discharge',
+      cardId: 'BB',
+      keyFingerprint: 'k',
+      adopted: true,
+      at,
+    });
+    await journal.append({ type: 'reserved', id: 'adopted', credits: 4, amount: '2', at });
+    await journal.append({ type: 'card', id: 'adopted', outcome: 'not-written', torn: true, at });
+    await journal.append({ type: 'resolved', id: 'adopted', state: 'voided', at });
+    await journal.append({
+      type: 'started',
+      id: 'learnt',
+      kind: 'recharge',
+      cardId: 'CC',
+      keyFingerprint: 'k',
+      at,
+    });
+    await journal.append({ type: 'card', id: 'learnt', outcome: 'committed', learnt: true, at });
+  }
+
+  test('when a journal of every line kind is compacted and reopened, then each movement folds back the same', async () => {
+    const store = memoryStore();
+    const journal = new MovementJournal(store);
+    await journal.open(Date.parse(at));
+    await journalOfEveryShape(journal);
+    const before = structuredClone([...journal.movements]);
+    await journal.close();
+    // The first restart reads the lines as appended and compacts them; the second reads what
+    // the compaction wrote.
+    for (const restart of [1, 2]) {
+      const reopened = new MovementJournal(store);
+      await reopened.open(Date.parse(at) + restart * 60_000);
+      assert.deepEqual([...reopened.movements], before, `restart ${restart}: ${store.text}`);
+      await reopened.close();
+    }
+  });
+
+  test('when the journal holds an empty line before others, then the lines after it are read', async () => {
+    const store = memoryStore();
+    const journal = new MovementJournal(store);
+    await journal.open(Date.parse(at));
+    await journalOfEveryShape(journal);
+    await journal.close();
+    store.text = `\n${store.text.replace('\n', '\n\n')}`;
+    const reopened = new MovementJournal(store);
+    await reopened.open(Date.parse(at) + 60_000);
+    assert.deepEqual(
+      [...reopened.movements.keys()],
+      ['paid', 'compensation', 'adopted', 'learnt'],
+      store.text,
+    );
+  });
+
+  test('when an answer is 23 hours old it is kept, and at 25 hours it is dropped', async () => {
+    const hour = 60 * 60 * 1000;
+    for (const [hours, kept] of [
+      [23, true],
+      [25, false],
+    ] as const) {
+      const store = memoryStore();
+      const journal = new MovementJournal(store);
+      await journal.open(Date.parse(at));
+      await journalOfEveryShape(journal);
+      await journal.close();
+      const reopened = new MovementJournal(store);
+      await reopened.open(Date.parse(at) + hours * hour);
+      assert.equal(reopened.movements.has('paid'), kept, `${hours} h: ${store.text}`);
+    }
+  });
+
+  test('when the journal is closed, then an append is refused and nothing is written', async () => {
+    const store = memoryStore();
+    const journal = new MovementJournal(store);
+    await journal.open(Date.parse(at));
+    await journal.close();
+    const line = { type: 'resolved', id: 'x', state: 'posted', at } as const;
+    await assert.rejects(journal.append(line), /movement journal is closed/);
+    assert.equal(store.text, '');
+  });
+});
