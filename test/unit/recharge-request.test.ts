@@ -61,6 +61,39 @@ describe('parseRechargeRequest', () => {
       assert.match(refusal(body), /^the body must be a JSON object with credits or amount \(got /);
     }
   });
+
+  test('when a body is refused, then its detail shows what was sent, its kind, and 40 characters of it at most', () => {
+    // What an integrator reads to find their bug: the value as sent, and what kind it was.
+    assert.equal(refusal(null), 'the body must be a JSON object with credits or amount (got null)');
+    assert.equal(
+      refusal([{ credits: 5 }]),
+      'the body must be a JSON object with credits or amount (got an array)',
+    );
+    assert.equal(
+      refusal('credits=5'),
+      'the body must be a JSON object with credits or amount (got a string)',
+    );
+    assert.equal(refusal({ credits: '5' }), 'credits: must be a whole number (got a string "5")');
+    assert.equal(refusal({ credits: 1.5 }), 'credits: must be a whole number (got 1.5)');
+    assert.equal(refusal({ credits: [1] }), 'credits: must be a whole number (got an array [1])');
+    assert.equal(
+      refusal({ amount: 'x'.repeat(38) }),
+      `amount: must be a number of euros (got a string "${'x'.repeat(38)}")`,
+    );
+    assert.equal(
+      refusal({ amount: 'x'.repeat(39) }),
+      `amount: must be a number of euros (got a string "${'x'.repeat(39)}...)`,
+    );
+    assert.equal(
+      refusal({ amount: Number.POSITIVE_INFINITY }),
+      'amount: must be a number of euros (got Infinity)',
+    );
+    assert.equal(refusal({ amount: 12.345 }), 'amount: at most 2 decimals (got 12.345)');
+    assert.equal(
+      refusal({ credit: 5 }),
+      '"credit": not a field of /writecard, which takes credits or amount; did you mean credits?',
+    );
+  });
 });
 
 describe('buysAtLeastOneCredit', () => {
