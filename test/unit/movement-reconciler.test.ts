@@ -284,6 +284,39 @@ describe('reconciliation', () => {
     await engine.close();
   });
 
+  test('when movements wait, then each reconciliation warns once, listing each; with none waiting, it says nothing; an unreadable list is a warning', async () => {
+    const recorded = recordingLog();
+    const { sim, engine, ledger } = await setUp({ log: recorded.log });
+    await engine.reconcile();
+    assert.deepEqual(recorded.lines, [], 'nothing waits: nothing to say');
+    const id = randomUUID();
+    sim.create(KEY, { id, kind: 'discharge', cardId: CARD, credits: 30, tillId: OTHER_TILL });
+    const second = randomUUID();
+    sim.create(KEY, { id: second, kind: 'recharge', cardId: CARD, credits: 2, tillId: OTHER_TILL });
+    await engine.reconcile();
+    // In the ledger's order, as the waiting list has them.
+    const listed = engine.waitingForCard.map((entry) =>
+      entry.id === id
+        ? `discharge 30 on card ${CARD} (${id}, other-till)`
+        : `recharge 2 on card ${CARD} (${second}, other-till)`,
+    );
+    assert.deepEqual(recorded.lines, [
+      `warn: reconciliation: 2 movement(s) wait: ${listed.join(', ')}`,
+    ]);
+    recorded.lines.length = 0;
+    ledger.listPendingMovements = async () => {
+      throw new Error('connection refused');
+    };
+    await engine.reconcile();
+    assert.ok(
+      recorded.lines.includes(
+        'warn: reconciliation: the ledger did not list pending movements (connection refused)',
+      ),
+      recorded.lines.join('\n'),
+    );
+    await engine.close();
+  });
+
   test('when a movement that was not waiting is resolved, then the waiting list is not announced again', async () => {
     const { sim, engine, ledger, waiting } = await setUp();
     // Another till's movement on another card waits.
