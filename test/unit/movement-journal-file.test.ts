@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import {
   ANSWER_RETENTION_MS,
+  FileJournalStore,
   MovementJournal,
   type JournalEntry,
+  type JournalFiles,
 } from '../../service/wallet/movement-journal.ts';
 
 const folders: string[] = [];
@@ -184,5 +186,70 @@ describe('MovementJournal in its file', () => {
     await again.open(Date.parse(later) + ANSWER_RETENTION_MS);
     assert.deepEqual([...again.movements.keys()].sort(), ['open', 'recent']);
     await again.close();
+  });
+});
+
+describe('FileJournalStore durability', () => {
+  /** File calls recorded in order, over an in-memory folder; `readError` fails the read. */
+  function recordingFiles(readError?: NodeJS.ErrnoException) {
+    const calls: string[] = [];
+    const files: JournalFiles = {
+      mkdir: async () => undefined,
+      readFile: async (path) => {
+        if (readError) throw readError;
+        const error = Object.assign(new Error(`${path}: missing`), { code: 'ENOENT' });
+        throw error;
+      },
+      open: async (path, flags) => {
+        const name = path.endsWith('.tmp') ? 'tmp' : path.endsWith('.jsonl') ? 'journal' : 'dir';
+        calls.push(`open ${name} ${flags}`);
+        return {
+          write: async () => void calls.push(`write ${name}`),
+          sync: async () => void calls.push(`sync ${name}`),
+          datasync: async () => void calls.push(`datasync ${name}`),
+          close: async () => void calls.push(`close ${name}`),
+        };
+      },
+      rename: async () => void calls.push('rename tmp journal'),
+    };
+    return { files, calls };
+  }
+
+  test('when the journal is compacted and a line appended, then each is made durable before it counts', async () => {
+    const { files, calls } = recordingFiles();
+    const journal = new MovementJournal(new FileJournalStore('/data', files));
+    await journal.open(start);
+    // The new file synced and closed before it replaces the old; the folder synced so the
+    // rename itself survives a power cut; then appends go to the journal, each fdatasynced.
+    assert.deepEqual(calls, [
+      'open tmp w',
+      'write tmp',
+      'sync tmp',
+      'close tmp',
+      'rename tmp journal',
+      'open dir r',
+      'sync dir',
+      'close dir',
+      'open journal a',
+    ]);
+    calls.length = 0;
+    await journal.append(linesOf('m1')[0] as JournalEntry);
+    assert.deepEqual(calls, ['write journal', 'datasync journal']);
+    calls.length = 0;
+    await journal.close();
+    assert.deepEqual(calls, ['close journal']);
+    await assert.rejects(
+      new FileJournalStore('/data', files).append('{}\n'),
+      /movement journal is closed/,
+    );
+  });
+
+  test('when the journal file cannot be read for another reason than missing, then opening fails', async () => {
+    const denied = Object.assign(new Error('permission denied'), { code: 'EACCES' });
+    const { files, calls } = recordingFiles(denied);
+    const journal = new MovementJournal(new FileJournalStore('/data', files));
+    // Taken as empty, it would forget every movement on its way: the worker must not start.
+    await assert.rejects(journal.open(start), /permission denied/);
+    assert.deepEqual(calls, [], 'nothing is rewritten');
   });
 });

@@ -123,6 +123,7 @@ describe('MovementJournal lines', () => {
       at,
     });
     await journal.append({ type: 'card', id: 'learnt', outcome: 'committed', learnt: true, at });
+    await journal.append({ type: 'personalizing', cardId: 'DD', step: 'trailer', at });
   }
 
   test('when a journal of every line kind is compacted and reopened, then each movement folds back the same', async () => {
@@ -138,6 +139,7 @@ describe('MovementJournal lines', () => {
       const reopened = new MovementJournal(store);
       await reopened.open(Date.parse(at) + restart * 60_000);
       assert.deepEqual([...reopened.movements], before, `restart ${restart}: ${store.text}`);
+      assert.deepEqual([...reopened.personalizing], [['DD', { step: 'trailer', at }]]);
       await reopened.close();
     }
   });
@@ -175,12 +177,13 @@ describe('MovementJournal lines', () => {
     }
   });
 
-  test('when the journal is closed, then an append is refused and nothing is written', async () => {
+  test('when the journal is not open yet, or closed, then an append is refused and nothing is written', async () => {
     const store = memoryStore();
     const journal = new MovementJournal(store);
+    const line = { type: 'resolved', id: 'x', state: 'posted', at } as const;
+    await assert.rejects(journal.append(line), /movement journal is closed/);
     await journal.open(Date.parse(at));
     await journal.close();
-    const line = { type: 'resolved', id: 'x', state: 'posted', at } as const;
     await assert.rejects(journal.append(line), /movement journal is closed/);
     assert.equal(store.text, '');
   });
