@@ -4,30 +4,21 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Clock } from '../../service/wallet/clock.ts';
+import { silentLogger } from '../../service/logger.ts';
 import type { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
-import { MovementJournal, type JournalStore } from '../../service/wallet/movement-journal.ts';
-
-const at = '2026-01-01T00:00:00.000Z';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
+import { ManualClock, MemoryStore } from '../support/money-rig.ts';
 
 async function bookOf(): Promise<MovementBook> {
-  let text = '';
-  const store: JournalStore = {
-    read: async () => text,
-    rewrite: async (next) => void (text = next),
-    append: async (line) => void (text += line),
-    close: async () => undefined,
-  };
-  const journal = new MovementJournal(store);
-  await journal.open(Date.parse(at));
-  const quiet = () => undefined;
+  const journal = new MovementJournal(new MemoryStore());
+  await journal.open(0);
   return new MovementBook({
     journal,
     tillId: 'till',
     keys: {} as KeyRing,
-    clock: { now: () => Date.parse(at) } as Clock,
-    log: { debug: quiet, info: quiet, warn: quiet, error: quiet },
+    clock: new ManualClock(),
+    log: silentLogger,
     newId: () => 'new',
   });
 }

@@ -197,8 +197,7 @@ describe('FileJournalStore durability', () => {
       mkdir: async () => undefined,
       readFile: async (path) => {
         if (readError) throw readError;
-        const error = Object.assign(new Error(`${path}: missing`), { code: 'ENOENT' });
-        throw error;
+        throw Object.assign(new Error(`${path}: missing`), { code: 'ENOENT' });
       },
       open: async (path, flags) => {
         const name = path.endsWith('.tmp') ? 'tmp' : path.endsWith('.jsonl') ? 'journal' : 'dir';

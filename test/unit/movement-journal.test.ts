@@ -1,27 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  ANSWER_RETENTION_MS,
-  MovementJournal,
-  type JournalStore,
-} from '../../service/wallet/movement-journal.ts';
-
-/** A journal store in memory, to reopen the same lines as after a restart. */
-function memoryStore(): JournalStore & { text: string } {
-  return {
-    text: '',
-    async read() {
-      return this.text;
-    },
-    async rewrite(text: string) {
-      this.text = text;
-    },
-    async append(line: string) {
-      this.text += line;
-    },
-    async close() {},
-  };
-}
+import { ANSWER_RETENTION_MS, MovementJournal } from '../../service/wallet/movement-journal.ts';
+import { MemoryStore } from '../support/money-rig.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
 const aWeekLater = Date.parse(at) + 7 * ANSWER_RETENTION_MS;
@@ -36,7 +16,7 @@ async function tornFirstWrite(journal: MovementJournal, id: string, cardId: stri
 
 describe('MovementJournal compaction', () => {
   test("when a torn first write is its card's latest movement, then it outlives the 24 h retention", async () => {
-    const store = memoryStore();
+    const store = new MemoryStore();
     const journal = new MovementJournal(store);
     await journal.open(Date.parse(at));
     await tornFirstWrite(journal, 'm1', '04A1B2C3');
@@ -47,7 +27,7 @@ describe('MovementJournal compaction', () => {
   });
 
   test('when a later movement of the same card exists, then the torn one is dropped as usual', async () => {
-    const store = memoryStore();
+    const store = new MemoryStore();
     const journal = new MovementJournal(store);
     await journal.open(Date.parse(at));
     await tornFirstWrite(journal, 'm1', '04A1B2C3');
@@ -59,7 +39,7 @@ describe('MovementJournal compaction', () => {
   });
 
   test('when a personalization is unfinished, then it is kept across a restart until personalized', async () => {
-    const store = memoryStore();
+    const store = new MemoryStore();
     const journal = new MovementJournal(store);
     await journal.open(Date.parse(at));
     await journal.append({ type: 'personalizing', cardId: 'AA', step: 'trailer', at });
@@ -127,7 +107,7 @@ describe('MovementJournal lines', () => {
   }
 
   test('when a journal of every line kind is compacted and reopened, then each movement folds back the same', async () => {
-    const store = memoryStore();
+    const store = new MemoryStore();
     const journal = new MovementJournal(store);
     await journal.open(Date.parse(at));
     await journalOfEveryShape(journal);
@@ -145,7 +125,7 @@ describe('MovementJournal lines', () => {
   });
 
   test('when the journal holds an empty line before others, then the lines after it are read', async () => {
-    const store = memoryStore();
+    const store = new MemoryStore();
     const journal = new MovementJournal(store);
     await journal.open(Date.parse(at));
     await journalOfEveryShape(journal);
@@ -166,7 +146,7 @@ describe('MovementJournal lines', () => {
       [23, true],
       [25, false],
     ] as const) {
-      const store = memoryStore();
+      const store = new MemoryStore();
       const journal = new MovementJournal(store);
       await journal.open(Date.parse(at));
       await journalOfEveryShape(journal);
@@ -178,7 +158,7 @@ describe('MovementJournal lines', () => {
   });
 
   test('when the journal is not open yet, or closed, then an append is refused and nothing is written', async () => {
-    const store = memoryStore();
+    const store = new MemoryStore();
     const journal = new MovementJournal(store);
     const line = { type: 'resolved', id: 'x', state: 'posted', at } as const;
     await assert.rejects(journal.append(line), /movement journal is closed/);
