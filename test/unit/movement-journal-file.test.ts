@@ -243,6 +243,12 @@ describe('FileJournalStore durability', () => {
     );
   });
 
+  test('when the data folder holds no journal yet, then the store reads it as empty, the folder made', async () => {
+    const folder = join(await dataFolder(), 'new', 'data');
+    assert.equal(await new FileJournalStore(folder).read(), '');
+    assert.ok((await stat(folder)).isDirectory());
+  });
+
   test('when the journal file cannot be read for another reason than missing, then opening fails', async () => {
     const denied = Object.assign(new Error('permission denied'), { code: 'EACCES' });
     const { files, calls } = recordingFiles(denied);

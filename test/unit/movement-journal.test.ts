@@ -38,6 +38,37 @@ describe('MovementJournal compaction', () => {
     assert.deepEqual([...reopened.movements.keys()], ['m2'], store.text);
   });
 
+  test("when a decision learnt from the ledger without the card is its card's latest movement, then it outlives the 24 h retention: the card still has to be seen", async () => {
+    const learnt = async (journal: MovementJournal, id: string) => {
+      await journal.append({
+        type: 'started',
+        id,
+        kind: 'recharge',
+        cardId: '04A1B2C3',
+        keyFingerprint: 'k',
+        at,
+      });
+      const intent = { slot: 1 as const, value: 30, generation: 2, previousBalance: 20 };
+      await journal.append({ type: 'reserved', id, credits: 10, amount: '5', intent, at });
+      await journal.append({ type: 'card', id, outcome: 'committed', learnt: true, at });
+      await journal.append({ type: 'resolved', id, state: 'posted', at });
+    };
+    const store = new MemoryStore();
+    const journal = new MovementJournal(store);
+    await journal.open(Date.parse(at));
+    await learnt(journal, 'm1');
+    await journal.close();
+    const reopened = new MovementJournal(store);
+    await reopened.open(aWeekLater);
+    assert.equal(reopened.movements.get('m1')?.learnt, true, store.text);
+    // Once a later movement of the card exists, it goes as usual.
+    await learnt(reopened, 'm2');
+    await reopened.close();
+    const again = new MovementJournal(store);
+    await again.open(aWeekLater);
+    assert.deepEqual([...again.movements.keys()], ['m2'], store.text);
+  });
+
   test('when a personalization is unfinished, then it is kept across a restart until personalized', async () => {
     const store = new MemoryStore();
     const journal = new MovementJournal(store);

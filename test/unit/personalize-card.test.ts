@@ -9,10 +9,11 @@ import type { OpenedWith } from '../../service/card/card-session.ts';
 import type { WriteResult } from '../../service/card/wallet-card.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { errors, type AppError } from '../../service/errors.ts';
-import { silentLogger } from '../../service/logger.ts';
+import { silentLogger, type Logger } from '../../service/logger.ts';
 import type { CardOnReader } from '../../service/wallet/card-access.ts';
 import { CardPersonalizer, personalizeCard } from '../../service/wallet/personalize-card.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
+import { memoryLogger } from '../support/memory-logger.ts';
 import {
   CARD,
   KEY,
@@ -78,7 +79,9 @@ function personalizableCard(balance: number | 'blank') {
   });
 }
 
-async function setUp(options: { perCardKeys?: boolean; autoPersonalize?: boolean } = {}) {
+async function setUp(
+  options: { perCardKeys?: boolean; autoPersonalize?: boolean; log?: Logger } = {},
+) {
   const rig = engineWith(ledgerOf(simWithShops()));
   await rig.open();
   const personalizer = new CardPersonalizer({
@@ -86,7 +89,7 @@ async function setUp(options: { perCardKeys?: boolean; autoPersonalize?: boolean
     movements: rig.engine,
     perCardKeys: options.perCardKeys ?? true,
     autoPersonalize: options.autoPersonalize ?? true,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
   });
   /** The personalization lines of the journal, in order. */
   const journaled = () =>
@@ -290,6 +293,63 @@ describe('CardPersonalizer.personalize', () => {
     await assert.rejects(personalizer.personalize(card as CardOnReader), {
       message: `card ${CARD} cannot be personalized by this reader`,
     });
+  });
+});
+
+describe('CardPersonalizer.personalize, what a Classic card keeps and what is logged', () => {
+  test('when the reader lacks any one of the personalization steps (open, read the slots, write a slot, write the trailer), then an error naming the card, before anything is opened or written', async () => {
+    for (const missing of ['openWallet', 'readSlots', 'writeSlotBlock', 'writeTrailer'] as const) {
+      const { personalizer, journaled } = await setUp();
+      const card = personalizableCard('blank');
+      delete card.card[missing];
+      await assert.rejects(personalizer.personalize(card.card), (error: Error) => {
+        assert.equal(
+          error.message,
+          `card ${CARD} cannot be personalized by this reader`,
+          `without ${missing}`,
+        );
+        return true;
+      });
+      assert.deepEqual(card.steps, [], `without ${missing}`);
+      assert.deepEqual(journaled(), [], `without ${missing}`);
+    }
+  });
+
+  test('when the journal says a slot write of this card was left torn but the card now holds a wallet (written since), then its slots and balance are kept and only its trailer is written', async () => {
+    const { personalizer, journal } = await setUp();
+    const card = personalizableCard('blank');
+    card.fail = { what: 'slot', outcome: 'uncertain' };
+    await assert.rejects(personalizer.personalize(card.card));
+    assert.equal(journal.personalizing.get(CARD)?.step, 'slots');
+    card.slots[0] = encodeValueBlock(7, 1);
+    card.steps.length = 0;
+    const answer = await personalizer.personalize(card.card);
+    assert.deepEqual(answer, { cardId: CARD, credits: 7, alreadyPersonalized: false });
+    assert.deepEqual(card.steps, ['open', 'trailer', 'open']);
+    assert.deepEqual(card.slots[0], encodeValueBlock(7, 1));
+  });
+
+  test("when a card is personalized, then the operator's log says so, naming the card", async () => {
+    const log = memoryLogger();
+    const { personalizer } = await setUp({ log });
+    await personalizer.personalize(personalizableCard(2).card);
+    assert.deepEqual(log.lines, [`info card ${CARD}: personalized with its own keys`]);
+  });
+
+  test("when the trailer write tore and no key opens the card, then the operator's log says so, naming the card", async () => {
+    const log = memoryLogger();
+    const { personalizer } = await setUp({ log });
+    const card = personalizableCard('blank');
+    card.fail = { what: 'trailer', outcome: 'uncertain' };
+    await assert.rejects(personalizer.personalize(card.card));
+    card.openFails = errors.authenticationFail();
+    await assert.rejects(
+      personalizer.personalize(card.card),
+      (error: AppError) => error.code === 'PersonalizationTorn',
+    );
+    assert.deepEqual(log.lines, [
+      `error card ${CARD}: its trailer write was torn and no key opens its wallet sector`,
+    ]);
   });
 });
 
