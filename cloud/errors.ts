@@ -45,6 +45,7 @@ export const ledgerErrors = {
   cardMovementPending: (detail: string) => fromContract('cardMovementPending')(detail),
   movementOfAnotherTill: (detail: string) => fromContract('movementOfAnotherTill')(detail),
   invalidCompensation: (detail: string) => fromContract('invalidCompensation')(detail),
+  movementCompensated: (detail: string) => fromContract('movementCompensated')(detail),
   notFound: () => fromContract('notFound')(),
   invalidRequest: () => fromContract('invalidRequest')(),
   invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),

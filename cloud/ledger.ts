@@ -258,6 +258,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.movementOfAnotherTill(detail ?? '');
     case 'InvalidCompensation':
       return ledgerErrors.invalidCompensation(detail ?? '');
+    case 'MovementCompensated':
+      return ledgerErrors.movementCompensated(detail ?? '');
     default:
       return new Error(`a ledger function answered an unknown refusal ${code}`);
   }

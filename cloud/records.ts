@@ -34,12 +34,14 @@ export interface MovementRow {
   compensates: string | null;
   resolved_by_till: string | null;
   evidence: string | null;
+  awaits_card: boolean;
+  card_evidence: string | null;
 }
 
 export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
-  'till_id, card_before, compensates, resolved_by_till, evidence';
+  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -74,6 +76,8 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     compensates: row.compensates,
     resolvedByTill: row.resolved_by_till,
     evidence: row.evidence,
+    awaitsCard: row.awaits_card,
+    cardEvidence: row.card_evidence,
   };
 }
 

@@ -36,6 +36,14 @@ export interface Movement {
   resolvedByTill: string | null;
   /** The evidence an operator gave to resolve another till's movement, or null. */
   evidence: string | null;
+  /**
+   * True while an operator's post or void made without the card (no till) waits for a till to
+   * read the card: the card is held (CardMovementPending) until a till confirms the operator's
+   * word from the card or compensates it (docs/cloud-api.md, "Tills").
+   */
+  awaitsCard: boolean;
+  /** What the card showed when a till confirmed an operator's word from it, or null. */
+  cardEvidence: string | null;
 }
 
 /**
@@ -147,6 +155,8 @@ export const ledgerErrorCodes = {
   movementOfAnotherTill: { code: 'MovementOfAnotherTill', status: 409 },
   /** `compensates` names no resolved movement of this shop and card. */
   invalidCompensation: { code: 'InvalidCompensation', status: 422 },
+  /** `compensates` names a movement another compensation already set right. */
+  movementCompensated: { code: 'MovementCompensated', status: 409 },
   notFound: { code: 'NotFound', status: 404 },
   invalidRequest: { code: 'InvalidRequest', status: 400 },
   invalidQuery: { code: 'InvalidQuery', status: 400 },

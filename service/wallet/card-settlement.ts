@@ -1,9 +1,13 @@
-import type {
-  CardWallet,
-  WalletCard,
-  WriteDecision,
-  WriteIntent,
+import {
+  balanceBefore,
+  isKnownBefore,
+  planWrite,
+  type CardWallet,
+  type WalletCard,
+  type WriteDecision,
+  type WriteIntent,
 } from '../card/wallet-card.ts';
+import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import type { AnswerStore } from './answer-store.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -20,11 +24,18 @@ export class CardSettlement {
   readonly #book: MovementBook;
   readonly #resolver: MovementResolver;
   readonly #answers: AnswerStore;
+  readonly #ledger: Pick<LedgerClient, 'getCardAccount'>;
 
-  constructor(book: MovementBook, resolver: MovementResolver, answers: AnswerStore) {
+  constructor(
+    book: MovementBook,
+    resolver: MovementResolver,
+    answers: AnswerStore,
+    ledger: Pick<LedgerClient, 'getCardAccount'>,
+  ) {
     this.#book = book;
     this.#resolver = resolver;
     this.#answers = answers;
+    this.#ledger = ledger;
   }
 
   /** Cards holding a write whose outcome is not known yet, or only from the ledger. */
@@ -93,6 +104,55 @@ export class CardSettlement {
   }
 
   /**
+   * Decides, from `card`, every movement of it an operator posted or voided without the card,
+   * which holds the card at the ledger (`awaitsCard`; docs/cloud-api.md, "Tills"): a create
+   * refused as CardMovementPending may be one. True when one was decided (a create may then be
+   * tried again); false when none holds it, or the ledger did not answer.
+   */
+  async freeHeld(card: WalletCard, keyFingerprint: string): Promise<boolean> {
+    const apiKey = this.#book.keys.keyFor(keyFingerprint);
+    if (apiKey === undefined) return false;
+    try {
+      const account = await this.#ledger.getCardAccount(apiKey, card.cardId);
+      const held = account.movements.filter(awaitsCard);
+      for (const movement of held) await this.decideHeld(card, apiKey, movement);
+      return held.length > 0;
+    } catch (error) {
+      this.#book.log.warn(
+        `card ${card.cardId}: could not decide what an operator decided without it: ${(error as Error).message}`,
+      );
+      return false;
+    }
+  }
+
+  /**
+   * A movement an operator decided without its card (any till's), decided now from `card`:
+   * what it shows (nothing, when it shows neither side of the write or the movement's card
+   * state is not this till's format) confirms the operator's word at the ledger, or a
+   * compensating movement sets the books right. Nothing is written to the card; throws when the
+   * ledger did not take the card's word.
+   */
+  async decideHeld(
+    card: WalletCard,
+    apiKey: string,
+    movement: LedgerMovement,
+  ): Promise<{ compensation: Movement | undefined }> {
+    const before = movement.cardBefore;
+    let shows: 'committed' | 'not-written' | undefined;
+    let what = "it shows neither the balance before nor after the write: the ledger's word stands";
+    if (before !== null && isKnownBefore(before)) {
+      const after = balanceAfter(movement, before);
+      const decision = await card.decide(planWrite(before, after, movement.id));
+      if (decision.outcome !== 'unknown') {
+        shows = decision.outcome;
+        what = `it ${shows === 'committed' ? 'holds' : 'does not hold'} the write from ${before} to ${after} credits`;
+      }
+    }
+    const evidence = `card ${card.cardId} read at till ${this.#book.tillId}: ${what}`;
+    return { compensation: await this.#resolver.cardDecides(apiKey, movement, shows, evidence) };
+  }
+
+  /**
    * Whether another movement of the card, whose write landed, planned the very same write (a
    * MIFARE Classic write is its slot, value and generation: nothing names the movement). Then
    * they were planned from the same card state, so this one had not landed when the other read
@@ -126,4 +186,19 @@ export class CardSettlement {
       ? latest.reserved?.intent
       : undefined;
   }
+}
+
+/** An operator's post or void, made without the card, that holds the card at the ledger. */
+export function awaitsCard(movement: LedgerMovement): boolean {
+  return (
+    movement.state !== 'pending' && movement.awaitsCard === true && movement.compensates === null
+  );
+}
+
+/** The balance a movement's write leaves on a card that held `before`. */
+export function balanceAfter(
+  movement: Pick<LedgerMovement, 'kind' | 'credits'>,
+  before: string,
+): number {
+  return movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
 }

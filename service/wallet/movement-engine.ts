@@ -90,12 +90,18 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
       uncertainMovementBoundMs: options.uncertainMovementBoundMs ?? UNCERTAIN_MOVEMENT_BOUND_MS,
     });
     this.#answers = new AnswerStore(this.#book, this.#resolver);
-    this.#settlement = new CardSettlement(this.#book, this.#resolver, this.#answers);
+    this.#settlement = new CardSettlement(
+      this.#book,
+      this.#resolver,
+      this.#answers,
+      options.ledger,
+    );
     this.#requests = new MovementRequests(
       this.#book,
       options.ledger,
       this.#resolver,
       this.#answers,
+      this.#settlement,
       options.postBeforeAnswer ?? false,
     );
     this.#resolver.on('unconfirmed', (count) => this.emit('unconfirmed', count));
@@ -187,6 +193,18 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     card: WalletCard,
   ): Promise<T> {
     return this.#requests.commit<T>(reservation, card);
+  }
+
+  /**
+   * A movement an operator decided without its card, decided from the card on the reader
+   * (POST /cards/settle): confirmed, or compensated (the compensating movement).
+   */
+  decideHeld(
+    card: WalletCard,
+    apiKey: string,
+    atLedger: LedgerMovement,
+  ): Promise<{ compensation: Movement | undefined }> {
+    return this.#settlement.decideHeld(card, apiKey, atLedger);
   }
 
   /** Posts or voids another till's movement on evidence (POST /cards/settle). */

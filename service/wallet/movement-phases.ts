@@ -115,11 +115,18 @@ export function compensationFor(
 ): { kind: MovementKind; credits: number } | undefined {
   const credits = movement.reserved?.credits;
   if (credits === undefined || movement.compensates !== undefined) return undefined;
-  if (movement.card === 'committed' && ledger !== 'posted') {
-    return { kind: movement.kind, credits };
-  }
-  if (movement.card === 'not-written' && ledger === 'posted') {
-    return { kind: movement.kind === 'recharge' ? 'discharge' : 'recharge', credits };
+  return compensationOfWrite({ kind: movement.kind, credits, card: movement.card }, ledger);
+}
+
+/** The same rule for any movement's write, by what its card shows (undefined: unknown). */
+export function compensationOfWrite(
+  write: { kind: MovementKind; credits: number; card: 'committed' | 'not-written' | undefined },
+  ledger: 'posted' | 'voided' | 'absent',
+): { kind: MovementKind; credits: number } | undefined {
+  const { kind, credits } = write;
+  if (write.card === 'committed' && ledger !== 'posted') return { kind, credits };
+  if (write.card === 'not-written' && ledger === 'posted') {
+    return { kind: kind === 'recharge' ? 'discharge' : 'recharge', credits };
   }
   return undefined;
 }

@@ -13,6 +13,7 @@ import {
 } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import type { AnswerStore, DischargeAnswer, RechargeAnswer } from './answer-store.ts';
+import type { CardSettlement } from './card-settlement.ts';
 import type { MovementBook } from './movement-book.ts';
 import type { Idempotency, Movement, MovementKind } from './movement-journal.ts';
 import { phaseOf } from './movement-phases.ts';
@@ -49,6 +50,7 @@ export class MovementRequests {
   readonly #ledger: MovementLedger;
   readonly #resolver: MovementResolver;
   readonly #answers: AnswerStore;
+  readonly #settlement: Pick<CardSettlement, 'freeHeld'>;
   readonly #postBeforeAnswer: boolean;
 
   constructor(
@@ -56,12 +58,14 @@ export class MovementRequests {
     ledger: MovementLedger,
     resolver: MovementResolver,
     answers: AnswerStore,
+    settlement: Pick<CardSettlement, 'freeHeld'>,
     postBeforeAnswer: boolean,
   ) {
     this.#book = book;
     this.#ledger = ledger;
     this.#resolver = resolver;
     this.#answers = answers;
+    this.#settlement = settlement;
     this.#postBeforeAnswer = postBeforeAnswer;
   }
 
@@ -72,8 +76,21 @@ export class MovementRequests {
    * Any failure ends the movement here, and one the ledger may hold is voided (by the outbox,
    * right after): a create one of whose tries went unanswered may land later, even after a
    * later try was refused, until a void's tombstone refuses it. The card is not written.
+   * A card the ledger holds for an operator's word given without it (CardMovementPending) is
+   * here to decide that word: once it has, the movement is tried once more.
    */
   async reserve(card: WalletCard, input: ReserveInput): Promise<Reservation> {
+    try {
+      return await this.#reserveOnce(card, input);
+    } catch (error) {
+      const held =
+        error instanceof LedgerRefusal && error.code === ledgerErrorCodes.cardMovementPending.code;
+      if (!held || !(await this.#settlement.freeHeld(card, input.keyFingerprint))) throw error;
+      return this.#reserveOnce(card, input);
+    }
+  }
+
+  async #reserveOnce(card: WalletCard, input: ReserveInput): Promise<Reservation> {
     const apiKey = this.#book.keys.keyFor(input.keyFingerprint);
     if (apiKey === undefined) throw errors.invalidApiKey();
     const id = this.#book.newId();

@@ -1,15 +1,26 @@
 import { EventEmitter } from 'node:events';
+import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
 import { AppError } from '../errors.ts';
 import type { MovementBook } from './movement-book.ts';
-import type { Movement } from './movement-journal.ts';
-import { compensationFor, phaseOf, settledByRefusal } from './movement-phases.ts';
+import type { Movement, MovementKind } from './movement-journal.ts';
+import {
+  compensationFor,
+  compensationOfWrite,
+  phaseOf,
+  settledByRefusal,
+} from './movement-phases.ts';
 import { Outbox } from './outbox.ts';
 
 /** The ledger calls the engine makes (the LedgerClient, or the simulation's ledger). */
 export type MovementLedger = Pick<
   LedgerClient,
-  'createMovement' | 'postMovement' | 'voidMovement' | 'listPendingMovements' | 'getMovement'
+  | 'createMovement'
+  | 'postMovement'
+  | 'voidMovement'
+  | 'listPendingMovements'
+  | 'getMovement'
+  | 'getCardAccount'
 >;
 
 export interface MovementResolverEvents {
@@ -117,6 +128,15 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     }
     if (atLedger.state === 'pending' || phaseOf(movement) !== 'uncertain') return false;
     const landed = atLedger.state === 'posted';
+    // An operator's word given without the card holds the card until a till reads it: this
+    // one did, and the card cannot tell, so the operator's word stands.
+    if (
+      cardSeen &&
+      atLedger.awaitsCard === true &&
+      !(await this.#tellCardAgrees(apiKey, movement, atLedger.state, undefined))
+    ) {
+      return false;
+    }
     this.#book.log.warn(
       `movement ${movement.id}: ${atLedger.state} at the ledger by ${atLedger.resolvedByTill ? `till ${atLedger.resolvedByTill}` : 'an operator'} (${atLedger.evidence ?? 'no evidence given'}); taken as decided`,
     );
@@ -138,14 +158,96 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
    */
   async seen(movement: Movement, outcome: 'committed' | 'not-written' | undefined): Promise<void> {
     const seen = outcome ?? movement.card;
-    if (!seen || movement.resolved === undefined) return;
+    const resolved = movement.resolved;
+    if (!seen || resolved === undefined) return;
     if (seen !== movement.card) {
       this.#book.log.error(
-        `movement ${movement.id}: its card ${seen === 'committed' ? 'holds' : 'does not hold'} it, though the ledger's final word is ${movement.resolved}`,
+        `movement ${movement.id}: its card ${seen === 'committed' ? 'holds' : 'does not hold'} it, though the ledger's final word is ${resolved}`,
       );
+    } else if (resolved !== 'absent') {
+      // The ledger may hold the card for it (an operator decided without the card): told the
+      // card agrees, it frees the card. Until it answers, the card decides it again when seen.
+      const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
+      if (apiKey !== undefined && !(await this.#tellCardAgrees(apiKey, movement, resolved, seen)))
+        return;
     }
     await this.#book.append({ type: 'card', id: movement.id, outcome: seen });
-    await this.#compensate(movement, movement.resolved);
+    await this.#compensate(movement, resolved);
+    const compensation = this.#book.compensationOf(movement.id);
+    if (compensation) await this.resolve(compensation);
+  }
+
+  /**
+   * A movement an operator posted or voided without its card (`awaitsCard`), whatever till
+   * made it, read now at this one (POST /cards/settle): the ledger is told the card agrees with
+   * its word, or a compensating movement of this till sets the books right, which frees the
+   * card as well. Resolves with the compensation, if one was needed; throws when the ledger
+   * did not take the card's word.
+   */
+  async cardDecides(
+    apiKey: string,
+    atLedger: LedgerMovement,
+    shows: 'committed' | 'not-written' | undefined,
+    evidence: string,
+  ): Promise<Movement | undefined> {
+    const state = atLedger.state === 'posted' ? 'posted' : 'voided';
+    const compensation = compensationOfWrite(
+      { kind: atLedger.kind, credits: atLedger.credits, card: shows },
+      state,
+    );
+    if (!compensation) {
+      await this.resolveOnEvidence(
+        apiKey,
+        atLedger.id,
+        state === 'posted' ? 'post' : 'void',
+        evidence,
+      );
+      return undefined;
+    }
+    const made =
+      this.#book.compensationOf(atLedger.id) ??
+      (await this.#startCompensation(
+        {
+          id: atLedger.id,
+          cardId: atLedger.cardId,
+          keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
+          shows,
+        },
+        state,
+        compensation,
+      ));
+    await this.resolve(made);
+    return made;
+  }
+
+  /** Tells the ledger the card agrees with its word on `movement`; false when it did not answer. */
+  async #tellCardAgrees(
+    apiKey: string,
+    movement: Movement,
+    state: 'posted' | 'voided',
+    shows: 'committed' | 'not-written' | undefined,
+  ): Promise<boolean> {
+    const what =
+      shows === undefined
+        ? "shows neither the balance before nor after it: the ledger's word stands"
+        : `${shows === 'committed' ? 'holds' : 'does not hold'} it`;
+    const evidence = `card ${movement.cardId} read at till ${this.#book.tillId}: it ${what}`;
+    try {
+      await this.resolveOnEvidence(
+        apiKey,
+        movement.id,
+        state === 'posted' ? 'post' : 'void',
+        evidence,
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof LedgerRefusal)) return false;
+      // The ledger's word changed since it was learnt: nothing a retry would change.
+      this.#book.log.error(
+        `movement ${movement.id}: the ledger refused the card's word (${error.code})`,
+      );
+      return true;
+    }
   }
 
   /**
@@ -211,20 +313,35 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   async #compensate(movement: Movement, ledger: 'posted' | 'voided' | 'absent'): Promise<void> {
     const compensation = compensationFor(movement, ledger);
     if (!compensation || this.#book.compensationOf(movement.id)) return;
+    await this.#startCompensation({ ...movement, shows: movement.card }, ledger, compensation);
+    this.#outbox.kick(0);
+  }
+
+  /** Journals a compensating movement of `of` (created and posted by the outbox, or resolve()). */
+  async #startCompensation(
+    of: {
+      id: string;
+      cardId: string;
+      keyFingerprint: string;
+      shows: 'committed' | 'not-written' | undefined;
+    },
+    ledger: 'posted' | 'voided' | 'absent',
+    compensation: { kind: MovementKind; credits: number },
+  ): Promise<Movement> {
     const id = this.#book.newId();
     this.#book.log.error(
-      `movement ${movement.id}: the card ${movement.card === 'committed' ? 'holds' : 'does not hold'} it but the ledger has it ${ledger}; compensating ${compensation.kind} ${compensation.credits} (${id})`,
+      `movement ${of.id}: the card ${of.shows === 'committed' ? 'holds' : 'does not hold'} it but the ledger has it ${ledger}; compensating ${compensation.kind} ${compensation.credits} (${id})`,
     );
     await this.#book.append({
       type: 'started',
       id,
       kind: compensation.kind,
-      cardId: movement.cardId,
-      keyFingerprint: movement.keyFingerprint,
-      compensates: movement.id,
+      cardId: of.cardId,
+      keyFingerprint: of.keyFingerprint,
+      compensates: of.id,
       credits: compensation.credits,
     });
-    this.#outbox.kick(0);
+    return this.#book.movement(id);
   }
 
   /** Creates a compensating movement (no card write); false when the ledger did not answer. */
@@ -244,6 +361,17 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     } catch (error) {
       if (!(error instanceof LedgerRefusal || (error instanceof AppError && error.status < 500))) {
         return false;
+      }
+      if (
+        error instanceof LedgerRefusal &&
+        error.code === ledgerErrorCodes.movementCompensated.code
+      ) {
+        // Another till read the card first and set the books right: nothing is left to do.
+        this.#book.log.info(
+          `compensating movement ${movement.id} for ${movement.compensates}: not needed (${error.detail ?? 'compensated already'})`,
+        );
+        await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
+        return true;
       }
       // Refused and flagged at the ledger: a conflict for the operator. An earlier try that
       // lands late is voided like any create that was sent.

@@ -1,6 +1,7 @@
-import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
+import { isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import type { CardAccess } from './card-access.ts';
+import { awaitsCard, balanceAfter } from './card-settlement.ts';
 import type { MovementEngine } from './movement-engine.ts';
 
 /** A pending movement of the card on the reader, as POST /cards/settle reports it. */
@@ -15,8 +16,12 @@ export interface SettledMovement {
 /** The answer of POST /cards/settle. */
 export interface SettleAnswer {
   cardId: string;
-  /** Other tills' movements the card decided now, and how. */
-  settled: (SettledMovement & { state: 'posted' | 'voided' })[];
+  /**
+   * Movements the card decided now, and how: other tills' pending ones, and any an operator
+   * posted or voided without the card (their state stays the operator's; `compensatedBy`
+   * names the compensating movement made when the card disagrees).
+   */
+  settled: (SettledMovement & { state: 'posted' | 'voided'; compensatedBy?: string })[];
   /** Pending movements of the card that the card cannot decide here, and why. */
   undecided: (SettledMovement & { reason: string })[];
 }
@@ -25,8 +30,10 @@ export interface SettleAnswer {
  * POST /cards/settle, an operator's action: the card on the reader decides the shop's pending
  * movements of it that other tills made (a till gone for good, or far away), from the card
  * state each movement carries to the ledger (`cardBefore`). Each is posted or voided with the
- * evidence (this till, the card, what it showed), which the ledger keeps. This till's own are
- * settled first, as before any movement. Nothing is written to the card.
+ * evidence (this till, the card, what it showed), which the ledger keeps. A movement an
+ * operator decided without the card (`awaitsCard`, any till's) is confirmed from the card or
+ * compensated. This till's own are settled first, as before any movement. Nothing is written to
+ * the card.
  */
 export function settleCard(
   cards: CardAccess,
@@ -39,8 +46,11 @@ export function settleCard(
     const account = await ledger.getCardAccount(apiKey, card.cardId);
     const answer: SettleAnswer = { cardId: card.cardId, settled: [], undecided: [] };
     for (const movement of account.movements) {
-      if (movement.state !== 'pending' || movement.compensates !== null) continue;
-      if (movement.tillId === movements.tillId) continue;
+      if (movement.compensates !== null) continue;
+      const held = awaitsCard(movement);
+      if (!held && (movement.state !== 'pending' || movement.tillId === movements.tillId)) {
+        continue;
+      }
       const about: SettledMovement = {
         id: movement.id,
         tillId: movement.tillId,
@@ -48,6 +58,16 @@ export function settleCard(
         credits: movement.credits,
       };
       const before = movement.cardBefore;
+      if (held) {
+        const { compensation } = await movements.decideHeld(card, apiKey, movement);
+        const state = movement.state === 'posted' ? 'posted' : 'voided';
+        answer.settled.push({
+          ...about,
+          state,
+          ...(compensation ? { compensatedBy: compensation.id } : {}),
+        });
+        continue;
+      }
       if (before === null || !isKnownBefore(before)) {
         answer.undecided.push({
           ...about,
@@ -55,7 +75,7 @@ export function settleCard(
         });
         continue;
       }
-      const after = movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
+      const after = balanceAfter(movement, before);
       const decision = await card.decide(planWrite(before, after, movement.id));
       if (decision.outcome === 'unknown') {
         answer.undecided.push({

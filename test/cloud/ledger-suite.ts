@@ -967,6 +967,123 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.deepEqual(none.body, { error: 'MovementIdConflict' });
       });
 
+      describe('an operator deciding without the card', () => {
+        test("when an operator voids a payout without a till, then its card is held for every till, its own too, until a till confirms from the card, and the card's word is kept", async () => {
+          const shop = await newShop(100);
+          const card = freshCard();
+          await posted(shop, atTill(TILL_A, 'recharge', card, 40));
+          const payout = atTill(TILL_A, 'discharge', card, 40);
+          assert.equal((await shop.create(payout)).status, 201);
+          const voided = await shop.resolve(payout.id, 'void', { evidence: 'card reported lost' });
+          assert.equal(voided.status, 200, JSON.stringify(voided.body));
+          assert.equal(voided.body.awaitsCard, true);
+          assert.equal(voided.body.cardEvidence, null);
+          assert.equal((await cardOf(shop, card)).credits, 40);
+
+          for (const till of [TILL_B, TILL_A]) {
+            const held = await shop.create(atTill(till, 'recharge', card, 5));
+            assert.equal(held.status, 409, JSON.stringify(held.body));
+            assert.deepEqual(held.body, {
+              error: 'CardMovementPending',
+              detail: `movement ${payout.id} of till ${TILL_A}, voided by an operator, awaits card ${card}`,
+            });
+          }
+          // Another till without the card's word changes nothing.
+          const bare = await shop.resolve(payout.id, 'void', { tillId: TILL_B });
+          assert.equal(bare.body.awaitsCard, true, JSON.stringify(bare.body));
+          // The other word is refused as for any resolved movement.
+          const evidence = `card ${card} read at till ${TILL_B}: it does not hold the write`;
+          const other = await shop.resolve(payout.id, 'post', { tillId: TILL_B, evidence });
+          assert.deepEqual(other.body, { error: 'MovementAlreadyVoided' });
+
+          const confirmed = await shop.resolve(payout.id, 'void', { tillId: TILL_B, evidence });
+          assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
+          assert.equal(confirmed.body.awaitsCard, false);
+          assert.equal(confirmed.body.cardEvidence, evidence);
+          assert.equal(confirmed.body.evidence, 'card reported lost');
+          assert.equal(confirmed.body.resolvedByTill, null);
+          const free = await shop.create(atTill(TILL_B, 'recharge', card, 5));
+          assert.equal(free.status, 201, JSON.stringify(free.body));
+          assert.equal(await poolOf(shop), 55);
+          assert.ok((await checkLedger(db)).ok);
+        });
+
+        test('when the till that made it says the same word again, then the card is free: its journal knows the write', async () => {
+          const shop = await newShop(100);
+          const card = freshCard();
+          const recharge = atTill(TILL_A, 'recharge', card, 10);
+          assert.equal((await shop.create(recharge)).status, 201);
+          assert.equal(
+            (await shop.resolve(recharge.id, 'post', { evidence: 'the customer has the credits' }))
+              .body.awaitsCard,
+            true,
+          );
+          const again = await shop.resolve(recharge.id, 'post', { tillId: TILL_A });
+          assert.equal(again.status, 200, JSON.stringify(again.body));
+          assert.equal(again.body.awaitsCard, false);
+          assert.equal(again.body.cardEvidence, null);
+          assert.equal((await shop.create(atTill(TILL_B, 'recharge', card, 1))).status, 201);
+        });
+
+        test('when the movement carries no card state, or is decided by a till, then nothing waits for the card', async () => {
+          const shop = await newShop(100);
+          const card = freshCard();
+          const stateless = { ...atTill(TILL_A, 'recharge', card, 10), cardBefore: undefined };
+          assert.equal((await shop.create(stateless)).status, 201);
+          const voided = await shop.resolve(stateless.id, 'void', { evidence: 'card lost' });
+          assert.equal(voided.body.awaitsCard, false, JSON.stringify(voided.body));
+          const decidedByB = atTill(TILL_A, 'recharge', card, 10);
+          assert.equal((await shop.create(decidedByB)).status, 201);
+          const byB = await shop.resolve(decidedByB.id, 'void', {
+            tillId: TILL_B,
+            evidence: `card ${card} read at till ${TILL_B}`,
+          });
+          assert.equal(byB.body.awaitsCard, false, JSON.stringify(byB.body));
+          assert.equal((await shop.create(atTill(TILL_B, 'recharge', card, 1))).status, 201);
+        });
+
+        test('when a till compensates it, then the card is free, and a second compensation (another till that saw the card) is 409 MovementCompensated and changes nothing', async () => {
+          const shop = await newShop(100);
+          const card = freshCard();
+          await posted(shop, atTill(TILL_A, 'recharge', card, 40));
+          const payout = atTill(TILL_A, 'discharge', card, 40);
+          assert.equal((await shop.create(payout)).status, 201);
+          await shop.resolve(payout.id, 'void', { evidence: 'card reported lost' });
+          const fix = { ...atTill(TILL_B, 'discharge', card, 40), compensates: payout.id };
+          const created = await shop.create(fix);
+          assert.equal(created.status, 201, JSON.stringify(created.body));
+          assert.equal((await shop.movement(payout.id)).body.awaitsCard, false);
+          const twice = { ...atTill(TILL_A, 'discharge', card, 40), compensates: payout.id };
+          const second = await shop.create(twice);
+          assert.equal(second.status, 409, JSON.stringify(second.body));
+          assert.deepEqual(second.body, {
+            error: 'MovementCompensated',
+            detail: `movement ${payout.id} is compensated by ${fix.id} already`,
+          });
+          assert.equal((await shop.movement(twice.id)).status, 404);
+          // The first one's retry is still a replay.
+          assert.equal((await shop.create(fix)).status, 200);
+          assert.equal((await shop.resolve(fix.id, 'post', { tillId: TILL_B })).status, 200);
+          assert.equal((await cardOf(shop, card)).credits, 0);
+          assert.equal(await poolOf(shop), 100);
+          assert.ok((await checkLedger(db)).ok);
+        });
+
+        test('when its compensation is refused, then the card is flagged and free: the conflict is for the operator', async () => {
+          const shop = await newShop(10);
+          const card = freshCard();
+          const recharge = atTill(TILL_A, 'recharge', card, 10);
+          assert.equal((await shop.create(recharge)).status, 201);
+          await shop.resolve(recharge.id, 'void', { evidence: 'card reported lost' });
+          await posted(shop, atTill(TILL_A, 'recharge', freshCard(), 10));
+          const fix = { ...atTill(TILL_B, 'recharge', card, 10), compensates: recharge.id };
+          assert.deepEqual((await shop.create(fix)).body, { error: 'NoCredits' });
+          assert.equal((await shop.movement(recharge.id)).body.awaitsCard, false);
+          const flags = (await cardOf(shop, card)).flags.map((flag: { kind: string }) => flag.kind);
+          assert.deepEqual(flags, ['compensation-refused']);
+        });
+      });
+
       test('when a post or void body is malformed, then it is 400 InvalidMovement naming the field and nothing changes', async () => {
         const shop = await newShop(100);
         const movement = atTill(TILL_A, 'recharge', freshCard(), 10);
@@ -990,7 +1107,8 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         test('when a movement compensates a voided recharge whose card write landed, then it reserves like a recharge, names the voided one and is exempt from the card check', async () => {
           const shop = await newShop(100);
           const card = freshCard();
-          const lost = atTill(TILL_A, 'recharge', card, 30);
+          // Without a card state, the operator's word does not hold the card (tested above).
+          const lost = { ...atTill(TILL_A, 'recharge', card, 30), cardBefore: undefined };
           assert.equal((await shop.create(lost)).status, 201);
           assert.equal((await shop.resolve(lost.id, 'void', { evidence: 'operator' })).status, 200);
           const fix = {

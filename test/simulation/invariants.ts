@@ -1,8 +1,9 @@
 /**
  * What must hold at the end of every simulated run (world.ts), once the faults stopped:
  *
- * - the ledger: nothing pending, nothing resolved twice, each movement resolved by its own
- *   till or on evidence (an operator's, or a card settled at another till), and every
+ * - the ledger: nothing pending, no card held for an operator's word, nothing resolved twice,
+ *   each movement resolved by its own till or on evidence (an operator's, or a card settled at
+ *   another till), and every
  *   movement's final word (posted, or voided and set right by a posted compensating movement)
  *   is what its card write did: the card holds it exactly when the books count it;
  * - each card holds what its accounts at the shops add up to, minus what machines spent
@@ -63,6 +64,7 @@ function ledgerAgreesWithCards({ ledger, writes }: FinalWorld): string[] {
   for (const movement of ledger.movements.values()) {
     const what = `movement ${movement.id} (${movement.kind} ${movement.credits} on ${movement.cardId}${movement.compensates ? `, compensating ${movement.compensates}` : ''})`;
     if (movement.state === 'pending') problems.push(`${what} is still pending`);
+    if (movement.awaitsCard) problems.push(`${what} still holds its card for an operator's word`);
     if (movement.transitions > 1) problems.push(`${what} resolved ${movement.transitions} times`);
     // Only its till knows what its card write did (docs/cloud-api.md, "Tills").
     const by = movement.resolvedByTill;

@@ -17,7 +17,8 @@ import { ledgerOverHttp } from './sim-network.ts';
 // through their effect: a discharge beyond one is CardAccountExceeded.
 // Tills too: creates name one of two tills (or none), a card with another till's movement
 // pending is refused, compensations name earlier movements, and posts and voids name a till
-// and sometimes evidence.
+// and sometimes evidence. An operator's word without a till (evidence, no till) on a movement
+// with a card state holds its card until a till confirms it or a compensation is made.
 
 const SHOPS = [
   { id: '6f1c1c8e-0f5b-4c7e-9a52-1d4b2f7a00a1', key: 'contract-key-shop-a-012345', credits: 600 },
@@ -71,6 +72,8 @@ function essence(answer: Answer): unknown {
     compensates: movement.compensates,
     resolvedByTill: movement.resolvedByTill,
     evidence: movement.evidence,
+    awaitsCard: movement.awaitsCard,
+    cardEvidence: movement.cardEvidence,
   });
   const body = answer.body as Record<string, unknown>;
   if (Array.isArray(body.movements)) {
@@ -88,7 +91,10 @@ function essence(answer: Answer): unknown {
       suspect: body.suspect,
       // Movements made in the same millisecond may come in either order.
       movements: movements
-        .map((movement) => `${String(movement.id)} ${String(movement.state)}`)
+        .map(
+          (movement) =>
+            `${String(movement.id)} ${String(movement.state)}${movement.awaitsCard ? ' awaits its card' : ''}`,
+        )
         .sort(),
     };
   }
@@ -195,4 +201,70 @@ describe('the simulated ledger against the real one', () => {
       }
     });
   }
+});
+
+describe('the simulated ledger against the real one, on an operator deciding without the card', () => {
+  test('when an operator voids or posts without a till and tills confirm, compensate twice or write the card, then every answer is the same', async () => {
+    const [shop] = SHOPS;
+    const client = new LedgerClient(server.url).withKey(shop.key);
+    const pool = (await client.customer()).body.credits as number;
+    const sim = new SimLedger(() => 0);
+    sim.addShop({ id: shop.id, name: 'Contract shop 0', credits: pool, creditCost: '0.50' }, [
+      shop.key,
+    ]);
+    const card = cardsOf(100)[0] as string;
+    const [tillA, tillB] = [TILLS[1], TILLS[2]];
+    const at = (tillId: string | undefined, kind: string, credits: number) => ({
+      id: randomUUID(),
+      kind,
+      cardId: card,
+      credits,
+      tillId,
+      cardBefore: `test:${credits}`,
+    });
+    const recharge = at(tillA, 'recharge', 40);
+    const payout = at(tillA, 'discharge', 40);
+    const bought = at(tillA, 'recharge', 5);
+    const fix = { ...at(tillB, 'discharge', 40), compensates: payout.id };
+    const evidence = { tillId: tillB, evidence: 'card read at till B' };
+    const steps: [string, 'GET' | 'POST', string, unknown?][] = [
+      ['create recharge', 'POST', '/v1/movements', recharge],
+      ['post it', 'POST', `/v1/movements/${recharge.id}/post`, { tillId: tillA }],
+      ['create payout', 'POST', '/v1/movements', payout],
+      ['operator voids it', 'POST', `/v1/movements/${payout.id}/void`, { evidence: 'lost' }],
+      ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 1)],
+      ['A writes the card', 'POST', '/v1/movements', at(tillA, 'recharge', 1)],
+      ['B voids bare', 'POST', `/v1/movements/${payout.id}/void`, { tillId: tillB }],
+      ['B posts on evidence', 'POST', `/v1/movements/${payout.id}/post`, evidence],
+      ['card account', 'GET', `/v1/cards/${card}`],
+      ['B compensates', 'POST', '/v1/movements', fix],
+      ['A compensates too', 'POST', '/v1/movements', { ...fix, id: randomUUID(), tillId: tillA }],
+      ['B compensates again', 'POST', '/v1/movements', fix],
+      ['B posts it', 'POST', `/v1/movements/${fix.id}/post`, { tillId: tillB }],
+      ['the payout', 'GET', `/v1/movements/${payout.id}`],
+      ['A writes the card', 'POST', '/v1/movements', bought],
+      ['A posts it', 'POST', `/v1/movements/${bought.id}/post`, { tillId: tillA }],
+      ['operator posts it again', 'POST', `/v1/movements/${bought.id}/post`, { evidence: 'x' }],
+      ['another one', 'POST', '/v1/movements', { ...at(tillA, 'recharge', 2), id: recharge.id }],
+    ];
+    // A second payout, decided by the operator, confirmed by its own till without evidence.
+    const second = at(tillA, 'discharge', 5);
+    steps.push(
+      ['create payout', 'POST', '/v1/movements', second],
+      ['operator posts it', 'POST', `/v1/movements/${second.id}/post`, { evidence: 'paid' }],
+      ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 3)],
+      ['A says posted', 'POST', `/v1/movements/${second.id}/post`, { tillId: tillA }],
+      ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 3)],
+      ['card account', 'GET', `/v1/cards/${card}`],
+    );
+    for (const [what, method, path, body] of steps) {
+      const realAnswer = await (method === 'GET' ? client.get(path) : client.post(path, body));
+      const simulated = simAnswer(sim, method, path, shop.key, body);
+      assert.deepEqual(
+        essence(simulated),
+        essence(realAnswer),
+        `${what}: ${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
+      );
+    }
+  });
 });

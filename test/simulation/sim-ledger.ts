@@ -43,7 +43,7 @@ export interface SimShop {
   creditCost: string;
 }
 
-interface StoredMovement {
+export interface StoredMovement {
   id: string;
   shop: string;
   kind: MovementKind;
@@ -61,6 +61,9 @@ interface StoredMovement {
   compensates: string | null;
   resolvedByTill: string | null;
   evidence: string | null;
+  /** An operator's word given without the card: the card is held until a till reads it. */
+  awaitsCard: boolean;
+  cardEvidence: string | null;
 }
 
 export class SimLedger {
@@ -190,7 +193,16 @@ export class SimLedger {
       ) {
         throw refuse('invalidCompensation');
       }
+      const other = [...this.movements.values()].some(
+        (movement) => movement.shop === shop.id && movement.compensates === compensates,
+      );
+      if (other) throw refuse('movementCompensated');
     }
+    // A compensation the ledger takes or refuses (flagged) ends the wait for the card.
+    const cardRead = () => {
+      const original = compensates === null ? undefined : this.movements.get(compensates);
+      if (original) original.awaitsCard = false;
+    };
     const flag = (kind: CardFlagKind) =>
       this.flags.push({
         kind: compensates === null ? kind : 'compensation-refused',
@@ -199,7 +211,10 @@ export class SimLedger {
         shopId: shop.id,
       });
     if (request.kind === 'recharge' && shop.credits < credits) {
-      if (compensates !== null) flag('compensation-refused');
+      if (compensates !== null) {
+        flag('compensation-refused');
+        cardRead();
+      }
       throw refuse('noCredits');
     }
     if (tillId !== null && compensates === null) {
@@ -207,9 +222,8 @@ export class SimLedger {
         (movement) =>
           movement.shop === shop.id &&
           movement.cardId === request.cardId &&
-          movement.state === 'pending' &&
-          movement.tillId !== tillId &&
-          movement.compensates === null,
+          movement.compensates === null &&
+          ((movement.state === 'pending' && movement.tillId !== tillId) || movement.awaitsCard),
       );
       if (other) throw refuse('cardMovementPending');
     }
@@ -231,6 +245,7 @@ export class SimLedger {
     }
     if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
       flag('discharge-exceeds-account');
+      cardRead();
       throw refuse('cardAccountExceeded');
     }
     if (request.kind === 'recharge') shop.credits -= credits;
@@ -253,8 +268,11 @@ export class SimLedger {
       compensates,
       resolvedByTill: null,
       evidence: null,
+      awaitsCard: false,
+      cardEvidence: null,
     };
     this.movements.set(id, stored);
+    cardRead();
     return { movement: this.#view(stored), replayed: false };
   }
 
@@ -274,10 +292,21 @@ export class SimLedger {
       }
       throw refuse('movementNotFound');
     }
-    if (movement.state === target) return this.#view(movement);
+    const tillId = by.tillId?.toLowerCase() ?? null;
+    if (movement.state === target) {
+      // A till read the card and it agrees with the operator's word: the card is free again.
+      if (
+        movement.awaitsCard &&
+        tillId !== null &&
+        (by.evidence !== undefined || tillId === movement.tillId)
+      ) {
+        movement.awaitsCard = false;
+        movement.cardEvidence = by.evidence ?? null;
+      }
+      return this.#view(movement);
+    }
     if (movement.state === 'voided') throw refuse('movementAlreadyVoided');
     if (movement.state === 'posted') throw refuse('movementAlreadyPosted');
-    const tillId = by.tillId?.toLowerCase() ?? null;
     if (
       movement.tillId !== null &&
       tillId !== null &&
@@ -291,6 +320,12 @@ export class SimLedger {
     movement.transitions += 1;
     movement.resolvedByTill = tillId;
     movement.evidence = by.evidence ?? null;
+    // Decided by an operator without a till, so without the card: it awaits its card.
+    movement.awaitsCard =
+      tillId === null &&
+      by.evidence !== undefined &&
+      movement.cardBefore !== null &&
+      movement.compensates === null;
     if (movement.kind === 'recharge' && target === 'voided') shop.credits += movement.credits;
     if (movement.kind === 'discharge' && target === 'posted') shop.credits += movement.credits;
     // A card's account grows when a recharge is final, and gets back a voided discharge.
@@ -340,6 +375,8 @@ export class SimLedger {
       compensates: movement.compensates,
       resolvedByTill: movement.resolvedByTill,
       evidence: movement.evidence,
+      awaitsCard: movement.awaitsCard,
+      cardEvidence: movement.cardEvidence,
     };
   }
 }

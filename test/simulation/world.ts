@@ -103,11 +103,6 @@ export interface Till {
   engine: MovementEngine | undefined;
   journal: MovementJournal | undefined;
   postBeforeAnswer: boolean;
-  /**
-   * Its disk is never lost: an operator decided one of its movements without the card, which
-   * only this till can check against the card (a till gone for good leaves that to the flags).
-   */
-  keepsDisk: boolean;
 }
 
 /** One POS request and what its caller was told. */
@@ -197,7 +192,6 @@ export async function runSeed(seed: number): Promise<SimResult> {
       engine: undefined,
       journal: undefined,
       postBeforeAnswer: rng.chance(0.3),
-      keepsDisk: false,
     };
     till.life.alive = false;
     till.reader.onLanded = (write) => {
@@ -317,7 +311,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
     till.engine = undefined;
     till.journal = undefined;
     till.files.crash(rng);
-    if (rng.chance(0.05) && !till.keepsDisk) {
+    if (rng.chance(0.05)) {
       till.files.lose();
       reached('disk-lost');
       // The tray app keeps the till id in its settings too; the headless service only there.
@@ -652,9 +646,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
         if (waiting.length === 0) return;
         const movement = rng.pick(waiting);
         const card = cards.find((candidate) => candidate.uid === movement.cardId) as SimCard;
-        const till = tills.find((candidate) => candidate.id === movement.tillId) as Till;
         card.lost = true;
-        till.keepsDisk = true;
         operatorDecides(movement.id, 'voided', 'operator: the card was reported lost');
         reached('voided-card-lost');
       },
@@ -699,7 +691,8 @@ export async function runSeed(seed: number): Promise<SimResult> {
 
   // The movements of a till gone for good (its disk and its till id lost), or moved to another
   // shop whose keys do not open the card, are decided by their cards at another till of the
-  // shop: the operator presents each and calls POST /cards/settle.
+  // shop: the operator presents each and calls POST /cards/settle. (What an operator decided
+  // without the card holds the card until a till reads it: any request with the card does.)
   for (const movement of [...ledger.movements.values()]) {
     if (movement.state !== 'pending') continue;
     const card = cards.find((candidate) => candidate.uid === movement.cardId) as SimCard;
@@ -736,6 +729,21 @@ export async function runSeed(seed: number): Promise<SimResult> {
     reached('operator-decided');
   }
   await sched.runUntil(sched.time + 150_000);
+  // A card a shop holds for an operator's word given without it is decided by the next request
+  // with it at a till of that shop (its own till, when it can, decides it on sight).
+  for (const movement of [...ledger.movements.values()]) {
+    if (!movement.awaitsCard) continue;
+    const card = cards.find((candidate) => candidate.uid === movement.cardId) as SimCard;
+    const shop = SHOPS.findIndex((candidate) => candidate.id === movement.shop);
+    const till = tills.find(
+      (candidate) => candidate.shop === shop && candidate.engine && candidate.reader.opens(card),
+    );
+    if (!till) continue;
+    present(card, till);
+    ask(till, 'recharge', { credits: rng.between(1, 5) });
+    await sched.runUntil(sched.time + 10_000);
+    reached('held-card-asked');
+  }
 
   // Liveness: with the faults gone, a recharge and a payout of every card at a till of its shop
   // succeed (unless the card is corrupt, or holds more than that shop put on it).
@@ -754,6 +762,13 @@ export async function runSeed(seed: number): Promise<SimResult> {
   }
   await sched.runUntil(sched.time + 120_000);
 
+  // An operator's word given without the card, that a till then read the card for.
+  for (const movement of ledger.movements.values()) {
+    const byOperator = movement.resolvedByTill === null && movement.evidence !== null;
+    if (byOperator && movement.cardBefore !== null && movement.compensates === null) {
+      if (!movement.awaitsCard) reached('operator-word-decided-by-card');
+    }
+  }
   const problems = checkInvariants({
     ledger,
     shopIds: SHOPS.map((shop) => shop.id),

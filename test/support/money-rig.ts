@@ -117,6 +117,7 @@ export function ledgerOf(sim: SimLedger): RigLedger {
     },
     listPendingMovements: (apiKey) => answer(() => sim.listPending(apiKey)),
     getMovement: (apiKey, id) => answer(() => sim.get(apiKey, id)),
+    getCardAccount: (apiKey, cardId) => answer(() => sim.cardAccountOf(apiKey, cardId)),
   };
   return ledger;
 }

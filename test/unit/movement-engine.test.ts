@@ -280,8 +280,79 @@ describe('a decision the till learnt from the ledger, without the card', () => {
         decided === 'voided' ? 50 : 30,
         `${decided}: the books match the card again`,
       );
+      const atLedger = sim.movements.get(movement.id);
+      assert.equal(atLedger?.awaitsCard, false, `${decided}: the compensation frees the card`);
       await engine.close();
     }
+  });
+
+  test("when the card, back, agrees with the operator's word, then the ledger is told, and frees the card; unanswered, the card decides it again when seen", async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const ledger = ledgerOf(sim);
+    const { engine, journal, open } = engineWith(ledger);
+    await open();
+    const { access, back } = cardThatLeaves(30);
+    const recharge = rechargeCard(access, engine, {
+      request: { credits: 20 },
+      customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
+      keyFingerprint: fingerprint(KEY),
+    });
+    await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
+    const [movement] = journal.movements.values();
+    assert.ok(movement);
+    // The write landed, and the operator posted it without the card: the card is held.
+    sim.resolve(KEY, movement.id, 'posted', { evidence: 'operator: the customer has it' });
+    const atLedger = sim.movements.get(movement.id);
+    assert.equal(atLedger?.awaitsCard, true);
+    await engine.reconcile();
+    back();
+
+    ledger.failPosts = true;
+    await access.withCard((session) => engine.settle(session));
+    assert.equal(atLedger?.awaitsCard, true, 'the ledger did not answer');
+    assert.ok(engine.uncertainCards.has('04E1E2E3'), 'the card decides it again when seen');
+
+    ledger.failPosts = false;
+    await access.withCard((session) => engine.settle(session));
+    assert.equal(atLedger?.awaitsCard, false, JSON.stringify(atLedger));
+    assert.equal(atLedger?.cardEvidence, `card 04E1E2E3 read at till ${TILL}: it holds it`);
+    assert.equal(engine.uncertainCards.size, 0);
+    assert.equal(
+      [...sim.movements.values()].filter((m) => m.compensates !== null).length,
+      0,
+      'no compensation: the card agrees',
+    );
+    await engine.close();
+  });
+
+  test("when the card, back, shows neither side of a write the operator decided meanwhile, then the operator's word stands and the ledger is told so, which frees the card", async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const { access, slots, back } = cardThatLeaves(30);
+    const recharge = rechargeCard(access, engine, {
+      request: { credits: 20 },
+      customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
+      keyFingerprint: fingerprint(KEY),
+    });
+    await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
+    const [movement] = journal.movements.values();
+    assert.ok(movement);
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    // Written over elsewhere: neither 30 nor 50 where the write was planned.
+    slots[1] = encodeValueBlock(7, 2);
+    back();
+    await access.withCard((session) => engine.settle(session));
+    assert.equal(phaseOf(movement), 'done');
+    const atLedger = sim.movements.get(movement.id);
+    assert.equal(atLedger?.awaitsCard, false, JSON.stringify(atLedger));
+    assert.equal(
+      atLedger?.cardEvidence,
+      `card 04E1E2E3 read at till ${TILL}: it shows neither the balance before nor after it: the ledger's word stands`,
+    );
+    await engine.close();
   });
 });
 

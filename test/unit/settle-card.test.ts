@@ -21,6 +21,7 @@ import {
   TILL,
   cardOnReader,
   engineWith,
+  eventually,
   fingerprint,
   ledgerOf,
   simWithShops,
@@ -175,6 +176,106 @@ describe('settleCard', () => {
     assert.deepEqual(states, ['posted', 'pending', 'pending']);
     const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
     assert.deepEqual(answer, { cardId: CARD, settled: [], undecided: [] });
+    ledger.failPosts = false;
+    await here.engine.close();
+  });
+});
+
+describe("settleCard, on an operator's word given without the card", () => {
+  test("when an operator voided another till's payout that the card holds, then a compensating payout of this till sets the books right and frees the card; settled again, nothing more is made", async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    assert.equal(movement.awaitsCard, true);
+    const writes = card.writes;
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    const compensation = [...sim.movements.values()].find((m) => m.compensates === movement.id);
+    assert.ok(compensation, JSON.stringify(answer));
+    assert.deepEqual(answer, {
+      cardId: CARD,
+      settled: [
+        {
+          id: movement.id,
+          tillId: OTHER_TILL,
+          kind: 'discharge',
+          credits: 30,
+          state: 'voided',
+          compensatedBy: compensation.id,
+        },
+      ],
+      undecided: [],
+    });
+    assert.deepEqual(
+      [compensation.kind, compensation.credits, compensation.state, compensation.tillId],
+      ['discharge', 30, 'posted', TILL],
+    );
+    assert.equal(movement.awaitsCard, false);
+    assert.equal(sim.cardAccount(SHOP, CARD), 0, 'the books match the card');
+    assert.equal(card.writes, writes, 'nothing is written to the card');
+    const again = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(again.settled, []);
+    assert.equal([...sim.movements.values()].filter((m) => m.compensates !== null).length, 1);
+    await here.engine.close();
+  });
+
+  test("when the card agrees with the operator's word, or shows neither side of the write, then the ledger keeps the card's word and frees the card", async () => {
+    for (const shown of ['agrees', 'neither'] as const) {
+      const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'dropped');
+      if (shown === 'neither') card.slots[1] = encodeValueBlock(7, 2);
+      sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+      const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+      assert.deepEqual(
+        answer.settled,
+        [{ id: movement.id, tillId: OTHER_TILL, kind: 'discharge', credits: 30, state: 'voided' }],
+        shown,
+      );
+      assert.equal(movement.awaitsCard, false, shown);
+      assert.equal(
+        movement.cardEvidence,
+        shown === 'agrees'
+          ? `card ${CARD} read at till ${TILL}: it does not hold the write from classic:v1:30:1:0 to 0 credits`
+          : `card ${CARD} read at till ${TILL}: it shows neither the balance before nor after the write: the ledger's word stands`,
+      );
+      assert.equal([...sim.movements.values()].filter((m) => m.compensates !== null).length, 0);
+      await here.engine.close();
+    }
+  });
+
+  test('when an operator posted a recharge the card does not hold, then the compensation is a payout of its credits', async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('recharge', 'dropped');
+    sim.resolve(KEY, movement.id, 'posted', { evidence: 'operator: the customer has it' });
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    const compensation = [...sim.movements.values()].find((m) => m.compensates === movement.id);
+    assert.deepEqual(answer.settled[0]?.compensatedBy, compensation?.id, JSON.stringify(answer));
+    assert.deepEqual([compensation?.kind, compensation?.credits], ['discharge', 20]);
+    assert.equal(sim.cardAccount(SHOP, CARD), 30, 'the account is what the card holds');
+    await here.engine.close();
+  });
+
+  test('when the till that made it sees the card after another till compensated it, then its own compensation is refused as not needed: one compensation, no conflict', async () => {
+    const { sim, card, here, other, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    await other.engine.reconcile();
+    assert.ok(other.engine.uncertainCards.has(CARD), 'the owner learnt the void, card away');
+    await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    await card.access.withCard((session) => other.engine.settle(session));
+    await eventually(() => other.engine.unconfirmed === 0, "the owner's compensation resolved");
+    const compensations = [...sim.movements.values()].filter((m) => m.compensates !== null);
+    assert.deepEqual(
+      compensations.map((m) => [m.tillId, m.state]),
+      [[TILL, 'posted']],
+    );
+    assert.deepEqual(other.engine.conflicts, []);
+    assert.equal(sim.cardAccount(SHOP, CARD), 0);
+    await here.engine.close();
+    await other.engine.close();
+  });
+
+  test("when the ledger does not take the card's word, then settling fails and the card stays held", async () => {
+    const { sim, card, here, ledger, movement } = await otherTillLeftUndecided('recharge', 'lost');
+    sim.resolve(KEY, movement.id, 'posted', { evidence: 'operator: the customer has it' });
+    ledger.failPosts = true;
+    await assert.rejects(settleCard(card.access, here.engine, cardAccounts(sim), KEY));
+    assert.equal(movement.awaitsCard, true);
     ledger.failPosts = false;
     await here.engine.close();
   });

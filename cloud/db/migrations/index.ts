@@ -4,6 +4,7 @@ import { migration003 } from './003-card-accounts.ts';
 import { migration004 } from './004-card-above-account.ts';
 import { migration005 } from './005-tills.ts';
 import { migration006 } from './006-one-round-trip.ts';
+import { migration007 } from './007-awaits-card.ts';
 
 export interface Migration {
   version: number;
@@ -19,4 +20,5 @@ export const migrations: readonly Migration[] = [
   migration004,
   migration005,
   migration006,
+  migration007,
 ];

@@ -1,0 +1,301 @@
+/**
+ * Migration 7: an operator's decision made without the card waits for the card
+ * (docs/cloud-api.md, "Tills").
+ *
+ * An operator who posts or voids a movement with the admin CLI (no till, so no card read) gives
+ * the ledger's final word, but not the card's: a payout voided because its card was reported
+ * lost may have been written to the card all the same. Such a movement, when it carries the
+ * card state its write was planned from (`card_before`), now **awaits its card**
+ * (`awaits_card`): the card stays held as if the movement were pending (CardMovementPending, for
+ * every till, its own included) until a till reads the card and says what it shows. That
+ * till either confirms the operator's word (the same post or void again, with its till and the
+ * card as evidence, kept in `card_evidence`; the till that made it needs none, its journal
+ * knows the write) or sets the books right with a compensating
+ * movement, which releases the card when the ledger takes or refuses it. A movement has at most
+ * one compensation: another is refused (409 `MovementCompensated`), so two tills that both saw
+ * the card cannot compensate it twice.
+ */
+export const migration007 = {
+  version: 7,
+  name: 'awaits-card',
+  sql: /* sql */ `
+ALTER TABLE movements
+  ADD COLUMN awaits_card boolean NOT NULL DEFAULT false,
+  ADD COLUMN card_evidence text CHECK (length(card_evidence) BETWEEN 1 AND 500);
+CREATE INDEX movements_customer_card_awaiting ON movements (customer_id, card_id)
+  WHERE awaits_card;
+
+ALTER TYPE ledger_answer ADD ATTRIBUTE awaits_card boolean;
+ALTER TYPE ledger_answer ADD ATTRIBUTE card_evidence text;
+
+CREATE OR REPLACE FUNCTION ledger_answer_of(m movements, p_replayed boolean, p_pool bigint)
+RETURNS ledger_answer LANGUAGE sql IMMUTABLE AS $$
+  SELECT ROW(NULL, NULL, p_replayed, p_pool, m.id, m.customer_id, m.kind, m.card_id, m.state,
+             m.credits, m.credit_cost, m.amount, m.requested_amount, m.created_at, m.resolved_at,
+             m.till_id, m.card_before, m.compensates, m.resolved_by_till, m.evidence,
+             m.awaits_card, m.card_evidence)::ledger_answer
+$$;
+
+CREATE OR REPLACE FUNCTION ledger_create_movement(
+  p_customer uuid, p_id uuid, p_kind text, p_card text, p_credits bigint, p_amount numeric,
+  p_card_credits bigint, p_refuse_above boolean, p_till uuid, p_card_before text,
+  p_compensates uuid, p_key_hash text DEFAULT NULL)
+RETURNS ledger_answer LANGUAGE plpgsql AS $$
+DECLARE
+  c customers%ROWTYPE;
+  m movements%ROWTYPE;
+  v_credits bigint;
+  v_account bigint := 0;
+  v_allowed bigint;
+  v_holder uuid;
+  v_pool bigint;
+  v_other record;
+  v_checks_card boolean;
+BEGIN
+  IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
+    RETURN ledger_refusal('InvalidApiKey');
+  END IF;
+  -- The id's lock first (a void of an unknown id takes it too): a create and a tombstone of one
+  -- id never both happen. Then a recharge locks the customer row: the pool check, the
+  -- reservation and the idempotency check see no concurrent change of this customer. Then the
+  -- compensated movement's row, then the card's account. Always in this order, so they never
+  -- deadlock.
+  PERFORM pg_advisory_xact_lock(2, hashtext(p_id::text));
+  IF p_kind = 'recharge' THEN
+    SELECT * INTO c FROM customers WHERE id = p_customer FOR UPDATE;
+  ELSE
+    SELECT * INTO c FROM customers WHERE id = p_customer;
+  END IF;
+  IF NOT FOUND THEN
+    RETURN ledger_refusal('CustomerNotFound');
+  END IF;
+
+  -- Movement ids are unique across customers on one node (the unique index on id): another
+  -- customer's id, or its tombstone, is a conflict.
+  SELECT * INTO m FROM movements WHERE id = p_id;
+  IF FOUND THEN
+    RETURN ledger_replay(m, p_customer, p_kind, p_card, p_credits, p_amount, p_till,
+                         p_compensates, c.credits);
+  END IF;
+  SELECT customer_id INTO v_holder FROM void_tombstones WHERE id = p_id;
+  IF FOUND THEN
+    -- Voided before it arrived: refused, and answered as voided, every time it comes.
+    RETURN ledger_refusal(CASE WHEN v_holder = p_customer THEN 'MovementAlreadyVoided'
+                                                          ELSE 'MovementIdConflict' END);
+  END IF;
+
+  -- credits = floor(amount / creditCost), exactly: both as integer ten-thousandths.
+  v_credits := CASE WHEN p_amount IS NULL THEN p_credits
+                    ELSE div(p_amount * 10000, c.credit_cost * 10000) END;
+  IF v_credits < 1 THEN
+    RETURN ledger_refusal('AmountBelowOneCredit');
+  END IF;
+  IF v_credits > 2147483647 THEN
+    RETURN ledger_refusal('InvalidMovement', 'amount: worth more than 2147483647 credits');
+  END IF;
+  IF p_compensates IS NOT NULL THEN
+    -- The compensated movement's row lock: two compensations of one movement (two tills that
+    -- both saw its card) run one after the other, and the second sees the first.
+    PERFORM 1 FROM movements
+    WHERE customer_id = p_customer AND id = p_compensates AND card_id = p_card
+      AND state <> 'pending'
+    FOR UPDATE;
+    IF NOT FOUND THEN
+      RETURN ledger_refusal('InvalidCompensation',
+        format('compensates: %s is no resolved movement of this shop and card', p_compensates));
+    END IF;
+    SELECT id INTO v_other FROM movements
+    WHERE customer_id = p_customer AND compensates = p_compensates;
+    IF FOUND THEN
+      RETURN ledger_refusal('MovementCompensated',
+        format('movement %s is compensated by %s already', p_compensates, v_other.id));
+    END IF;
+  END IF;
+
+  IF p_kind = 'recharge' AND c.credits < v_credits THEN
+    IF p_compensates IS NULL THEN
+      RETURN ledger_refusal('NoCredits');
+    END IF;
+    -- A refused compensation is a disagreement the shop must see: the flag says it, and the
+    -- card no longer waits for a till to say what it shows.
+    SELECT credits INTO v_account FROM card_accounts
+    WHERE customer_id = p_customer AND card_id = p_card FOR UPDATE;
+    PERFORM ledger_flag_card(p_customer, p_card, 'compensation-refused', p_id, v_credits,
+                             COALESCE(v_account, 0));
+    UPDATE movements SET awaits_card = false
+    WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
+    RETURN ledger_refusal('NoCredits');
+  END IF;
+
+  -- The card's account is locked before the id is looked up again: a same-id request that
+  -- changed it meanwhile is then seen, and answered as a replay.
+  v_checks_card := p_kind = 'discharge'
+    OR (p_compensates IS NULL AND (p_till IS NOT NULL OR p_card_credits IS NOT NULL));
+  IF v_checks_card THEN
+    SELECT credits INTO v_account FROM card_accounts
+    WHERE customer_id = p_customer AND card_id = p_card FOR UPDATE;
+    v_account := COALESCE(v_account, 0);
+    SELECT * INTO m FROM movements WHERE id = p_id;
+    IF FOUND THEN
+      RETURN ledger_replay(m, p_customer, p_kind, p_card, p_credits, p_amount, p_till,
+                           p_compensates, c.credits);
+    END IF;
+  END IF;
+  IF p_till IS NOT NULL AND p_compensates IS NULL THEN
+    -- Another till's write to this card may still have to be decided on the card: a write
+    -- from this till now would destroy the evidence (docs/cloud-api.md, "Tills"). So may a
+    -- write an operator decided without the card, whichever till made it.
+    SELECT id, till_id, state INTO v_other FROM movements
+    WHERE customer_id = p_customer AND card_id = p_card AND compensates IS NULL
+      AND ((state = 'pending' AND till_id IS DISTINCT FROM p_till) OR awaits_card)
+    ORDER BY created_at, id LIMIT 1;
+    IF FOUND THEN
+      RETURN ledger_refusal('CardMovementPending',
+        CASE WHEN v_other.state = 'pending'
+          THEN format('movement %s of till %s is pending on card %s', v_other.id,
+                      COALESCE(v_other.till_id::text, '(unnamed)'), p_card)
+          ELSE format('movement %s of till %s, %s by an operator, awaits card %s', v_other.id,
+                      COALESCE(v_other.till_id::text, '(unnamed)'), v_other.state, p_card)
+        END);
+    END IF;
+  END IF;
+  IF p_kind = 'recharge' AND p_card_credits IS NOT NULL AND p_compensates IS NULL THEN
+    -- A card may hold less than its account (spent offline), never more. Pending movements
+    -- count: their credits may be on the card.
+    SELECT v_account + COALESCE(sum(credits), 0) INTO v_allowed FROM movements
+    WHERE customer_id = p_customer AND card_id = p_card AND state = 'pending';
+    IF p_card_credits > v_allowed THEN
+      PERFORM ledger_flag_card(p_customer, p_card, 'card-above-account', p_id, p_card_credits,
+                               v_allowed);
+      IF p_refuse_above IS TRUE THEN
+        RETURN ledger_refusal('CardAccountExceeded');
+      END IF;
+    END IF;
+  END IF;
+  IF p_kind = 'discharge' AND v_account < v_credits THEN
+    PERFORM ledger_flag_card(p_customer, p_card,
+      CASE WHEN p_compensates IS NULL THEN 'discharge-exceeds-account'
+           ELSE 'compensation-refused' END,
+      p_id, v_credits, v_account);
+    IF p_compensates IS NOT NULL THEN
+      UPDATE movements SET awaits_card = false
+      WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
+    END IF;
+    RETURN ledger_refusal('CardAccountExceeded');
+  END IF;
+
+  -- ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
+  -- takes no row lock) makes this wait for it, then yields no row: answered as a replay.
+  INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount,
+                         till_id, card_before, compensates)
+  VALUES (p_id, p_customer, p_kind, p_card, v_credits, c.credit_cost, p_amount, p_till,
+          p_card_before, p_compensates)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING * INTO m;
+  IF NOT FOUND THEN
+    SELECT * INTO m FROM movements WHERE id = p_id;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'movement % conflicted but is not found', p_id;
+    END IF;
+    RETURN ledger_replay(m, p_customer, p_kind, p_card, p_credits, p_amount, p_till,
+                         p_compensates, c.credits);
+  END IF;
+  IF p_compensates IS NOT NULL THEN
+    -- The card was read and the books are set right: it waits no more.
+    UPDATE movements SET awaits_card = false
+    WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
+  END IF;
+  IF p_kind = 'discharge' THEN
+    UPDATE card_accounts SET credits = credits - v_credits
+    WHERE customer_id = p_customer AND card_id = p_card;
+    v_pool := c.credits;
+  ELSE
+    v_pool := ledger_change_balance(p_customer, -v_credits, 'reserve', p_id);
+  END IF;
+  RETURN ledger_answer_of(m, false, v_pool);
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ledger_resolve_movement(p_customer uuid, p_id uuid, p_target text,
+                                                   p_till uuid, p_evidence text,
+                                                   p_key_hash text DEFAULT NULL)
+RETURNS ledger_answer LANGUAGE plpgsql AS $$
+DECLARE
+  m movements%ROWTYPE;
+  v_pool bigint;
+BEGIN
+  IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
+    RETURN ledger_refusal('InvalidApiKey');
+  END IF;
+  SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    IF p_target <> 'voided' THEN
+      RETURN ledger_refusal('MovementNotFound');
+    END IF;
+    -- A void of an id the ledger does not hold leaves a tombstone, so a create of that id
+    -- arriving later is refused. Under the id's lock, a create of it has either committed
+    -- (seen now) or waits for this.
+    PERFORM pg_advisory_xact_lock(2, hashtext(p_id::text));
+    SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+      INSERT INTO void_tombstones (id, customer_id)
+      SELECT p_id, p_customer WHERE NOT EXISTS (SELECT 1 FROM movements WHERE id = p_id)
+      ON CONFLICT DO NOTHING;
+      RETURN ledger_refusal('MovementNotFound');
+    END IF;
+  END IF;
+  IF m.state = p_target THEN
+    IF m.awaits_card AND p_till IS NOT NULL AND (p_evidence IS NOT NULL OR p_till = m.till_id)
+    THEN
+      -- A till read the card and it agrees with the operator's word (the evidence says so; the
+      -- till that made it knows from its own journal): the card is free again.
+      UPDATE movements SET awaits_card = false, card_evidence = p_evidence
+      WHERE customer_id = p_customer AND id = p_id
+      RETURNING * INTO m;
+    END IF;
+    RETURN ledger_answer_of(m, false, (SELECT credits FROM customers WHERE id = p_customer));
+  END IF;
+  IF m.state = 'voided' THEN
+    RETURN ledger_refusal('MovementAlreadyVoided');
+  END IF;
+  IF m.state = 'posted' THEN
+    RETURN ledger_refusal('MovementAlreadyPosted');
+  END IF;
+  IF m.till_id IS NOT NULL AND p_till IS NOT NULL AND p_till <> m.till_id
+     AND p_evidence IS NULL THEN
+    -- Only the till that made a movement knows what its card write did; anyone else needs
+    -- evidence (docs/cloud-api.md, "Tills").
+    RETURN ledger_refusal('MovementOfAnotherTill',
+      format('movement %s was made by till %s', p_id, m.till_id));
+  END IF;
+
+  -- An operator's decision without a till is made without the card: a movement whose card
+  -- can decide it (it carries the card state it was planned from) then awaits its card.
+  UPDATE movements
+  SET state = p_target, resolved_at = now(), resolved_by_till = p_till, evidence = p_evidence,
+      awaits_card = p_till IS NULL AND p_evidence IS NOT NULL AND card_before IS NOT NULL
+                    AND compensates IS NULL
+  WHERE customer_id = p_customer AND id = p_id
+  RETURNING * INTO m;
+  -- The pool changes back only when credits come home: a voided recharge releases its
+  -- reservation, a posted discharge returns the card's credits.
+  IF m.kind = 'recharge' AND p_target = 'voided' THEN
+    v_pool := ledger_change_balance(p_customer, m.credits, 'release', p_id);
+  ELSIF m.kind = 'discharge' AND p_target = 'posted' THEN
+    v_pool := ledger_change_balance(p_customer, m.credits, 'return', p_id);
+  ELSE
+    SELECT credits INTO v_pool FROM customers WHERE id = p_customer;
+  END IF;
+  -- A card's account grows when a recharge is final, and gets back a voided discharge.
+  IF (m.kind = 'recharge' AND p_target = 'posted')
+     OR (m.kind = 'discharge' AND p_target = 'voided') THEN
+    INSERT INTO card_accounts (customer_id, card_id, credits)
+    VALUES (p_customer, m.card_id, m.credits)
+    ON CONFLICT (customer_id, card_id)
+    DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits;
+  END IF;
+  RETURN ledger_answer_of(m, false, v_pool);
+END
+$$;
+`,
+};
