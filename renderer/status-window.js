@@ -378,7 +378,7 @@ function settledInWords({ cardId, settled, undecided }) {
   const parts = [];
   if (settled.length > 0)
     parts.push(
-      `decided ${settled.map((entry) => `${movementLine(entry)}: ${entry.state}`).join('; ')}`,
+      `decided ${settled.map((entry) => `${movementLine(entry)}: ${entry.state}${entry.compensatedBy ? `, which the card disagrees with: set right by ${entry.compensatedBy}` : ''}`).join('; ')}`,
     );
   if (undecided.length > 0)
     parts.push(

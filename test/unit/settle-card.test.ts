@@ -280,3 +280,51 @@ describe("settleCard, on an operator's word given without the card", () => {
     await here.engine.close();
   });
 });
+
+describe("a recharge or payout of a card held for an operator's word", () => {
+  test('when the card holds the payout an operator voided, then a recharge at another till first sets the books right from the card, then goes on', async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const answer = await rechargeCard(card.access, here.engine, {
+      keyFingerprint: fingerprint(KEY),
+      request: { credits: 5 },
+      customer,
+    });
+    assert.deepEqual([answer.cardId, answer.credits], [CARD, 5]);
+    const compensation = [...sim.movements.values()].find((m) => m.compensates === movement.id);
+    assert.deepEqual([compensation?.kind, compensation?.credits], ['discharge', 30]);
+    assert.equal(movement.awaitsCard, false);
+    await eventually(() => here.engine.unconfirmed === 0, 'the recharge posted');
+    assert.equal(sim.cardAccount(SHOP, CARD), 5, 'the books match the card');
+    await here.engine.close();
+  });
+
+  test("when the card agrees with the operator's void, then a payout confirms it and pays out what the card holds", async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'dropped');
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const answer = await dischargeCard(card.access, here.engine, {
+      keyFingerprint: fingerprint(KEY),
+    });
+    assert.equal(answer.dischargedCredits, 30, JSON.stringify(answer));
+    assert.match(movement.cardEvidence ?? '', /does not hold the write/);
+    await here.engine.close();
+  });
+
+  test('when the ledger does not say what holds the card, then the refusal stands: MovementPendingAtOtherTill, nothing moved', async () => {
+    const { sim, card, here, ledger, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    ledger.getCardAccount = () => Promise.reject(new Error('no answer'));
+    const writes = card.writes;
+    await assert.rejects(
+      rechargeCard(card.access, here.engine, {
+        keyFingerprint: fingerprint(KEY),
+        request: { credits: 5 },
+        customer,
+      }),
+      (error: AppError) => error.code === 'MovementPendingAtOtherTill',
+    );
+    assert.equal(card.writes, writes);
+    assert.equal(movement.awaitsCard, true);
+    await here.engine.close();
+  });
+});
