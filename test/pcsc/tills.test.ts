@@ -153,4 +153,61 @@ describe('a shop with two tills', () => {
     await waitUntil(() => tillB.service.unconfirmedMovements === 0, 30_000, 'till B settled');
     assert.equal(await pendingMovements(rig.ledger.url), 0);
   });
+
+  test("when an operator voids till A's payout as the card lost, without the card, and the card holds the payout, then till B's next recharge of it first sets the books right from the card, and nothing is paid twice", async () => {
+    const card = new VirtualCard({ uid: Buffer.from([0x04, 0x7a, 0x11, 0x03]) });
+    await tillA.present(card);
+    assert.equal((await call(tillA, '/writecard', { credits: 40 })).status, 200);
+    await waitUntil(() => tillA.service.unconfirmedMovements === 0, 30_000, 'the recharge posted');
+    card.failAt('write', 'pull-after');
+    const torn = await call(tillA, '/dischargecard');
+    assert.equal(errorOf(torn), 'CardRemovedDuringWrite', shown(torn));
+    await tillA.takeAway();
+    assert.equal(walletBalance(card), 0, 'pulled after the write took effect: paid out');
+
+    // The customer reports the card lost; the provider voids the payout without the card.
+    const pending = await fetch(`${rig.ledger.url}/v1/movements?state=pending`, {
+      headers: { 'X-Api-Key': TEST_API_KEY },
+    });
+    const { movements } = (await pending.json()) as { movements: { id: string; cardId: string }[] };
+    const payout = movements.find((movement) => movement.cardId === card.id);
+    assert.ok(payout, JSON.stringify(movements));
+    const voided = await fetch(`${rig.ledger.url}/v1/movements/${payout.id}/void`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ evidence: 'the customer reported the card lost' }),
+    });
+    const voidedBody = (await voided.json()) as { awaitsCard: boolean };
+    assert.equal(voidedBody.awaitsCard, true, JSON.stringify(voidedBody));
+    assert.equal((await cardAccount(card.id)).credits, 40, 'the void gave the account back');
+
+    // The card turns up at till B.
+    await tillB.present(card);
+    try {
+      const recharge = await call(tillB, '/writecard', { credits: 10 });
+      assert.equal(recharge.status, 200, shown(recharge));
+      assert.deepEqual(recharge.json, { cardId: card.id, credits: 10, rechargeAmount: 5 });
+      await waitUntil(() => tillB.service.unconfirmedMovements === 0, 30_000, 'B posted');
+      assert.equal((await cardAccount(card.id)).credits, 10, 'the books match the card: 10');
+    } finally {
+      await tillB.takeAway();
+    }
+    // Till A, back with the card, learns the void and finds it compensated already.
+    await tillA.present(card);
+    try {
+      await waitUntil(() => tillA.service.unconfirmedMovements === 0, 30_000, 'till A settled');
+      const payoutAtA = await call(tillA, '/dischargecard');
+      assert.equal(payoutAtA.status, 200, shown(payoutAtA));
+      assert.deepEqual(payoutAtA.json, {
+        cardId: card.id,
+        dischargedCredits: 10,
+        dischargedAmount: 5,
+      });
+      await waitUntil(() => tillA.service.unconfirmedMovements === 0, 30_000, 'A posted');
+      assert.equal((await cardAccount(card.id)).credits, 0);
+    } finally {
+      await tillA.takeAway();
+    }
+    assert.equal(await pendingMovements(rig.ledger.url), 0);
+  });
 });
