@@ -200,7 +200,8 @@ export async function listAllMovements(
  * An operator posts or voids a pending movement, typically one whose till is gone for good,
  * and says on what evidence (the card read at another till, a lost card, ...). The evidence is
  * kept with the movement. Nothing else decides another till's movement (docs/cloud-api.md,
- * "Tills").
+ * "Tills"). Made without the card, the decision holds the card (`awaitsCard`) until a till
+ * reads it and confirms it or sets the books right.
  */
 export async function resolveByOperator(
   db: Database,
