@@ -46,6 +46,7 @@ export const ledgerErrors = {
   movementOfAnotherTill: (detail: string) => fromContract('movementOfAnotherTill')(detail),
   invalidCompensation: (detail: string) => fromContract('invalidCompensation')(detail),
   movementCompensated: (detail: string) => fromContract('movementCompensated')(detail),
+  cardStateMovedOn: (detail: string) => fromContract('cardStateMovedOn')(detail),
   notFound: () => fromContract('notFound')(),
   invalidRequest: () => fromContract('invalidRequest')(),
   invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),

@@ -260,6 +260,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.invalidCompensation(detail ?? '');
     case 'MovementCompensated':
       return ledgerErrors.movementCompensated(detail ?? '');
+    case 'CardStateMovedOn':
+      return ledgerErrors.cardStateMovedOn(detail ?? '');
     default:
       return new Error(`a ledger function answered an unknown refusal ${code}`);
   }

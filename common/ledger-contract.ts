@@ -155,6 +155,11 @@ export const ledgerErrorCodes = {
   movementOfAnotherTill: { code: 'MovementOfAnotherTill', status: 409 },
   /** `compensates` names no resolved movement of this shop and card. */
   invalidCompensation: { code: 'InvalidCompensation', status: 422 },
+  /**
+   * The create was planned from the card state its card's latest posted movement was planned
+   * from: that write landed, so the card left the state (a create that came late).
+   */
+  cardStateMovedOn: { code: 'CardStateMovedOn', status: 409 },
   /** `compensates` names a movement another compensation already set right. */
   movementCompensated: { code: 'MovementCompensated', status: 409 },
   notFound: { code: 'NotFound', status: 404 },

@@ -189,15 +189,21 @@ export class MovementRequests {
         await this.#book.append({ type: 'resolved', id: movement.id, state: 'voided' });
         throw errors.movementVoided();
       }
+      // Another till wrote the card from the state this was planned from, before this create
+      // reached the ledger: nothing moved, and a new movement reads the card again.
+      const answer =
+        error instanceof LedgerRefusal && error.code === ledgerErrorCodes.cardStateMovedOn.code
+          ? errors.movementVoided()
+          : error;
       if (!mayHaveLanded(error)) {
         // Every try was answered, the last with a refusal: the ledger holds nothing.
         await this.#book.append({ type: 'resolved', id: movement.id, state: 'absent' });
-        throw error;
+        throw answer;
       }
       // A try went unanswered: it may have landed, or land later, whatever the last try was
       // told. The card is not written; the void that follows leaves a tombstone.
       await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
-      throw error;
+      throw answer;
     }
     // After every ledger answer: is the movement still ours to continue, and is the answer a
     // pending movement of this id? Anything else is refused before the card is touched.

@@ -852,13 +852,18 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       let cardSerial = 0x100;
       /** A card no other test moved. */
       const freshCard = () => `05${(cardSerial++).toString(16).toUpperCase().padStart(6, '0')}`;
+      let generation = 0;
+      /** A till's movement, planned from a card state no earlier one was planned from. */
       const atTill = (
         tillId: string,
         kind: 'recharge' | 'discharge',
         cardId: string,
         credits: number,
         id = randomUUID(),
-      ) => ({ id, kind, cardId, credits, tillId, cardBefore: 'classic:v1:blank' });
+      ) => {
+        generation += 1;
+        return { id, kind, cardId, credits, tillId, cardBefore: `classic:v1:0:${generation}:0` };
+      };
 
       async function posted(shop: LedgerClient, movement: Record<string, unknown>) {
         const created = await shop.create(movement);
@@ -877,7 +882,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         const created = await shop.create(mine);
         assert.equal(created.status, 201, JSON.stringify(created.body));
         assert.equal(created.body.tillId, TILL_A);
-        assert.equal(created.body.cardBefore, 'classic:v1:blank');
+        assert.equal(created.body.cardBefore, mine.cardBefore);
         assert.equal(created.body.compensates, null);
         const other = await shop.create(atTill(TILL_B, 'recharge', freshCard(), 5));
         assert.equal(other.status, 201, JSON.stringify(other.body));
@@ -965,6 +970,36 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.deepEqual(other.body, { error: 'MovementIdConflict' });
         const none = await shop.create({ ...movement, tillId: undefined });
         assert.deepEqual(none.body, { error: 'MovementIdConflict' });
+      });
+
+      test("when a create comes planned from the card state the card's latest posted movement was planned from, then 409 CardStateMovedOn and nothing changes; once that one is compensated, or a later one posted, the state is free", async () => {
+        const shop = await newShop(100);
+        const card = freshCard();
+        const before = 'classic:v1:0:7:1';
+        const first = { ...atTill(TILL_A, 'recharge', card, 10), cardBefore: before };
+        await posted(shop, first);
+        // A create from another till that reached the ledger late, planned from the same read.
+        const late = { ...atTill(TILL_B, 'recharge', card, 10), cardBefore: before };
+        const refused = await shop.create(late);
+        assert.equal(refused.status, 409, JSON.stringify(refused.body));
+        assert.deepEqual(refused.body, {
+          error: 'CardStateMovedOn',
+          detail: `card ${card}: movement ${first.id}, posted, was planned from the same card state`,
+        });
+        assert.equal((await shop.movement(late.id)).status, 404);
+        assert.equal(await poolOf(shop), 90);
+        // Planned from another state, it is taken; so is one without a card state.
+        const next = { ...atTill(TILL_B, 'recharge', card, 5), cardBefore: 'classic:v1:10:8:0' };
+        await posted(shop, next);
+        // The latest posted one counts: the first's state may come back (a generation wrap).
+        const again = { ...atTill(TILL_A, 'recharge', card, 1), cardBefore: before };
+        await posted(shop, again);
+        // A posted movement set right by a compensation did not move the card on.
+        const fix = { ...atTill(TILL_A, 'discharge', card, 1), compensates: again.id };
+        await posted(shop, { ...fix, cardBefore: undefined });
+        const retried = { ...atTill(TILL_A, 'recharge', card, 1), cardBefore: before };
+        assert.equal((await shop.create(retried)).status, 201);
+        assert.ok((await checkLedger(db)).ok);
       });
 
       describe('an operator deciding without the card', () => {

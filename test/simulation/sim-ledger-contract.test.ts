@@ -214,13 +214,14 @@ describe('the simulated ledger against the real one, on an operator deciding wit
     ]);
     const card = cardsOf(100)[0] as string;
     const [tillA, tillB] = [TILLS[1], TILLS[2]];
+    let state = 0;
     const at = (tillId: string | undefined, kind: string, credits: number) => ({
       id: randomUUID(),
       kind,
       cardId: card,
       credits,
       tillId,
-      cardBefore: `test:${credits}`,
+      cardBefore: `test:${(state += 1)}`,
     });
     const recharge = at(tillA, 'recharge', 40);
     const payout = at(tillA, 'discharge', 40);
@@ -256,6 +257,14 @@ describe('the simulated ledger against the real one, on an operator deciding wit
       ['A says posted', 'POST', `/v1/movements/${second.id}/post`, { tillId: tillA }],
       ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 3)],
       ['card account', 'GET', `/v1/cards/${card}`],
+      // A create from the state the latest posted movement was planned from, that came late.
+      [
+        'late create',
+        'POST',
+        '/v1/movements',
+        { ...at(tillB, 'recharge', 2), cardBefore: 'test:1' },
+      ],
+      ['late create', 'POST', '/v1/movements', { ...second, id: randomUUID(), tillId: tillB }],
     );
     for (const [what, method, path, body] of steps) {
       const realAnswer = await (method === 'GET' ? client.get(path) : client.post(path, body));

@@ -21,6 +21,7 @@ import {
   KEY,
   MemoryStore,
   OTHER_KEY,
+  OTHER_TILL,
   SHOP,
   TILL,
   CARD,
@@ -510,5 +511,36 @@ describe('a till that lost its journal', () => {
     assert.equal(rig.held(), 50);
     assert.equal(sim.cardAccount(SHOP, CARD), 50, 'the books match the card');
     await after.engine.close();
+  });
+});
+
+describe('a create that reaches the ledger after another till wrote the card', () => {
+  test('when the card state it was planned from was moved on from by a posted movement, then MovementVoided: the card is not written, and the movement is voided', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    // Another till read the card in the same state (30, generation 1), wrote it and posted.
+    const other = randomUUID();
+    const from = { cardId: CARD, tillId: OTHER_TILL, cardBefore: 'classic:v1:30:1:0' };
+    sim.create(KEY, { id: other, kind: 'recharge', credits: 5, ...from });
+    sim.resolve(KEY, other, 'posted', { tillId: OTHER_TILL });
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const card = cardOnReader(30);
+    const writes = card.writes;
+    await assert.rejects(
+      rechargeCard(card.access, engine, {
+        request: { credits: 5 },
+        customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
+        keyFingerprint: fingerprint(KEY),
+      }),
+      (error: AppError) => error.code === 'MovementVoided',
+    );
+    assert.equal(card.writes, writes, 'the card is not written');
+    // The rig's refusals do not say every try was answered: voided (a tombstone) to be sure.
+    await eventually(
+      () => [...journal.movements.values()].every((movement) => movement.resolved === 'absent'),
+      'the refused movement resolved as absent',
+    );
+    await engine.close();
   });
 });

@@ -14,6 +14,12 @@
  * movement, which releases the card when the ledger takes or refuses it. A movement has at most
  * one compensation: another is refused (409 `MovementCompensated`), so two tills that both saw
  * the card cannot compensate it twice.
+ *
+ * And a create planned from the card state its card's latest posted movement was planned from
+ * is refused (409 `CardStateMovedOn`): that movement's write landed, so the card had left the
+ * state before this create came. It happens to a create that reaches the ledger late, after
+ * another till read the card in the same state and wrote it: both writes are the same card
+ * block, so the card could not tell them apart, and both would be counted.
  */
 export const migration007 = {
   version: 7,
@@ -51,6 +57,8 @@ DECLARE
   v_pool bigint;
   v_other record;
   v_checks_card boolean;
+  v_last_id uuid;
+  v_last_before text;
 BEGIN
   IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
     RETURN ledger_refusal('InvalidApiKey');
@@ -157,6 +165,23 @@ BEGIN
           ELSE format('movement %s of till %s, %s by an operator, awaits card %s', v_other.id,
                       COALESCE(v_other.till_id::text, '(unnamed)'), v_other.state, p_card)
         END);
+    END IF;
+  END IF;
+  IF p_card_before IS NOT NULL AND p_compensates IS NULL THEN
+    -- The card's latest posted movement (not set right by a compensation) was planned from
+    -- this same card state: its write landed, the card left this state, and a write planned
+    -- from it would be counted twice.
+    SELECT p.id, p.card_before INTO v_last_id, v_last_before FROM movements p
+    WHERE p.customer_id = p_customer AND p.card_id = p_card AND p.state = 'posted'
+      AND p.compensates IS NULL
+      AND NOT EXISTS (SELECT 1 FROM movements fix
+                      WHERE fix.customer_id = p_customer AND fix.compensates = p.id
+                        AND fix.state = 'posted')
+    ORDER BY p.created_at DESC, p.id DESC LIMIT 1;
+    IF FOUND AND v_last_before = p_card_before THEN
+      RETURN ledger_refusal('CardStateMovedOn',
+        format('card %s: movement %s, posted, was planned from the same card state',
+               p_card, v_last_id));
     END IF;
   END IF;
   IF p_kind = 'recharge' AND p_card_credits IS NOT NULL AND p_compensates IS NULL THEN
