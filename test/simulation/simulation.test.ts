@@ -114,6 +114,10 @@ const KEPT_SEEDS = [
   // Found while measuring: a till's create reached the ledger late, after another till had read
   // the card in the same state and written it: the same block on the card, both were counted.
   9472,
+  // Found while measuring, a defect of the simulation: its operator left a movement to its own
+  // till, which had lost its disk and moved to another shop (so it never listed it again),
+  // instead of settling it at a till of the shop.
+  16307,
 ];
 
 test('when the kept seeds run again, then every invariant holds', async () => {

@@ -690,15 +690,17 @@ export async function runSeed(seed: number): Promise<SimResult> {
   }
 
   // The movements of a till gone for good (its disk and its till id lost), or moved to another
-  // shop whose keys do not open the card, are decided by their cards at another till of the
+  // shop, are decided by their cards at another till of the
   // shop: the operator presents each and calls POST /cards/settle. (What an operator decided
   // without the card holds the card until a till reads it: any request with the card does.)
   for (const movement of [...ledger.movements.values()]) {
     if (movement.state !== 'pending') continue;
     const card = cards.find((candidate) => candidate.uid === movement.cardId) as SimCard;
     const own = tills.find((candidate) => candidate.id === movement.tillId);
-    if (own?.reader.opens(card)) continue;
     const shop = SHOPS.findIndex((candidate) => candidate.id === movement.shop);
+    // Its own till decides it, unless it now works for another shop (it no longer lists this
+    // shop's movements) or cannot open the card.
+    if (own?.shop === shop && own.reader.opens(card)) continue;
     const till = tills.find(
       (candidate) => candidate.shop === shop && candidate.engine && candidate !== own,
     );
