@@ -1,0 +1,300 @@
+/**
+ * CardSettlement on its own, over a journal in memory: what it asks of the card, the resolver
+ * and the ledger when a card is presented (an earlier uncertain write; a write whose very block
+ * another movement of the card already put there), and when the ledger holds the card for an
+ * operator's word given without it (freeHeld, decideHeld, awaitsCard).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { planWrite, type WalletCard, type WriteDecision } from '../../service/card/wallet-card.ts';
+import type { LedgerCardAccount, LedgerMovement } from '../../service/cloud/ledger-client.ts';
+import type { Logger } from '../../service/logger.ts';
+import type { AnswerStore } from '../../service/wallet/answer-store.ts';
+import { awaitsCard, CardSettlement } from '../../service/wallet/card-settlement.ts';
+import { KeyRing } from '../../service/wallet/key-ring.ts';
+import { MovementBook } from '../../service/wallet/movement-book.ts';
+import { MovementJournal, type Movement } from '../../service/wallet/movement-journal.ts';
+import type { MovementResolver } from '../../service/wallet/movement-resolver.ts';
+import {
+  CARD,
+  KEY,
+  ManualClock,
+  MemoryStore,
+  OTHER_TILL,
+  TILL,
+  cardOnReader,
+  fingerprint,
+} from '../support/money-rig.ts';
+
+const OTHER_CARD = '04F1F2F3';
+
+/** A movement as the ledger shows it, held for the card unless told otherwise. */
+function atLedger(overrides: Partial<LedgerMovement> = {}): LedgerMovement {
+  return {
+    id: randomUUID(),
+    kind: 'discharge',
+    cardId: CARD,
+    state: 'voided',
+    credits: 30,
+    amount: '15.00',
+    creditCost: '0.50',
+    customerCredits: 1_000,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    resolvedAt: '2026-01-01T00:01:00.000Z',
+    tillId: OTHER_TILL,
+    cardBefore: null,
+    compensates: null,
+    resolvedByTill: null,
+    evidence: 'operator: the card was reported lost',
+    awaitsCard: true,
+    cardEvidence: null,
+    ...overrides,
+  };
+}
+
+async function setUp(account: () => Promise<LedgerCardAccount> = async () => accountOf([])) {
+  const journal = new MovementJournal(new MemoryStore());
+  await journal.open();
+  const lines: string[] = [];
+  const log: Logger = {
+    debug: () => undefined,
+    info: (message) => lines.push(`info: ${message}`),
+    warn: (message) => lines.push(`warn: ${message}`),
+    error: (message) => lines.push(`error: ${message}`),
+  };
+  const book = new MovementBook({
+    journal,
+    tillId: TILL,
+    keys: new KeyRing(() => KEY, fingerprint),
+    clock: new ManualClock(),
+    log,
+    newId: randomUUID,
+  });
+  // What the settlement asks of the resolver and the answer store, recorded.
+  const calls: string[] = [];
+  const decided: { apiKey: string; movement: LedgerMovement; shows: unknown; evidence: string }[] =
+    [];
+  const resolver = {
+    resolve: async (movement: Movement) => {
+      calls.push(`resolve ${movement.id}`);
+      return false;
+    },
+    learn: async (movement: Movement) => {
+      calls.push(`learn ${movement.id}`);
+      return false;
+    },
+    seen: async (movement: Movement) => {
+      calls.push(`seen ${movement.id}`);
+    },
+    cardDecides: async (
+      apiKey: string,
+      movement: LedgerMovement,
+      shows: unknown,
+      evidence: string,
+    ) => {
+      decided.push({ apiKey, movement, shows, evidence });
+      return undefined;
+    },
+  };
+  const answers = {
+    record: async (movement: Movement) => {
+      calls.push(`record ${movement.id}`);
+      return {};
+    },
+  };
+  const accountCalls: string[] = [];
+  const ledger = {
+    getCardAccount: (apiKey: string, cardId: string) => {
+      accountCalls.push(`${apiKey} ${cardId}`);
+      return account();
+    },
+  };
+  const settlement = new CardSettlement(
+    book,
+    resolver as unknown as MovementResolver,
+    answers as unknown as AnswerStore,
+    ledger,
+  );
+  /** Journals a movement of `cardId` reserved for `intent`, and its card outcome if given. */
+  const journaled = async (
+    cardId: string,
+    intent: ReturnType<typeof planWrite>,
+    outcome?: 'committed' | 'not-written',
+  ): Promise<Movement> => {
+    const id = randomUUID();
+    const at = new Date(0).toISOString();
+    const print = fingerprint(KEY);
+    await journal.append({
+      type: 'started',
+      id,
+      kind: 'recharge',
+      cardId,
+      keyFingerprint: print,
+      at,
+    });
+    await journal.append({ type: 'reserved', id, credits: 10, amount: '5.00', intent, at });
+    if (outcome) await journal.append({ type: 'card', id, outcome, at });
+    return book.movement(id);
+  };
+  return { settlement, book, journal, calls, decided, accountCalls, lines, journaled };
+}
+
+function accountOf(movements: LedgerMovement[]): LedgerCardAccount {
+  return { cardId: CARD, credits: 0, importedCredits: null, suspect: false, flags: [], movements };
+}
+
+/** A card holding 30 credits whose reads are counted. */
+async function countedCard(balance = 30, cardId = CARD) {
+  const rig = cardOnReader(balance, cardId);
+  const before = (await rig.card.readWallet()).before;
+  let decides = 0;
+  const card: WalletCard = {
+    ...rig.card,
+    cardId,
+    checkUid: async () => undefined,
+    decide: async (intent): Promise<WriteDecision> => {
+      decides += 1;
+      return rig.card.decide(intent);
+    },
+  };
+  return { rig, card, before, decides: () => decides };
+}
+
+describe('CardSettlement.settle, a write whose block another movement of the card already put there', () => {
+  test('when another movement of the same card planned the very same write and it landed, then this one is journaled not written without reading the card, and voided', async () => {
+    const { settlement, calls, journaled } = await setUp();
+    const { rig, card, before, decides } = await countedCard();
+    const intent = planWrite(before, 40, randomUUID());
+    // The retry's write landed: the card holds the block both planned.
+    await journaled(CARD, intent, 'committed');
+    assert.equal((await rig.card.write(intent)).outcome, 'committed');
+    const adopted = await journaled(CARD, intent);
+    await settlement.settle(card);
+    assert.equal(adopted.card, 'not-written', JSON.stringify(adopted));
+    assert.equal(decides(), 0, 'the card is not read for it');
+    assert.deepEqual(calls, [`resolve ${adopted.id}`]);
+  });
+
+  test('when the movement with the same planned write is of another card, then the card decides: it holds the write, so it landed', async () => {
+    const { settlement, calls, journaled } = await setUp();
+    const { rig, card, before, decides } = await countedCard();
+    const intent = planWrite(before, 40, randomUUID());
+    await journaled(OTHER_CARD, intent, 'committed');
+    assert.equal((await rig.card.write(intent)).outcome, 'committed');
+    const uncertain = await journaled(CARD, intent);
+    await settlement.settle(card);
+    assert.equal(uncertain.card, 'committed', JSON.stringify(uncertain));
+    assert.equal(decides(), 1);
+    assert.deepEqual(calls, [`record ${uncertain.id}`, `resolve ${uncertain.id}`]);
+  });
+
+  test('when the movement with the same planned write did not land, then the card decides', async () => {
+    const { settlement, journaled } = await setUp();
+    const { rig, card, before, decides } = await countedCard();
+    const intent = planWrite(before, 40, randomUUID());
+    await journaled(CARD, intent, 'not-written');
+    await rig.card.write(intent);
+    const uncertain = await journaled(CARD, intent);
+    await settlement.settle(card);
+    assert.equal(uncertain.card, 'committed', JSON.stringify(uncertain));
+    assert.equal(decides(), 1);
+  });
+});
+
+describe('CardSettlement.freeHeld', () => {
+  test('when the key named is not held, then false, and the ledger is not asked', async () => {
+    const { settlement, accountCalls, decided } = await setUp(async () => accountOf([atLedger()]));
+    const { card } = await countedCard();
+    assert.equal(await settlement.freeHeld(card, fingerprint('not-held')), false);
+    assert.deepEqual(accountCalls, []);
+    assert.deepEqual(decided, []);
+  });
+
+  test('when none of the card movements at the ledger holds the card, then false, and nothing is decided', async () => {
+    const { settlement, accountCalls, decided } = await setUp(async () =>
+      accountOf([
+        atLedger({ state: 'pending', awaitsCard: false, resolvedAt: null }),
+        atLedger({ state: 'posted', awaitsCard: false }),
+      ]),
+    );
+    const { card } = await countedCard();
+    assert.equal(await settlement.freeHeld(card, fingerprint(KEY)), false);
+    assert.deepEqual(accountCalls, [`${KEY} ${CARD}`]);
+    assert.deepEqual(decided, []);
+  });
+
+  test("when an operator's void holds the card, then it is decided from the card with the key, and true (a create may be tried again)", async () => {
+    const { card, before } = await countedCard();
+    const held = atLedger({ cardBefore: before });
+    const free = atLedger({ state: 'posted', awaitsCard: false });
+    const { settlement, decided } = await setUp(async () => accountOf([free, held]));
+    assert.equal(await settlement.freeHeld(card, fingerprint(KEY)), true);
+    assert.deepEqual(
+      decided.map((d) => [d.apiKey, d.movement.id, d.shows]),
+      [[KEY, held.id, 'not-written']],
+    );
+  });
+
+  test('when the ledger does not answer, then false, with a warning naming the card and the error', async () => {
+    const { settlement, lines } = await setUp(async () => {
+      throw new Error('no answer');
+    });
+    const { card } = await countedCard();
+    assert.equal(await settlement.freeHeld(card, fingerprint(KEY)), false);
+    assert.deepEqual(lines, [
+      `warn: card ${CARD}: could not decide what an operator decided without it: no answer`,
+    ]);
+  });
+});
+
+describe('CardSettlement.decideHeld', () => {
+  test('when the card holds the write, then the evidence says it holds it, from the balance before to after', async () => {
+    const { settlement, decided } = await setUp();
+    const { rig, card, before } = await countedCard();
+    const held = atLedger({ cardBefore: before });
+    await rig.card.write(planWrite(before, 0, held.id));
+    await settlement.decideHeld(card, KEY, held);
+    assert.deepEqual(
+      decided.map((d) => [d.shows, d.evidence]),
+      [
+        [
+          'committed',
+          `card ${CARD} read at till ${TILL}: it holds the write from ${before} to 0 credits`,
+        ],
+      ],
+    );
+  });
+
+  test('when the card does not hold the write, then the evidence says so', async () => {
+    const { settlement, decided } = await setUp();
+    const { card, before } = await countedCard();
+    const held = atLedger({ cardBefore: before, kind: 'recharge', credits: 5 });
+    await settlement.decideHeld(card, KEY, held);
+    assert.deepEqual(
+      decided.map((d) => [d.shows, d.evidence]),
+      [
+        [
+          'not-written',
+          `card ${CARD} read at till ${TILL}: it does not hold the write from ${before} to 35 credits`,
+        ],
+      ],
+    );
+  });
+});
+
+describe('awaitsCard', () => {
+  test("when an operator's post or void waits for the card, then it holds the card; pending, not waiting, or a compensation does not", () => {
+    const cases = [
+      [atLedger(), true],
+      [atLedger({ state: 'posted' }), true],
+      [atLedger({ state: 'pending', resolvedAt: null }), false],
+      [atLedger({ awaitsCard: false }), false],
+      [atLedger({ compensates: randomUUID() }), false],
+    ] as const;
+    assert.deepEqual(
+      cases.map(([movement]) => awaitsCard(movement)),
+      cases.map(([, holds]) => holds),
+    );
+  });
+});
