@@ -44,10 +44,12 @@ export type DischargeResult = {
 
 export type SettleResult = {
   cardId: CardId;
-  /** Other tills' movements the card decided now. */
+  /** Other tills' movements the card decided now, and movements the provider decided without the card that the card was checked against (their `state` is the provider's). */
   settled: Array<
     SettledMovement & {
       state: 'posted' | 'voided';
+      /** The compensating movement made because the card disagrees. */
+      compensatedBy?: string;
     }
   >;
   /** Pending movements of the card it cannot decide here. */
