@@ -227,22 +227,6 @@ export class SimLedger {
       );
       if (other) throw refuse('cardMovementPending');
     }
-    if (request.cardBefore !== undefined && compensates === null) {
-      // The card's latest posted movement, unless a compensation set it right.
-      const latest = [...this.movements.values()]
-        .filter(
-          (movement) =>
-            movement.shop === shop.id &&
-            movement.cardId === request.cardId &&
-            movement.state === 'posted' &&
-            movement.compensates === null &&
-            ![...this.movements.values()].some(
-              (other) => other.compensates === movement.id && other.state === 'posted',
-            ),
-        )
-        .at(-1);
-      if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
-    }
     if (request.kind === 'recharge' && request.cardCredits !== undefined && compensates === null) {
       const pending = [...this.movements.values()]
         .filter(
@@ -263,6 +247,22 @@ export class SimLedger {
       flag('discharge-exceeds-account');
       cardRead();
       throw refuse('cardAccountExceeded');
+    }
+    if (request.cardBefore !== undefined && compensates === null) {
+      // The card's latest posted movement, unless a compensation set it right.
+      const latest = [...this.movements.values()]
+        .filter(
+          (movement) =>
+            movement.shop === shop.id &&
+            movement.cardId === request.cardId &&
+            movement.state === 'posted' &&
+            movement.compensates === null &&
+            ![...this.movements.values()].some(
+              (other) => other.compensates === movement.id && other.state === 'posted',
+            ),
+        )
+        .at(-1);
+      if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
     }
     if (request.kind === 'recharge') shop.credits -= credits;
     // A pending discharge already counts against the card's account; a void gives it back.

@@ -167,23 +167,6 @@ BEGIN
         END);
     END IF;
   END IF;
-  IF p_card_before IS NOT NULL AND p_compensates IS NULL THEN
-    -- The card's latest posted movement (not set right by a compensation) was planned from
-    -- this same card state: its write landed, the card left this state, and a write planned
-    -- from it would be counted twice.
-    SELECT p.id, p.card_before INTO v_last_id, v_last_before FROM movements p
-    WHERE p.customer_id = p_customer AND p.card_id = p_card AND p.state = 'posted'
-      AND p.compensates IS NULL
-      AND NOT EXISTS (SELECT 1 FROM movements fix
-                      WHERE fix.customer_id = p_customer AND fix.compensates = p.id
-                        AND fix.state = 'posted')
-    ORDER BY p.created_at DESC, p.id DESC LIMIT 1;
-    IF FOUND AND v_last_before = p_card_before THEN
-      RETURN ledger_refusal('CardStateMovedOn',
-        format('card %s: movement %s, posted, was planned from the same card state',
-               p_card, v_last_id));
-    END IF;
-  END IF;
   IF p_kind = 'recharge' AND p_card_credits IS NOT NULL AND p_compensates IS NULL THEN
     -- A card may hold less than its account (spent offline), never more. Pending movements
     -- count: their credits may be on the card.
@@ -207,6 +190,25 @@ BEGIN
       WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
     END IF;
     RETURN ledger_refusal('CardAccountExceeded');
+  END IF;
+
+  IF p_card_before IS NOT NULL AND p_compensates IS NULL THEN
+    -- The card's latest posted movement (not set right by a compensation) was planned from
+    -- this same card state: its write landed, the card left this state, and a write planned
+    -- from it would be counted twice. After the account checks: a card dump written back
+    -- shows the same state, and is flagged as such first.
+    SELECT p.id, p.card_before INTO v_last_id, v_last_before FROM movements p
+    WHERE p.customer_id = p_customer AND p.card_id = p_card AND p.state = 'posted'
+      AND p.compensates IS NULL
+      AND NOT EXISTS (SELECT 1 FROM movements fix
+                      WHERE fix.customer_id = p_customer AND fix.compensates = p.id
+                        AND fix.state = 'posted')
+    ORDER BY p.created_at DESC, p.id DESC LIMIT 1;
+    IF FOUND AND v_last_before = p_card_before THEN
+      RETURN ledger_refusal('CardStateMovedOn',
+        format('card %s: movement %s, posted, was planned from the same card state',
+               p_card, v_last_id));
+    END IF;
   END IF;
 
   -- ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
