@@ -15,6 +15,8 @@ import { LedgerClient } from '../../service/cloud/ledger-client.ts';
 import { errors, type AppError } from '../../service/errors.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
+import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
+import type { Movement, MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import {
@@ -249,6 +251,23 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     return { access, slots, back: () => (away = false) };
   }
 
+  /** A recharge of 20 whose write lands while the card leaves: CardRemovedDuringWrite. */
+  async function rechargeLeftUndecided(
+    access: CardAccess,
+    engine: MovementEngine,
+    journal: MovementJournal,
+  ): Promise<Movement> {
+    const recharge = rechargeCard(access, engine, {
+      request: { credits: 20 },
+      customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
+      keyFingerprint: fingerprint(KEY),
+    });
+    await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
+    const [movement] = journal.movements.values();
+    assert.ok(movement);
+    return movement;
+  }
+
   test('when an operator decided a movement whose card was away and the till learnt it at reconciliation, then the card, back, still decides it: where they disagree a compensating movement sets the books right', async () => {
     for (const decided of ['voided', 'posted'] as const) {
       const sim = simWithShops();
@@ -256,14 +275,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
       const { engine, journal, open } = engineWith(ledgerOf(sim));
       await open();
       const { access, slots, back } = cardThatLeaves(30);
-      const recharge = rechargeCard(access, engine, {
-        request: { credits: 20 },
-        customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
-        keyFingerprint: fingerprint(KEY),
-      });
-      await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
-      const [movement] = journal.movements.values();
-      assert.ok(movement);
+      const movement = await rechargeLeftUndecided(access, engine, journal);
       // The customer reports the card lost. The operator voids the recharge, whose write the
       // card holds; or posts it, and the card turns up without the write (it had not landed).
       if (decided === 'posted') slots[1] = Buffer.alloc(16);
@@ -294,14 +306,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     const { engine, journal, open } = engineWith(ledger);
     await open();
     const { access, back } = cardThatLeaves(30);
-    const recharge = rechargeCard(access, engine, {
-      request: { credits: 20 },
-      customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
-      keyFingerprint: fingerprint(KEY),
-    });
-    await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
-    const [movement] = journal.movements.values();
-    assert.ok(movement);
+    const movement = await rechargeLeftUndecided(access, engine, journal);
     // The write landed, and the operator posted it without the card: the card is held.
     sim.resolve(KEY, movement.id, 'posted', { evidence: 'operator: the customer has it' });
     const atLedger = sim.movements.get(movement.id);
@@ -333,14 +338,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     const { engine, journal, open } = engineWith(ledgerOf(sim));
     await open();
     const { access, slots, back } = cardThatLeaves(30);
-    const recharge = rechargeCard(access, engine, {
-      request: { credits: 20 },
-      customer: { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' },
-      keyFingerprint: fingerprint(KEY),
-    });
-    await assert.rejects(recharge, (error: AppError) => error.code === 'CardRemovedDuringWrite');
-    const [movement] = journal.movements.values();
-    assert.ok(movement);
+    const movement = await rechargeLeftUndecided(access, engine, journal);
     sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
     // Written over elsewhere: neither 30 nor 50 where the write was planned.
     slots[1] = encodeValueBlock(7, 2);
