@@ -137,18 +137,12 @@ export class CardSettlement {
     apiKey: string,
     movement: LedgerMovement,
   ): Promise<{ compensation: Movement | undefined }> {
-    const before = movement.cardBefore;
-    let shows: 'committed' | 'not-written' | undefined;
-    let what = "it shows neither the balance before nor after the write: the ledger's word stands";
-    if (before !== null && isKnownBefore(before)) {
-      const after = balanceAfter(movement, before);
-      const decision = await card.decide(planWrite(before, after, movement.id));
-      if (decision.outcome !== 'unknown') {
-        shows = decision.outcome;
-        what = `it ${shows === 'committed' ? 'holds' : 'does not hold'} the write from ${before} to ${after} credits`;
-      }
-    }
-    const evidence = `card ${card.cardId} read at till ${this.#book.tillId}: ${what}`;
+    const shown = await writeShownBy(card, movement, this.#book.tillId);
+    const shows = shown?.outcome === 'unknown' ? undefined : shown?.outcome;
+    const evidence =
+      shows && shown
+        ? shown.evidence
+        : `card ${card.cardId} read at till ${this.#book.tillId}: it shows neither the balance before nor after the write: the ledger's word stands`;
     return { compensation: await this.#resolver.cardDecides(apiKey, movement, shows, evidence) };
   }
 
@@ -195,10 +189,23 @@ export function awaitsCard(movement: LedgerMovement): boolean {
   );
 }
 
-/** The balance a movement's write leaves on a card that held `before`. */
-export function balanceAfter(
-  movement: Pick<LedgerMovement, 'kind' | 'credits'>,
-  before: string,
-): number {
-  return movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
+/**
+ * What `card` shows of a ledger movement's write, planned again from the card state the
+ * movement carries (`cardBefore`), with the evidence a till gives the ledger for it; undefined
+ * when the movement carries no card state this till reads.
+ */
+export async function writeShownBy(
+  card: WalletCard,
+  movement: LedgerMovement,
+  tillId: string,
+): Promise<{ outcome: WriteDecision['outcome']; evidence: string } | undefined> {
+  const before = movement.cardBefore;
+  if (before === null || !isKnownBefore(before)) return undefined;
+  const after = movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
+  const { outcome } = await card.decide(planWrite(before, after, movement.id));
+  const shows =
+    outcome === 'unknown'
+      ? 'shows neither the balance before nor after the write'
+      : `${outcome === 'committed' ? 'holds' : 'does not hold'} the write from ${before} to ${after} credits`;
+  return { outcome, evidence: `card ${card.cardId} read at till ${tillId}: it ${shows}` };
 }

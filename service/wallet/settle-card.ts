@@ -1,7 +1,6 @@
-import { isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import type { CardAccess } from './card-access.ts';
-import { awaitsCard, balanceAfter } from './card-settlement.ts';
+import { awaitsCard, writeShownBy } from './card-settlement.ts';
 import type { MovementEngine } from './movement-engine.ts';
 
 /** A pending movement of the card on the reader, as POST /cards/settle reports it. */
@@ -57,7 +56,6 @@ export function settleCard(
         kind: movement.kind,
         credits: movement.credits,
       };
-      const before = movement.cardBefore;
       if (held) {
         const { compensation } = await movements.decideHeld(card, apiKey, movement);
         const state = movement.state === 'posted' ? 'posted' : 'voided';
@@ -68,29 +66,27 @@ export function settleCard(
         });
         continue;
       }
-      if (before === null || !isKnownBefore(before)) {
+      const shown = await writeShownBy(card, movement, movements.tillId);
+      if (!shown) {
         answer.undecided.push({
           ...about,
           reason: 'the movement carries no card state to decide it by',
         });
         continue;
       }
-      const after = balanceAfter(movement, before);
-      const decision = await card.decide(planWrite(before, after, movement.id));
-      if (decision.outcome === 'unknown') {
+      if (shown.outcome === 'unknown') {
         answer.undecided.push({
           ...about,
           reason: 'the card shows neither the balance before nor after it',
         });
         continue;
       }
-      const landed = decision.outcome === 'committed';
-      const evidence = `card ${card.cardId} read at till ${movements.tillId}: it ${landed ? 'holds' : 'does not hold'} the write from ${before} to ${after} credits`;
+      const landed = shown.outcome === 'committed';
       const resolved = await movements.resolveOnEvidence(
         apiKey,
         movement.id,
         landed ? 'post' : 'void',
-        evidence,
+        shown.evidence,
       );
       answer.settled.push({ ...about, state: resolved.state === 'posted' ? 'posted' : 'voided' });
     }
