@@ -164,7 +164,7 @@ const LEDGER_SCRIPT = `\\set c random(1, ${customers})
 SELECT id AS mid FROM ledger_create_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::text, 12, '0'))::uuid,
   gen_random_uuid(), 'recharge', '04A1B2C3', 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL) \\gset
 SELECT state FROM ledger_resolve_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::text, 12, '0'))::uuid,
-  :mid, 'posted', NULL, NULL, NULL);
+  :mid, 'posted', NULL, NULL, NULL, NULL);
 `;
 
 /**

@@ -65,7 +65,7 @@ export class Ledger {
    * Records a pending movement. A recharge reserves its credits from the pool (under the
    * customer's row lock) or fails with NoCredits, storing nothing. The same id with the same
    * request replays the stored movement; with anything else it is a MovementIdConflict. One
-   * round trip: `ledger_create_movement` (migration 6) holds the whole transaction. With
+   * round trip: `ledger_create_movement` (cloud/db/routines/) holds the whole transaction. With
    * `keyHash`, the call itself checks that this key of the customer is still valid (else
    * InvalidApiKey), and nothing else needs to look the key up.
    */
@@ -177,13 +177,14 @@ export class Ledger {
     keyHash: string | undefined,
   ): Promise<Movement> {
     const answer = await this.call(
-      'SELECT * FROM ledger_resolve_movement($1, $2, $3, $4, $5, $6)',
+      'SELECT * FROM ledger_resolve_movement($1, $2, $3, $4, $5, $6, $7)',
       [
         customerId,
         id.toLowerCase(),
         target,
         by.tillId?.toLowerCase() ?? null,
         by.evidence ?? null,
+        by.occurredAt ?? null,
         keyHash ?? null,
       ],
       customerId,
@@ -192,7 +193,7 @@ export class Ledger {
   }
 
   /**
-   * One contract call: one statement, its own transaction (a function of migration 6). Its
+   * One contract call: one statement, its own transaction (a function of cloud/db/routines/). Its
    * refusals come back as answers, so that a flag written for a refused movement is committed.
    */
   private async call(sql: string, params: unknown[], customerId: string): Promise<Answer> {

@@ -36,12 +36,13 @@ export interface MovementRow {
   evidence: string | null;
   awaits_card: boolean;
   card_evidence: string | null;
+  occurred_at: Date | string | null;
 }
 
 export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
-  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence';
+  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -78,6 +79,7 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     evidence: row.evidence,
     awaitsCard: row.awaits_card,
     cardEvidence: row.card_evidence,
+    occurredAt: row.occurred_at === null ? null : toIso(row.occurred_at),
   };
 }
 

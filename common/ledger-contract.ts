@@ -44,6 +44,12 @@ export interface Movement {
   awaitsCard: boolean;
   /** What the card showed when a till confirmed an operator's word from it, or null. */
   cardEvidence: string | null;
+  /**
+   * When a posted movement happened by its till's clock (the card write proven: the post's
+   * `occurredAt`, else the ledger's time of the post); null unless posted. Day reports count a
+   * shop's local day of it; `resolvedAt` is the ledger's own time.
+   */
+  occurredAt: string | null;
 }
 
 /**
@@ -93,6 +99,11 @@ export interface MovementRequest {
 export interface ResolveRequest {
   tillId?: string;
   evidence?: string;
+  /**
+   * A post's time by the till's clock: when the card write was proven (an ISO 8601 timestamp).
+   * Not part of the identity; ignored by a void.
+   */
+  occurredAt?: string;
 }
 
 /**

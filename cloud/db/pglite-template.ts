@@ -19,6 +19,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gunzip, gzipSync } from 'node:zlib';
+import { routinesChecksum } from './migrate.ts';
 import { migrations } from './migrations/index.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -36,7 +37,7 @@ const BLOCK = 512;
 /** Beside each template, what made it (pglite-template.json). */
 const stampOf = (file: string) => file.replace(/\.tar\.gz$/, '.json');
 
-/** What a template is good for: this PGlite and these migrations. */
+/** What a template is good for: this PGlite and these migrations and routines. */
 export function templateStamp(): { pglite: string; migrations: string } {
   // Its package.json is not among its exports: found from its entry point (dist/index.cjs).
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
@@ -44,6 +45,7 @@ export function templateStamp(): { pglite: string; migrations: string } {
   const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string };
   const schema = createHash('sha256')
     .update(migrations.map((migration) => migration.sql).join('\n'))
+    .update(routinesChecksum())
     .digest('hex')
     .slice(0, 16);
   return { pglite: version, migrations: schema };

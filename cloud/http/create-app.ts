@@ -103,7 +103,7 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
     // request is looked at before the key is known, unknown /v1 paths included. The address is
     // the socket's: behind a proxy every client shares it, which the guard's rule allows for.
     // A create, post or void with a key whose customer is known leaves the validity check to
-    // its call, in the same round trip (migration 6, ledger_key_holds).
+    // its call, in the same round trip (ledger_key_holds, cloud/db/routines/).
     v1.addHook('onRequest', async (request) => {
       const apiKey = request.headers['x-api-key'] as string | undefined;
       const known = request.routeOptions.config.checksKey ? guard.customerOf(apiKey) : undefined;

@@ -22,6 +22,39 @@ const FIELDS = new Set([
 /** What the card held, in the till's card format: opaque, visible ASCII. */
 const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
 const MAX_EVIDENCE = 500;
+/** The years a till's clock may name; anything else is a clock that was never set. */
+const TIMESTAMP_YEARS = { from: 2000, to: 2199 };
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?(?:Z|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * An ISO 8601 timestamp with its offset (`2026-01-31T09:15:02.123Z`, `...+01:00`) of the
+ * years a till's clock may name, or undefined. Every field is checked, as PostgreSQL would
+ * (JavaScript's Date turns 30 February into 2 March).
+ */
+export function parseTimestamp(text: unknown): Date | undefined {
+  if (typeof text !== 'string') return undefined;
+  const match = TIMESTAMP.exec(text);
+  if (!match) return undefined;
+  const [year, month, day, hour, minute, second, offsetHours, offsetMinutes] = Array.from(
+    { length: 8 },
+    (_, index) => Number(match[index + 1] ?? 0),
+  ) as [number, number, number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const valid =
+    year >= TIMESTAMP_YEARS.from &&
+    year <= TIMESTAMP_YEARS.to &&
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 14 &&
+    offsetMinutes <= 59;
+  return valid ? new Date(text) : undefined;
+}
 const STATES: readonly MovementState[] = ['pending', 'posted', 'voided'];
 
 /**
@@ -93,15 +126,17 @@ function parseOrigin(
 }
 
 /**
- * The optional body of a post or void: `tillId` (a UUID) and `evidence` (1 to 500
- * characters). No body, or an empty one, is `{}`.
+ * The optional body of a post or void: `tillId` (a UUID), `evidence` (1 to 500 characters) and
+ * `occurredAt` (an ISO 8601 timestamp with its offset). No body, or an empty one, is `{}`.
  */
 export function parseResolveRequest(body: unknown): ResolveRequest {
   const invalid = ledgerErrors.invalidMovement;
   if (body === undefined || body === null || body === '') return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be a JSON object');
   const fields = body as Record<string, unknown>;
-  const unknown = Object.keys(fields).filter((key) => key !== 'tillId' && key !== 'evidence');
+  const unknown = Object.keys(fields).filter(
+    (key) => key !== 'tillId' && key !== 'evidence' && key !== 'occurredAt',
+  );
   if (unknown.length > 0) throw invalid(`${unknown.join(', ')}: unknown field`);
   const result: ResolveRequest = {};
   if (fields.tillId !== undefined) {
@@ -116,6 +151,14 @@ export function parseResolveRequest(body: unknown): ResolveRequest {
       throw invalid(`evidence: must be text of 1 to ${MAX_EVIDENCE} characters`);
     }
     result.evidence = evidence;
+  }
+  if (fields.occurredAt !== undefined) {
+    if (parseTimestamp(fields.occurredAt) === undefined) {
+      throw invalid(
+        `occurredAt: must be an ISO 8601 timestamp with its offset, from ${TIMESTAMP_YEARS.from} to ${TIMESTAMP_YEARS.to}`,
+      );
+    }
+    result.occurredAt = fields.occurredAt as string;
   }
   return result;
 }

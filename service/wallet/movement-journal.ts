@@ -91,6 +91,11 @@ export interface Movement {
   startedAt: string;
   reserved?: { credits: number; amount: string; intent?: WriteIntent };
   card?: 'committed' | 'not-written';
+  /**
+   * When `card` was journaled, by this till's clock: for a committed write this till proved,
+   * when it happened (the post's `occurredAt` at the ledger).
+   */
+  cardAt?: string;
   /** The card showed this write torn when it was decided. */
   torn?: boolean;
   /** `card` is the ledger's word: the card has not been seen since. */
@@ -99,6 +104,14 @@ export interface Movement {
   answer?: { status: number; body: unknown; at: string };
   /** Why the ledger refused this compensating movement. */
   conflict?: string;
+}
+
+/**
+ * When a movement happened by this till's clock, as its post tells the ledger (`occurredAt`):
+ * when its card write was proven, or, for a compensating movement (no write), when it started.
+ */
+export function occurredAtOf(movement: Movement): string {
+  return movement.cardAt ?? movement.startedAt;
 }
 
 /** How long an answer is kept for Idempotency-Key replays. */
@@ -310,6 +323,7 @@ function fold(movements: Map<string, Movement>, entry: MovementEntry): void {
       break;
     case 'card':
       movement.card = entry.outcome;
+      movement.cardAt = entry.at;
       if (entry.torn) movement.torn = true;
       if (entry.learnt) movement.learnt = true;
       else delete movement.learnt;
@@ -355,7 +369,7 @@ function entriesOf(movement: Movement): JournalEntry[] {
       outcome: movement.card,
       ...torn,
       ...learnt,
-      at: movement.startedAt,
+      at: movement.cardAt ?? movement.startedAt,
     });
   }
   if (movement.resolved) {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { MovementBook } from './movement-book.ts';
-import type { Movement } from './movement-journal.ts';
+import { occurredAtOf, type Movement } from './movement-journal.ts';
 import { decidePending, phaseOf } from './movement-phases.ts';
 import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
 import { ReconcileSchedule } from './reconcile-schedule.ts';
@@ -154,7 +154,7 @@ export class MovementReconciler extends EventEmitter<{
             `reconciliation: movement ${entry.id} is pending at the ledger; the journal has it resolved: ${decision}`,
           );
           await this.#resolver
-            .send(apiKey, entry.id, decision)
+            .send(apiKey, entry.id, decision, movement && occurredAtOf(movement))
             .catch((error: unknown) =>
               this.#book.log.warn(
                 `reconciliation: ${decision} of ${entry.id}: ${messageOf(error)}`,

@@ -3,7 +3,7 @@ import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
 import { AppError } from '../errors.ts';
 import type { MovementBook } from './movement-book.ts';
-import type { Movement, MovementKind } from './movement-journal.ts';
+import { occurredAtOf, type Movement, type MovementKind } from './movement-journal.ts';
 import {
   compensationFor,
   compensationOfWrite,
@@ -276,7 +276,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     }
     let state: 'posted' | 'voided' | 'absent';
     try {
-      await this.send(apiKey, movement.id, action);
+      await this.send(apiKey, movement.id, action, occurredAtOf(movement));
       state = action === 'post' ? 'posted' : 'voided';
     } catch (error) {
       const settledAs = settledByRefusal(error, action);
@@ -394,9 +394,20 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     return true;
   }
 
-  /** Posts or voids at the ledger as this till, whatever the journal says (reconciliation). */
-  send(apiKey: string, id: string, action: 'post' | 'void'): Promise<LedgerMovement> {
-    const by = { tillId: this.#book.tillId };
+  /**
+   * Posts or voids at the ledger as this till, whatever the journal says (reconciliation); a
+   * post says when the movement happened, when known.
+   */
+  send(
+    apiKey: string,
+    id: string,
+    action: 'post' | 'void',
+    occurredAt?: string,
+  ): Promise<LedgerMovement> {
+    const by = {
+      tillId: this.#book.tillId,
+      ...(action === 'post' && occurredAt !== undefined ? { occurredAt } : {}),
+    };
     return action === 'post'
       ? this.#ledger.postMovement(apiKey, id, by)
       : this.#ledger.voidMovement(apiKey, id, by);

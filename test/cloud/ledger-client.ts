@@ -82,7 +82,7 @@ export class LedgerClient {
   resolve(
     id: string,
     action: 'post' | 'void',
-    by?: { tillId?: string; evidence?: string },
+    by?: { tillId?: string; evidence?: string; occurredAt?: unknown },
   ): Promise<Answer> {
     return this.post(`/v1/movements/${id}/${action}`, by);
   }

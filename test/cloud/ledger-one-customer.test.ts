@@ -79,7 +79,7 @@ test('when the contract suite has run, then every transaction of the ledger that
   );
 });
 
-test('when the schema is migrated, then every table is keyed by its customer, but api_keys (replicated to every node) and schema_migrations', async () => {
+test("when the schema is migrated, then every table is keyed by its customer, but api_keys (replicated to every node) and the schema's own (schema_migrations, schema_routines)", async () => {
   const folder = await freshPgliteFolder();
   const db = await openDatabase(folder);
   try {
@@ -102,6 +102,8 @@ test('when the schema is migrated, then every table is keyed by its customer, bu
       ledger_entries: 'customer_id',
       movements: 'customer_id',
       schema_migrations: 'version',
+      schema_routines: 'only_row',
+      tills: 'customer_id',
       void_tombstones: 'customer_id',
     });
   } finally {

@@ -900,6 +900,75 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.deepEqual(bad.body, { error: 'InvalidQuery', detail: 'till: must be a UUID' });
       });
 
+      test('when a till names itself on a create, then the shop lists it among its tills, once', async () => {
+        const shop = await newShop(100);
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        const tillsOf = async () =>
+          (
+            await db.query<{ id: string }>(
+              'SELECT id FROM tills WHERE customer_id = $1 ORDER BY id',
+              [customerId],
+            )
+          ).rows.map((row) => row.id);
+        assert.deepEqual(await tillsOf(), []);
+        await posted(shop, atTill(TILL_A, 'recharge', freshCard(), 5));
+        await posted(shop, atTill(TILL_A, 'recharge', freshCard(), 5));
+        await posted(shop, atTill(TILL_B, 'recharge', freshCard(), 5));
+        assert.deepEqual(await tillsOf(), [TILL_A, TILL_B]);
+      });
+
+      test('when a post says when its card write happened, then the movement keeps that occurredAt; without it, the time of the post; a void and a pending movement have none', async () => {
+        const shop = await newShop(100);
+        const told = atTill(TILL_A, 'recharge', freshCard(), 5);
+        assert.equal((await shop.create(told)).status, 201);
+        const occurredAt = '2026-03-29T00:59:59.500Z';
+        const post = await shop.resolve(told.id, 'post', { tillId: TILL_A, occurredAt });
+        assert.equal(post.status, 200, JSON.stringify(post.body));
+        assert.equal(post.body.occurredAt, occurredAt);
+        // A replay with another time changes nothing; an offset is stored as the same instant.
+        const again = await shop.resolve(told.id, 'post', {
+          tillId: TILL_A,
+          occurredAt: '2026-03-29T02:00:00+02:00',
+        });
+        assert.equal(again.status, 200, JSON.stringify(again.body));
+        assert.equal(again.body.occurredAt, occurredAt);
+        assert.equal((await shop.get(`/v1/movements/${told.id}`)).body.occurredAt, occurredAt);
+
+        const untold = atTill(TILL_A, 'recharge', freshCard(), 5);
+        const pending = await shop.create(untold);
+        assert.equal(pending.body.occurredAt, null);
+        const posted = await shop.resolve(untold.id, 'post', { tillId: TILL_A });
+        assert.equal(posted.body.occurredAt, posted.body.resolvedAt);
+
+        const voided = atTill(TILL_A, 'recharge', freshCard(), 5);
+        assert.equal((await shop.create(voided)).status, 201);
+        const void_ = await shop.resolve(voided.id, 'void', { tillId: TILL_A, occurredAt });
+        assert.equal(void_.status, 200, JSON.stringify(void_.body));
+        assert.equal(void_.body.occurredAt, null);
+      });
+
+      test('when a post names a time that is not an ISO 8601 timestamp with its offset, then it is 400 InvalidMovement and the movement stays pending', async () => {
+        const shop = await newShop(100);
+        const movement = atTill(TILL_A, 'recharge', freshCard(), 5);
+        assert.equal((await shop.create(movement)).status, 201);
+        for (const occurredAt of [
+          '2026-03-29T00:59:59',
+          '2026-03-29',
+          'yesterday',
+          1774745999000,
+          '1970-01-01T00:00:00Z',
+          '2026-02-30T10:00:00Z',
+        ]) {
+          const answer = await shop.resolve(movement.id, 'post', { tillId: TILL_A, occurredAt });
+          assert.equal(answer.status, 400, `${occurredAt}: ${JSON.stringify(answer.body)}`);
+          assert.deepEqual(answer.body, {
+            error: 'InvalidMovement',
+            detail: 'occurredAt: must be an ISO 8601 timestamp with its offset, from 2000 to 2199',
+          });
+        }
+        assert.equal((await shop.get(`/v1/movements/${movement.id}`)).body.state, 'pending');
+      });
+
       test("when another till's movement of the card is pending, then a till's create for that card is 409 CardMovementPending naming it, the same till's is not, and after its resolution it goes through", async () => {
         const shop = await newShop(100);
         const card = freshCard();

@@ -64,6 +64,8 @@ export interface StoredMovement {
   /** An operator's word given without the card: the card is held until a till reads it. */
   awaitsCard: boolean;
   cardEvidence: string | null;
+  /** A posted movement's time by its till's clock (the post's occurredAt, else the ledger's). */
+  occurredAt: string | null;
 }
 
 export class SimLedger {
@@ -286,6 +288,7 @@ export class SimLedger {
       evidence: null,
       awaitsCard: false,
       cardEvidence: null,
+      occurredAt: null,
     };
     this.movements.set(id, stored);
     cardRead();
@@ -333,6 +336,8 @@ export class SimLedger {
     }
     movement.state = target;
     movement.resolvedAt = new Date(this.#now()).toISOString();
+    movement.occurredAt =
+      target === 'posted' ? new Date(by.occurredAt ?? movement.resolvedAt).toISOString() : null;
     movement.transitions += 1;
     movement.resolvedByTill = tillId;
     movement.evidence = by.evidence ?? null;
@@ -393,6 +398,7 @@ export class SimLedger {
       evidence: movement.evidence,
       awaitsCard: movement.awaitsCard,
       cardEvidence: movement.cardEvidence,
+      occurredAt: movement.occurredAt,
     };
   }
 }

@@ -49,6 +49,7 @@ function atLedger(overrides: Partial<LedgerMovement> = {}): LedgerMovement {
     evidence: 'operator: the card was reported lost',
     awaitsCard: true,
     cardEvidence: null,
+    occurredAt: null,
     ...overrides,
   };
 }

@@ -92,6 +92,7 @@ describe('MovementJournal in its file', () => {
       startedAt: at,
       reserved: { credits: 10, amount: '5.00', intent },
       card: 'committed',
+      cardAt: at,
       answer: { status: 200, body: { cardId: '04A1B2C3', credits: 40 }, at },
     });
     assert.deepEqual(reopened.movements.get('c1'), {
@@ -104,6 +105,7 @@ describe('MovementJournal in its file', () => {
       credits: 10,
       startedAt: at,
       card: 'not-written',
+      cardAt: at,
       torn: true,
       resolved: 'absent',
       conflict: 'NoCredits',

@@ -51,6 +51,7 @@ function pendingOf(request: NewMovement): LedgerMovement {
     evidence: null,
     awaitsCard: false,
     cardEvidence: null,
+    occurredAt: null,
   };
 }
 

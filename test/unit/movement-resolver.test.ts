@@ -46,6 +46,7 @@ function atLedger(fields: Partial<LedgerMovement> & { id: string }): LedgerMovem
     evidence: null,
     awaitsCard: false,
     cardEvidence: null,
+    occurredAt: null,
     ...fields,
   };
 }
@@ -211,7 +212,9 @@ describe('MovementResolver.resolve()', () => {
     const answer = await rig.resolver.resolve(movement);
     assert.equal(answer, true, `resolve answered ${answer}`);
     assert.deepEqual(rig.asked(), ['post m1']);
-    assert.deepEqual(rig.calls[0]?.by, { tillId: TILL });
+    // The post says when the card write was proven (the card line's time).
+    assert.ok(movement.cardAt);
+    assert.deepEqual(rig.calls[0]?.by, { tillId: TILL, occurredAt: movement.cardAt });
     assert.equal(movement.resolved, 'posted');
     assert.deepEqual(counts, [0]);
     assert.deepEqual(resolved, ['m1']);

@@ -5,6 +5,7 @@ import { migration004 } from './004-card-above-account.ts';
 import { migration005 } from './005-tills.ts';
 import { migration006 } from './006-one-round-trip.ts';
 import { migration007 } from './007-awaits-card.ts';
+import { migration008 } from './008-tills-and-occurred-at.ts';
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export const migrations: readonly Migration[] = [
   migration005,
   migration006,
   migration007,
+  migration008,
 ];

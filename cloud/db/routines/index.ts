@@ -1,0 +1,41 @@
+import { ledgerAnswer } from './ledger-answer.ts';
+import { ledgerAnswerOf } from './ledger-answer-of.ts';
+import { ledgerChangeBalance } from './ledger-change-balance.ts';
+import { ledgerCreateMovement } from './ledger-create-movement.ts';
+import { ledgerFlagCard } from './ledger-flag-card.ts';
+import { ledgerKeyHolds } from './ledger-key-holds.ts';
+import { ledgerRefusal } from './ledger-refusal.ts';
+import { ledgerReplay } from './ledger-replay.ts';
+import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
+
+/**
+ * A type or function of the ledger's SQL, kept whole in a file of its own and made anew on
+ * every migrate where any of them changed (like Flyway's repeatable migrations): a change to a
+ * function is a diff of that function, never a copy of its body in a new migration.
+ */
+export interface Routine {
+  name: string;
+  /** Default 'function'. */
+  kind?: 'function' | 'type';
+  sql: string;
+}
+
+/**
+ * Every routine, in the order they are made: types first, then a function after those whose
+ * names its SQL-language body uses (PostgreSQL checks those at creation; PL/pgSQL bodies are
+ * checked when they run). The schema migrations (migrations/) must have run before.
+ */
+export const routines: readonly Routine[] = [
+  ledgerAnswer,
+  ledgerRefusal,
+  ledgerAnswerOf,
+  ledgerReplay,
+  ledgerChangeBalance,
+  ledgerFlagCard,
+  ledgerKeyHolds,
+  ledgerCreateMovement,
+  ledgerResolveMovement,
+];
+
+/** Names of routines that no longer exist: dropped by the next migrate. Append only. */
+export const retiredRoutines: readonly string[] = [];

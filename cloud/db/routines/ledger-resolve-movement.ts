@@ -1,0 +1,89 @@
+export const ledgerResolveMovement = {
+  name: 'ledger_resolve_movement',
+  sql: /* sql */ `
+-- POST /v1/movements/{id}/post and /void (p_target 'posted' or 'voided'). p_occurred_at: when
+-- the till proved the card write, by its clock (a post's occurredAt); NULL: now.
+CREATE FUNCTION ledger_resolve_movement(p_customer uuid, p_id uuid, p_target text,
+                                        p_till uuid, p_evidence text, p_occurred_at timestamptz,
+                                        p_key_hash text DEFAULT NULL)
+RETURNS ledger_answer LANGUAGE plpgsql AS $$
+DECLARE
+  m movements%ROWTYPE;
+  v_pool bigint;
+BEGIN
+  IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
+    RETURN ledger_refusal('InvalidApiKey');
+  END IF;
+  SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    IF p_target <> 'voided' THEN
+      RETURN ledger_refusal('MovementNotFound');
+    END IF;
+    -- A void of an id the ledger does not hold leaves a tombstone, so a create of that id
+    -- arriving later is refused. Under the id's lock, a create of it has either committed
+    -- (seen now) or waits for this.
+    PERFORM pg_advisory_xact_lock(2, hashtext(p_id::text));
+    SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+      INSERT INTO void_tombstones (id, customer_id)
+      SELECT p_id, p_customer WHERE NOT EXISTS (SELECT 1 FROM movements WHERE id = p_id)
+      ON CONFLICT DO NOTHING;
+      RETURN ledger_refusal('MovementNotFound');
+    END IF;
+  END IF;
+  IF m.state = p_target THEN
+    IF m.awaits_card AND p_till IS NOT NULL AND (p_evidence IS NOT NULL OR p_till = m.till_id)
+    THEN
+      -- A till read the card and it agrees with the operator's word (the evidence says so; the
+      -- till that made it knows from its own journal): the card is free again.
+      UPDATE movements SET awaits_card = false, card_evidence = p_evidence
+      WHERE customer_id = p_customer AND id = p_id
+      RETURNING * INTO m;
+    END IF;
+    RETURN ledger_answer_of(m, false, (SELECT credits FROM customers WHERE id = p_customer));
+  END IF;
+  IF m.state = 'voided' THEN
+    RETURN ledger_refusal('MovementAlreadyVoided');
+  END IF;
+  IF m.state = 'posted' THEN
+    RETURN ledger_refusal('MovementAlreadyPosted');
+  END IF;
+  IF m.till_id IS NOT NULL AND p_till IS NOT NULL AND p_till <> m.till_id
+     AND p_evidence IS NULL THEN
+    -- Only the till that made a movement knows what its card write did; anyone else needs
+    -- evidence (docs/cloud-api.md, "Tills").
+    RETURN ledger_refusal('MovementOfAnotherTill',
+      format('movement %s was made by till %s', p_id, m.till_id));
+  END IF;
+
+  -- An operator's decision without a till is made without the card: a movement whose card
+  -- can decide it (it carries the card state it was planned from) then awaits its card.
+  UPDATE movements
+  SET state = p_target, resolved_at = now(), resolved_by_till = p_till, evidence = p_evidence,
+      occurred_at = CASE WHEN p_target = 'posted' THEN coalesce(p_occurred_at, now()) END,
+      awaits_card = p_till IS NULL AND p_evidence IS NOT NULL AND card_before IS NOT NULL
+                    AND compensates IS NULL
+  WHERE customer_id = p_customer AND id = p_id
+  RETURNING * INTO m;
+  -- The pool changes back only when credits come home: a voided recharge releases its
+  -- reservation, a posted discharge returns the card's credits.
+  IF m.kind = 'recharge' AND p_target = 'voided' THEN
+    v_pool := ledger_change_balance(p_customer, m.credits, 'release', p_id);
+  ELSIF m.kind = 'discharge' AND p_target = 'posted' THEN
+    v_pool := ledger_change_balance(p_customer, m.credits, 'return', p_id);
+  ELSE
+    SELECT credits INTO v_pool FROM customers WHERE id = p_customer;
+  END IF;
+  -- A card's account grows when a recharge is final, and gets back a voided discharge.
+  IF (m.kind = 'recharge' AND p_target = 'posted')
+     OR (m.kind = 'discharge' AND p_target = 'voided') THEN
+    INSERT INTO card_accounts (customer_id, card_id, credits)
+    VALUES (p_customer, m.card_id, m.credits)
+    ON CONFLICT (customer_id, card_id)
+    DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits;
+  END IF;
+  RETURN ledger_answer_of(m, false, v_pool);
+END
+$$;
+`,
+};
