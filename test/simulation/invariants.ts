@@ -20,11 +20,11 @@
  */
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
 import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
-import type { SimLedger } from './sim-ledger.ts';
+import type { ShopLedger } from './shop-ledger.ts';
 import type { RequestRecord, Till } from './world.ts';
 
 export interface FinalWorld {
-  ledger: SimLedger;
+  ledger: ShopLedger;
   shopIds: string[];
   cards: SimCard[];
   tills: Till[];
@@ -48,7 +48,7 @@ export function checkInvariants(world: FinalWorld): string[] {
 }
 
 /** Whether the books count a movement: posted, or voided and set right by a compensation. */
-export function counted(ledger: SimLedger, id: string): boolean {
+export function counted(ledger: ShopLedger, id: string): boolean {
   const movement = ledger.movements.get(id);
   const compensated = [...ledger.movements.values()].some(
     (other) => other.compensates === id && other.state === 'posted',

@@ -58,8 +58,10 @@ import {
   type SimCard,
 } from './sim-cards.ts';
 import { SimFiles } from './sim-files.ts';
+import { RealLedger } from './real-ledger.ts';
+import type { LedgerKind, ShopLedger } from './shop-ledger.ts';
 import { SimLedger } from './sim-ledger.ts';
-import { NO_FAULTS, SimNetwork } from './sim-network.ts';
+import { ledgerOverHttp, NO_FAULTS, SimNetwork, type LedgerEndpoint } from './sim-network.ts';
 
 const SHOPS = [
   { id: '00000000-0000-4000-8000-00000000000a', name: 'Shop A' },
@@ -71,8 +73,11 @@ const CREDIT_COST_CENTS = 50;
 const KEYS_PER_SHOP = 3;
 const keyOf = (till: number, shop: number, n: number) =>
   `sim-key-till-${till}-shop-${shop}-${n}-0123456789`;
-/** The provider's own key of each shop, never revoked (an operator's decisions go with it). */
-const providerKey = (shop: number) => `sim-key-provider-shop-${shop}-0123456789`;
+/**
+ * Virtual time starts on a Monday morning: the ledger takes only timestamps of its time
+ * (occurredAt from 2000 on), and the real one's clock is the simulation's (real-ledger.ts).
+ */
+const EPOCH = Date.UTC(2026, 0, 5, 8, 0, 0);
 const FAULTS_UNTIL = 60_000;
 
 /** Each shop's card master key (DESFire cards' keys are derived from it, AN10922). */
@@ -134,10 +139,24 @@ export interface SimResult {
   paths: Map<string, number>;
 }
 
+export interface SeedOptions {
+  /** The in-memory model of the ledger (default), or the real one's SQL on PGlite. */
+  ledger?: LedgerKind;
+}
+
 /** Runs one seed and checks the invariants. */
-export async function runSeed(seed: number): Promise<SimResult> {
+export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SimResult> {
+  const opened: RealLedger[] = [];
+  try {
+    return await runWorld(seed, options.ledger ?? 'model', opened);
+  } finally {
+    for (const ledger of opened) await ledger.close();
+  }
+}
+
+async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): Promise<SimResult> {
   const rng = new Rng(seed);
-  const sched = new Scheduler(rng);
+  const sched = new Scheduler(rng, EPOCH);
   const trace: string[] = [];
   const paths = new Map<string, number>();
   const reached = (path: string) => paths.set(path, (paths.get(path) ?? 0) + 1);
@@ -145,7 +164,25 @@ export async function runSeed(seed: number): Promise<SimResult> {
 
   // Tills first: the ledger knows their keys.
   const tillCounts = [rng.between(2, 4), rng.between(2, 4)];
-  const ledger = new SimLedger(() => sched.time);
+  let ledger: ShopLedger;
+  let endpoint: LedgerEndpoint;
+  if (kind === 'sql') {
+    const real = await RealLedger.open(
+      () => sched.now(),
+      (message) => note(`ledger error: ${message}`),
+    );
+    opened.push(real);
+    ledger = real;
+    endpoint = (call) => real.call(call);
+  } else {
+    const model = new SimLedger(() => sched.now());
+    ledger = model;
+    endpoint = ({ method, url, apiKey, body }) => ledgerOverHttp(model, method, url, apiKey, body);
+  }
+  /** What the world does at the ledger from a callback: done before the next event. */
+  const atLedger = (work: void | Promise<void>) => {
+    if (work) sched.track(work);
+  };
   // Whether the two shops' cards open with the same keys (the transport key, say). Otherwise a
   // card at the other shop's till fails authentication.
   const sharedKeys = rng.chance(0.4);
@@ -165,12 +202,9 @@ export async function runSeed(seed: number): Promise<SimResult> {
     const keys = tillShops.flatMap((_, till) =>
       Array.from({ length: KEYS_PER_SHOP }, (__, n) => keyOf(till, shop, n)),
     );
-    ledger.addShop({ id, name, credits: SHOP_CREDITS, creditCost: '0.50' }, [
-      providerKey(shop),
-      ...keys,
-    ]);
+    await ledger.addShop({ id, name, credits: SHOP_CREDITS, creditCost: '0.50' }, keys);
   }
-  const network = new SimNetwork(sched, ledger);
+  const network = new SimNetwork(sched, endpoint);
   const writes: LandedWrite[] = [];
   const tills: Till[] = tillShops.map((shop, index) => {
     const name = `T${index}${shop === 0 ? 'a' : 'b'}`;
@@ -211,7 +245,13 @@ export async function runSeed(seed: number): Promise<SimResult> {
       note(`${name}: card ${card.uid} left the reader mid-operation`);
       // The customer puts it back, often.
       if (rng.chance(0.6)) {
-        sched.at(rng.between(100, 3_000), () => card.at === null && present(card, till), null);
+        sched.at(
+          rng.between(100, 3_000),
+          () => {
+            if (card.at === null) present(card, till);
+          },
+          null,
+        );
       }
     };
     return till;
@@ -233,11 +273,13 @@ export async function runSeed(seed: number): Promise<SimResult> {
       writtenAt: new Set(),
       lost: false,
     };
-    // Sold at its shop before the tills used the ledger: imported there.
-    ledger.importCard(SHOPS[home]?.id as string, card.uid, balanceOf(truthOf(card)));
     note(`card ${card.uid} of shop ${home}: ${describe(truthOf(card))}`);
     return card;
   });
+  // Sold at their shop before the tills used the ledger: imported there.
+  for (const card of cards) {
+    await ledger.importCard(SHOPS[card.home]?.id as string, card.uid, balanceOf(truthOf(card)));
+  }
   const total = () =>
     cards.reduce((sum, card) => sum + balanceOf(truthOf(card)) + card.spentOffline, 0) +
     [...ledger.shops.values()].reduce((sum, shop) => sum + shop.credits, 0) +
@@ -264,18 +306,18 @@ export async function runSeed(seed: number): Promise<SimResult> {
     till.cardShop = till.shop;
     note(`${till.name}: starting`);
     const journal = new MovementJournal(new FileJournalStore('/data', till.files));
-    await journal.open(sched.time);
+    await journal.open(sched.now());
     const keys = new KeyRing(() => till.key, fingerprint);
     keys.on('released', (key) => {
       till.earlierKeys.delete(key);
       // The provider revokes a key the till no longer needs, sometimes at once.
-      if (rng.chance(0.5)) ledger.revokeKey(key);
+      if (rng.chance(0.5)) atLedger(ledger.revokeKey(key));
       note(`${till.name}: key ${fingerprint(key)} released`);
     });
     const client = new LedgerClient({
       baseUrl: 'http://ledger.sim',
       adapter: network.adapter(life),
-      time: { now: () => sched.time, sleep: (ms) => sched.sleep(ms, life) },
+      time: { now: () => sched.now(), sleep: (ms) => sched.sleep(ms, life) },
       random: () => rng.next(),
     });
     // The precondition of a create that may land though its last try was refused (counted).
@@ -337,10 +379,8 @@ export async function runSeed(seed: number): Promise<SimResult> {
 
   /** The provider's admin command: posts or voids a movement at the ledger, with evidence. */
   const operatorDecides = (id: string, state: 'posted' | 'voided', evidence: string) => {
-    const movement = ledger.movements.get(id);
-    const shop = SHOPS.findIndex((candidate) => candidate.id === movement?.shop);
-    ledger.resolve(providerKey(shop), id, state, { evidence });
     note(`operator: ${id} ${state} (${evidence})`);
+    return ledger.decide(id, state, evidence);
   };
 
   /** Takes a card from wherever it is (a reader, a machine): its customer holds it. */
@@ -523,7 +563,9 @@ export async function runSeed(seed: number): Promise<SimResult> {
           });
           sched.at(
             rng.between(1_000, 5_000),
-            () => card.at?.startsWith('machine') && takeAway(card),
+            () => {
+              if (card.at?.startsWith('machine')) takeAway(card);
+            },
             null,
           );
           return;
@@ -617,7 +659,10 @@ export async function runSeed(seed: number): Promise<SimResult> {
         note('ledger down');
         sched.at(
           rng.between(2_000, 20_000),
-          () => ((network.down = false), note('ledger up')),
+          () => {
+            network.down = false;
+            note('ledger up');
+          },
           null,
         );
       },
@@ -647,7 +692,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
         const movement = rng.pick(waiting);
         const card = cards.find((candidate) => candidate.uid === movement.cardId) as SimCard;
         card.lost = true;
-        operatorDecides(movement.id, 'voided', 'operator: the card was reported lost');
+        atLedger(operatorDecides(movement.id, 'voided', 'operator: the card was reported lost'));
         reached('voided-card-lost');
       },
       null,
@@ -723,7 +768,7 @@ export async function runSeed(seed: number): Promise<SimResult> {
     const landed = writes.some(
       (write) => write.movementId === movement.id && write.how === 'whole',
     );
-    operatorDecides(
+    await operatorDecides(
       movement.id,
       landed ? 'posted' : 'voided',
       `operator: the card's write ${landed ? 'landed' : 'never landed'}`,
