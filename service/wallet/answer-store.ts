@@ -24,6 +24,19 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
 }
 
 /**
+ * The answer a movement's caller got, or would have got: the journaled one, else, for a write
+ * the card showed landed, answerOf (a crash came between the card line and the answer line:
+ * the card decided it, so that is its answer, as of the card line).
+ */
+export function answerFor(movement: Movement): Movement['answer'] {
+  if (movement.answer) return movement.answer;
+  if (movement.card !== 'committed' || movement.learnt || !movement.reserved?.intent) {
+    return undefined;
+  }
+  return { status: 200, body: answerOf(movement), at: movement.cardAt ?? movement.startedAt };
+}
+
+/**
  * Idempotency-Key requests and their answers (docs/integrators.md, "Idempotency-Key"). The
  * answers are the journal's: a landed movement's answer is journaled with it and replayed for
  * the same key, but only as the ledger's final word allows.
@@ -87,7 +100,7 @@ export class AnswerStore {
     if (phaseOf(earlier) === 'uncertain' && earlier.cardId !== cardId) {
       throw errors.movementUnsettled();
     }
-    const answer = earlier.answer;
+    const answer = answerFor(earlier);
     if (!answer || this.#book.clock.now() - Date.parse(answer.at) >= ANSWER_RETENTION_MS) {
       return undefined;
     }
