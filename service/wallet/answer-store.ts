@@ -86,7 +86,8 @@ export class AnswerStore {
    * For a request under an Idempotency-Key, once the card is on the reader (after settle()):
    * the first attempt's answer when it landed, without touching the card. The answer belongs
    * to one card: with another card on the reader it is IdempotencyKeyOtherCard, and an
-   * earlier attempt still undecided on another card is MovementUnsettled.
+   * earlier attempt still undecided on another card (or decided by the ledger's word while that
+   * card was away) is MovementUnsettled.
    *
    * A stored answer is replayed only as the ledger's final word: once it posted the movement
    * (or, voided against its card, the compensating movement). Not confirmed yet, the ledger is
@@ -97,9 +98,10 @@ export class AnswerStore {
     if (!idempotency) return undefined;
     const earlier = this.#book.latestFor(idempotency.scope);
     if (!earlier) return undefined;
-    if (phaseOf(earlier) === 'uncertain' && earlier.cardId !== cardId) {
-      throw errors.movementUnsettled();
-    }
+    // Undecided on its card: its write uncertain, or decided by the ledger's word while the
+    // card was away (learnt: the card decides it when seen, and may hold it).
+    const undecided = phaseOf(earlier) === 'uncertain' || earlier.learnt === true;
+    if (undecided && earlier.cardId !== cardId) throw errors.movementUnsettled();
     const answer = answerFor(earlier);
     if (!answer || this.#book.clock.now() - Date.parse(answer.at) >= ANSWER_RETENTION_MS) {
       return undefined;

@@ -1,11 +1,16 @@
 /**
- * An Idempotency-Key whose write landed, when the till crashed after journaling that the card
- * holds the write and before journaling the answer: the same key, after the restart (and after
- * the restarts that compact the journal), replays the answer and never writes the card again.
- * Found by the shop simulation (seed 277: a payout's key moved its card twice).
+ * An Idempotency-Key sent again moves a card once, in the cases the shop simulation found it
+ * moving two (test/simulation/, "a key moved a card twice"):
+ * - its write landed, and the till crashed after journaling that the card holds the write and
+ *   before journaling the answer: the same key, after the restart (and after the restarts that
+ *   compact the journal), replays the answer and never writes the card again;
+ * - its write was left undecided on its card, and the ledger's word on it came (an operator
+ *   voided it, the card reported lost) while the card was away: with another card on the
+ *   reader, the key is MovementUnsettled until its card is seen, as for a write undecided.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { AppError } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import {
@@ -82,4 +87,39 @@ describe('a key replayed after a crash between the card line and the answer line
       assert.equal(sim.movements.size, 1, 'a second movement');
     });
   }
+});
+
+describe("a key whose write the ledger's word decided while its card was away", () => {
+  test('when the key comes with another card, then MovementUnsettled and that card is not written; with its own card, the answer of the write it holds, and one card moved', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const card = cardOnReader(30);
+    const other = cardOnReader(5, '04BBBBBB');
+    const key = idempotency('k-lost', '{"credits":10}');
+    const ask = (on: typeof card) =>
+      rechargeCard(on.access, engine, {
+        request: { credits: 10 },
+        customer,
+        keyFingerprint,
+        idempotency: key,
+      });
+    card.nextWrite = 'lost';
+    await assert.rejects(ask(card), (error: AppError) => error.code === 'CardRemovedDuringWrite');
+    const [movement] = journal.movements.values();
+    assert.ok(movement);
+    // The customer reports the card lost: the operator voids the recharge, the till learns it.
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    await engine.reconcile();
+    assert.equal(movement.learnt, true, 'learnt from the ledger');
+
+    await assert.rejects(ask(other), (error: AppError) => error.code === 'MovementUnsettled');
+    assert.equal(other.writes, 0);
+    // The card turns up holding the write: compensated, and the key answers that write.
+    assert.deepEqual(await ask(card), { cardId: CARD, credits: 40, rechargeAmount: 5 });
+    assert.equal(card.held(), 40);
+    assert.equal(card.writes, 1);
+    await engine.close();
+  });
 });
