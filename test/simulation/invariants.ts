@@ -13,12 +13,15 @@
  *   and every answer it keeps is the ledger's final word;
  * - every caller was told the truth: a 200 names the write its request (or, replayed, the
  *   earlier attempt) landed, the credits asked, the amount charged, what the card held for a
- *   payout; a replayed 200 only once the ledger counted its movement; an error comes with no
- *   write on the card, but for CardRemovedDuringWrite; a request whose worker stayed up was
- *   answered;
+ *   payout, and the card that was on the reader; a replayed 200 only once the ledger counted
+ *   its movement; an error comes with no write on the card, but for CardRemovedDuringWrite; a
+ *   request whose worker stayed up was answered;
+ * - an Idempotency-Key moves a card once, however often its caller sends it, across restarts
+ *   of its worker and with other cards on the reader (unless its worker lost its journal);
  * - liveness: a last recharge and payout of every card succeed.
  */
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
+import { ANSWER_RETENTION_MS } from '../../service/wallet/movement-journal.ts';
 import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
 import type { ShopLedger } from './shop-ledger.ts';
 import type { RequestRecord, Till } from './world.ts';
@@ -43,6 +46,7 @@ export function checkInvariants(world: FinalWorld): string[] {
     ...cardsAgreeWithAccounts(world),
     ...journalsAreDone(world),
     ...callersWereToldTheTruth(world),
+    ...keysMoveCardsOnce(world),
     ...probesSucceeded(world),
   ];
 }
@@ -149,10 +153,22 @@ function journalsAreDone({ ledger, tills }: FinalWorld): string[] {
   return problems;
 }
 
+/**
+ * Whether a worker forgot a key between two of its requests: it lost its journal (its disk)
+ * meanwhile, or the first answer is past its 24 h.
+ */
+function forgotten(tills: Till[], first: RequestRecord, later: RequestRecord): boolean {
+  const till = tills.find((candidate) => candidate.name === first.till);
+  return (
+    later.at - first.at >= ANSWER_RETENTION_MS ||
+    till?.disksLost.some((at) => at >= first.at && at <= later.at) === true
+  );
+}
+
 function callersWereToldTheTruth(world: FinalWorld): string[] {
-  const { ledger, requests, writes } = world;
+  const { ledger, requests, writes, tills } = world;
   const problems: string[] = [];
-  const firstAnswers = new Map<string, string>();
+  const firstAnswers = new Map<string, { body: string; record: RequestRecord }>();
   for (const record of requests) {
     const what = `request ${record.n} at ${record.till} (${record.kind} ${JSON.stringify(record.request)})`;
     const outcome = record.outcome;
@@ -168,21 +184,31 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
     }
     const body = outcome.body;
     const key = `${record.till} ${record.scope}`;
+    // A card holding nothing is answered with zeros, and nothing is recorded, the key neither
+    // (docs/integrators.md): its key's next request runs again, as after a failure.
+    const nothingRecorded = 'dischargedCredits' in body && body.dischargedCredits === 0;
     if (record.scope !== undefined) {
       const first = firstAnswers.get(key);
-      if (first !== undefined && first !== JSON.stringify(body)) {
+      const known = first && !forgotten(tills, first.record, record) ? first : undefined;
+      if (known && known.body !== JSON.stringify(body)) {
         problems.push(
-          `${what} answered ${JSON.stringify(body)}, the key's first answer was ${first}`,
+          `${what} answered ${JSON.stringify(body)}, the key's first answer was ${known.body}`,
         );
       }
-      firstAnswers.set(key, first ?? JSON.stringify(body));
+      if (!known && !nothingRecorded) firstAnswers.set(key, { body: JSON.stringify(body), record });
     }
-    if ('dischargedCredits' in body && body.dischargedCredits === 0 && !record.replayed) {
+    if (nothingRecorded && !record.replayed) {
       // A card holding nothing: nothing is written or recorded.
       if (record.trace.writes.length > 0) problems.push(`${what} paid out 0 but wrote the card`);
       continue;
     }
     const movementId = record.trace.movementId;
+    // A replayed answer is its card's (IdempotencyKeyOtherCard for any other).
+    if (body.cardId !== record.trace.cardSeen) {
+      problems.push(
+        `${what} answered${record.replayed ? ' (replayed)' : ''} for card ${body.cardId}, with card ${record.trace.cardSeen ?? '(none)'} on the reader`,
+      );
+    }
     if (record.replayed && record.trace.writes.length > 0) {
       problems.push(`${what} was a replay but wrote the card`);
     }
@@ -210,6 +236,33 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
     )) {
       problems.push(`${what} answered ${JSON.stringify(body)}: ${problem}`);
     }
+  }
+  return problems;
+}
+
+/**
+ * However often a caller sends an Idempotency-Key (its worker restarted meanwhile, its answer
+ * was lost, another card was on the reader), at most one movement of the key lands on a card:
+ * the others replay, settle or refuse. Only a worker that lost its journal (its disk) forgets a
+ * key, and a key is remembered 24 h.
+ */
+function keysMoveCardsOnce({ requests, writes, tills }: FinalWorld): string[] {
+  const problems: string[] = [];
+  /** Per key, the request whose movement landed first (since its worker last forgot it). */
+  const moved = new Map<string, { id: string; record: RequestRecord }>();
+  for (const record of requests) {
+    const id = record.trace.movementId;
+    if (record.scope === undefined || record.replayed || id === undefined) continue;
+    if (landedWhole(writes, id).length === 0) continue;
+    const key = `${record.till} ${record.scope}`;
+    const first = moved.get(key);
+    if (first?.id === id) continue;
+    if (first && !forgotten(tills, first.record, record)) {
+      const restarted = record.life !== first.record.life ? ', its worker restarted between' : '';
+      problems.push(
+        `key ${record.idempotencyKey} at ${record.till} moved a card twice: movement ${first.id} (request ${first.record.n}) and ${id} (request ${record.n})${restarted}`,
+      );
+    } else moved.set(key, { id, record });
   }
   return problems;
 }

@@ -77,12 +77,13 @@ export class Scheduler {
 
   /**
    * Runs `run` after `delayMs` of virtual time, unless `life` ended by then. When `run` returns
-   * a promise, nothing else happens until it settles.
+   * a promise, nothing else happens until it settles. `rng` draws the tie-break (a stream of
+   * the world's own may leave the main one's draws as they were).
    */
-  at(delayMs: number, run: () => void | Promise<void>, life: Life | null): Event {
+  at(delayMs: number, run: () => void | Promise<void>, life: Life | null, rng = this.rng): Event {
     const event: Event = {
       at: this.time + Math.max(0, delayMs),
-      tie: this.rng.next(),
+      tie: rng.next(),
       run,
       life,
       cancelled: false,

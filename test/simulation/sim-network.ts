@@ -128,6 +128,8 @@ export class SimNetwork {
   down = false;
   /** How many attempts met each fate, for the run's counts. */
   readonly fates = new Map<Fate, number>();
+  /** How often the ledger refused a call, per error code, for the run's counts. */
+  readonly refusals = new Map<string, number>();
   /**
    * Creates carried out after the ledger refused a later try of the same movement (a try that
    * was late): the movement exists though its till was last told no. For the run's counts.
@@ -206,6 +208,10 @@ export class SimNetwork {
             return then(this.#ledger(call), (answer) => {
               const done = () => {
                 if (method === 'POST' && url.endsWith('/v1/movements')) this.#created(body, answer);
+                const code = (answer.body as { error?: unknown } | undefined)?.error;
+                if (answer.status >= 400 && typeof code === 'string') {
+                  this.refusals.set(code, (this.refusals.get(code) ?? 0) + 1);
+                }
                 answered(answer);
               };
               // Carried out twice: the second answer goes nowhere.
