@@ -25,14 +25,13 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
 
 /**
  * The answer a movement's caller got, or would have got: the journaled one, else, for a write
- * the card showed landed, answerOf (a crash came between the card line and the answer line:
- * the card decided it, so that is its answer, as of the card line).
+ * that landed, answerOf: a crash came between the card line and the answer line, or the
+ * ledger's word said it landed when its card could no longer tell (learnt). That is its
+ * answer, as of the card line.
  */
 export function answerFor(movement: Movement): Movement['answer'] {
   if (movement.answer) return movement.answer;
-  if (movement.card !== 'committed' || movement.learnt || !movement.reserved?.intent) {
-    return undefined;
-  }
+  if (movement.card !== 'committed' || !movement.reserved?.intent) return undefined;
   return { status: 200, body: answerOf(movement), at: movement.cardAt ?? movement.startedAt };
 }
 

@@ -175,13 +175,12 @@ export class MovementReconciler extends EventEmitter<{
     const print = this.#book.keys.fingerprintOf(apiKey);
     // The key may have been released while the list was on its way (replaced, and no movement
     // of the journal needed it): adopted with it, the movement could never be resolved. The
-    // next reconciliation adopts it with the key that lists it then.
-    if (!known && this.#book.keys.keyFor(print) === undefined) return false;
+    // next reconciliation adopts it with the key that lists it then. Held from here on.
+    const release = this.#book.lendKey(print);
+    if (!release) return false;
     this.#book.log.warn(
       `reconciliation: movement ${entry.id} of this till is not in the journal; its card decides it (planned from ${before})`,
     );
-    // Its key is held from here, as a request's is, until the adoption is journaled.
-    this.#book.owned.set(entry.id, print);
     try {
       if (!known) {
         await this.#book.append({
@@ -201,7 +200,7 @@ export class MovementReconciler extends EventEmitter<{
         intent: planWrite(before, after, entry.id),
       });
     } finally {
-      this.#book.owned.delete(entry.id);
+      release();
     }
     return true;
   }

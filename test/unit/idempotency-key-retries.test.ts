@@ -6,17 +6,23 @@
  *   compact the journal), replays the answer and never writes the card again;
  * - its write was left undecided on its card, and the ledger's word on it came (an operator
  *   voided it, the card reported lost) while the card was away: with another card on the
- *   reader, the key is MovementUnsettled until its card is seen, as for a write undecided.
+ *   reader, the key is MovementUnsettled until its card is seen, as for a write undecided;
+ * - and when another till read that card first, compensated the operator's void (the card held
+ *   the write) and wrote the card since, so that it shows neither side of the first write: the
+ *   key, with its card, answers the write the books count, and writes nothing.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AppError } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
+import { randomUUID } from 'node:crypto';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import {
   CARD,
   KEY,
   MemoryStore,
+  OTHER_TILL,
   SHOP,
   cardOnReader,
   engineWith,
@@ -120,6 +126,59 @@ describe("a key whose write the ledger's word decided while its card was away", 
     assert.deepEqual(await ask(card), { cardId: CARD, credits: 40, rechargeAmount: 5 });
     assert.equal(card.held(), 40);
     assert.equal(card.writes, 1);
+    await engine.close();
+  });
+});
+
+describe('a key whose write another till compensated, its card written since', () => {
+  test('when the key comes again with its card, which shows neither side of the write, then the answer of the write the books count, and nothing is written', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const card = cardOnReader(30);
+    const key = idempotency('k-covered', '{"credits":10}');
+    const ask = () =>
+      rechargeCard(card.access, engine, {
+        request: { credits: 10 },
+        customer,
+        keyFingerprint,
+        idempotency: key,
+      });
+    card.nextWrite = 'lost';
+    await assert.rejects(ask(), (error: AppError) => error.code === 'CardRemovedDuringWrite');
+    const [movement] = journal.movements.values();
+    assert.ok(movement);
+    // The card is reported lost and the operator voids the recharge. Found, it is read at
+    // another till, which sets the books right (the card holds the write), then recharges it.
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const compensation = randomUUID();
+    const other = { tillId: OTHER_TILL };
+    sim.create(KEY, {
+      id: compensation,
+      kind: 'recharge',
+      cardId: CARD,
+      credits: 10,
+      ...other,
+      compensates: movement.id,
+    });
+    sim.resolve(KEY, compensation, 'posted', other);
+    const later = randomUUID();
+    sim.create(KEY, {
+      id: later,
+      kind: 'recharge',
+      cardId: CARD,
+      credits: 5,
+      ...other,
+      cardBefore: 'classic:v1:40:2:1',
+    });
+    sim.resolve(KEY, later, 'posted', other);
+    card.slots[0] = encodeValueBlock(45, 3);
+    const writes = card.writes;
+
+    assert.deepEqual(await ask(), { cardId: CARD, credits: 40, rechargeAmount: 5 });
+    assert.equal(card.writes, writes, 'the card written again');
+    assert.equal(sim.movements.size, 3, 'a movement more');
     await engine.close();
   });
 });
