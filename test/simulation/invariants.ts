@@ -1,6 +1,9 @@
 /**
  * What must hold at the end of every simulated run (world.ts), once the faults stopped:
  *
+ * - the ledger kept its rules (docs/cloud-api.md, "Tills"): no till created a movement of a card
+ *   while another till's movement of it was pending, no movement has two compensations, no two
+ *   movements the books count were planned from the same card state;
  * - the ledger: nothing pending, no card held for an operator's word, nothing resolved twice,
  *   each movement resolved by its own till or on evidence (an operator's, or a card settled at
  *   another till), and every
@@ -24,6 +27,7 @@ import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movem
 import { ANSWER_RETENTION_MS } from '../../service/wallet/movement-journal.ts';
 import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
 import type { ShopLedger } from './shop-ledger.ts';
+import type { StoredMovement } from './sim-ledger.ts';
 import type { RequestRecord, Till } from './world.ts';
 
 export interface FinalWorld {
@@ -42,6 +46,7 @@ export interface FinalWorld {
 
 export function checkInvariants(world: FinalWorld): string[] {
   return [
+    ...ledgerKeptItsRules(world),
     ...ledgerAgreesWithCards(world),
     ...cardsAgreeWithAccounts(world),
     ...journalsAreDone(world),
@@ -62,6 +67,64 @@ export function counted(ledger: ShopLedger, id: string): boolean {
 
 const landedWhole = (writes: LandedWrite[], id: string | undefined) =>
   writes.filter((write) => write.movementId === id && write.how === 'whole');
+
+/**
+ * The rules the ledger enforces when a movement is created (its SQL: cloud/db/routines/), seen
+ * in what it holds at the end: a card's movement is created only while no other till's movement
+ * of it is pending at the shop (CardMovementPending); a movement is compensated at most once
+ * (MovementCompensated); and the card states the books' movements were planned from are all
+ * different, since a write that landed moved the card on from its state (CardStateMovedOn).
+ */
+function ledgerKeptItsRules({ ledger }: FinalWorld): string[] {
+  const problems: string[] = [];
+  const movements = [...ledger.movements.values()];
+  const what = (movement: StoredMovement) =>
+    `${movement.kind} ${movement.id} of till ${movement.tillId ?? '(none)'} on ${movement.cardId}`;
+  for (const [index, movement] of movements.entries()) {
+    if (movement.compensates !== null || movement.tillId === null) continue;
+    // In creation order: a movement created in the same millisecond another was resolved may
+    // have come after it.
+    const pending = movements
+      .slice(0, index)
+      .find(
+        (other) =>
+          other.shop === movement.shop &&
+          other.cardId === movement.cardId &&
+          other.compensates === null &&
+          other.tillId !== movement.tillId &&
+          (other.resolvedAt === null || other.resolvedAt > movement.createdAt),
+      );
+    if (pending) {
+      problems.push(`${what(movement)} was created while ${what(pending)} was pending`);
+    }
+  }
+  const compensations = new Map<string, StoredMovement>();
+  const plannedFrom = new Map<string, StoredMovement>();
+  for (const movement of movements) {
+    if (movement.compensates !== null) {
+      const first = compensations.get(movement.compensates);
+      if (first) {
+        problems.push(
+          `movement ${movement.compensates} is compensated twice: by ${first.id} and ${movement.id}`,
+        );
+      }
+      compensations.set(movement.compensates, first ?? movement);
+    }
+  }
+  for (const movement of movements) {
+    const compensated = compensations.get(movement.id)?.state === 'posted';
+    if (movement.state !== 'posted' || compensated || movement.cardBefore === null) continue;
+    const key = `${movement.shop} ${movement.cardId} ${movement.cardBefore}`;
+    const earlier = plannedFrom.get(key);
+    if (earlier) {
+      problems.push(
+        `${what(movement)} and ${what(earlier)} are both posted, planned from the same card state ${movement.cardBefore}`,
+      );
+    }
+    plannedFrom.set(key, earlier ?? movement);
+  }
+  return problems;
+}
 
 function ledgerAgreesWithCards({ ledger, writes }: FinalWorld): string[] {
   const problems: string[] = [];

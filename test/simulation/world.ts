@@ -768,27 +768,28 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
   }
   /**
    * A customer who does not wait: while a till works on a request for the card on its reader
-   * (waiting on the ledger, say), its customer takes the card to another till, has it recharged
-   * or paid out there, and brings it back. The first till's create may reach the ledger after
-   * the card moved on from the state it was planned from.
+   * (waiting on the ledger, say), its customer takes the card to another till, asks the same
+   * there (or something else), and brings it back. The first till's create may reach the
+   * ledger after the card moved on from the state it was planned from: the same request from
+   * the same state plans the same block.
    */
   const hop = (at?: Till) => {
-    const busy = tills.filter(
-      (till) =>
-        till.reader.card !== null &&
-        requests.some(
-          (record) => record.till === till.name && record.life === till.life && !record.outcome,
-        ),
-    );
+    const running = (till: Till) =>
+      requests.findLast(
+        (record) => record.till === till.name && record.life === till.life && !record.outcome,
+      );
+    const busy = tills.filter((till) => till.reader.card !== null && running(till));
     const from = at ?? (busy.length > 0 ? callers.pick(busy) : undefined);
     const card = from?.reader.card;
     if (!from || !card) return;
     const others = tillsFor(card).filter((till) => till !== from && till.engine);
     if (others.length === 0) return;
     const to = callers.pick(others);
+    const same = running(from);
     note(`card ${card.uid} taken from ${from.name} while it works, to ${to.name}`);
     present(card, to);
-    if (callers.chance(0.7)) ask(to, 'recharge', { credits: callers.between(1, 20) });
+    if (same && callers.chance(0.6)) ask(to, same.kind, same.request);
+    else if (callers.chance(0.7)) ask(to, 'recharge', { credits: callers.between(1, 20) });
     else ask(to, 'discharge', {});
     sched.at(
       callers.between(300, 4_000),
