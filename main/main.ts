@@ -28,12 +28,20 @@ import { openAppLog } from './app-log.ts';
 import { installedAppMenu } from './app-menu.ts';
 import type { ActionResult } from './ipc-contract.ts';
 import { createIpc, senderIsWindow } from './ipc.ts';
+import { canWriteFolder, updateBlocker } from './install-scope.ts';
 import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { PcscHost } from './pcsc-host-client.ts';
 import { watchProcesses } from './process-watch.ts';
 import { saveSettings } from './save-settings.ts';
 import { setupCardActionsIpc } from './card-actions-ipc.ts';
-import { serviceConfig, windowSettings, type Settings, type SettingsEdit } from './settings.ts';
+import { platformUpdater } from './platform-updater.ts';
+import {
+  installPolicy,
+  serviceConfig,
+  windowSettings,
+  type Settings,
+  type SettingsEdit,
+} from './settings.ts';
 import { openSettingsFile } from './settings-file.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
 import { setupSimulatorIpc } from './simulator-ipc.ts';
@@ -41,7 +49,7 @@ import { fixSmartCardService } from './smart-card-service.ts';
 import { followService } from './status-feed.ts';
 import { emptySnapshot, statusModel, type Notice, type StatusSnapshot } from './status-model.ts';
 import { trayUpdater } from './tray.ts';
-import { updateChecker, type UpdaterLike } from './updates.ts';
+import { updateChecker } from './updates.ts';
 import { createStatusWindow, revealStatusWindow, type WindowFactory } from './window.ts';
 
 const root = app.getAppPath();
@@ -61,6 +69,10 @@ let trayIcon: Tray | undefined;
 let tray: ReturnType<typeof trayUpdater> | undefined;
 let store: SettingsStore | undefined;
 let settings: Settings | undefined;
+/** When the POS last asked something (for an update at the shop's chosen time). */
+let lastActivityAt = Date.now();
+/** What start at login starts: the AppImage (renamed by each update), else the executable. */
+let executable = process.env.APPIMAGE ?? process.execPath;
 
 /** Keys are never written to the log (the file an operator sends to support). */
 const secrets = () => [settings?.apiKey, settings?.cardMasterKey, ...(store?.earlierApiKeys ?? [])];
@@ -122,11 +134,41 @@ pcscHost.on('lost', (problem) =>
 );
 
 const updates = updateChecker({
-  createUpdater: async () =>
-    (await import('electron-updater')).autoUpdater as unknown as UpdaterLike,
+  createUpdater: platformUpdater,
   feedUrl: null,
   log,
   onStatus: (status) => publish(statusModel.update(snapshot, status)),
+  // Everything stops before the installer starts (main/updates.ts says why), one step after
+  // whatever runs now (a restart after a save), like a quit.
+  stopService: () =>
+    lifecycle.queue(async () => {
+      await stopService();
+      pcscHost.stop();
+    }),
+  resumeService: () =>
+    lifecycle.queue(async () => {
+      pcscHost.resume();
+      await startService();
+    }),
+  cannotInstall: () =>
+    app.isPackaged
+      ? updateBlocker({
+          platform: process.platform,
+          execPath: process.execPath,
+          appImage: process.env.APPIMAGE,
+          canWrite: canWriteFolder,
+        })
+      : null,
+  activity: {
+    busy: () => service?.readers.busy ?? false,
+    lastActivityAt: () => lastActivityAt,
+  },
+  // The new AppImage has a name of its own (AppImageUpdater.doInstall): start at login must
+  // start that one, not the deleted old file.
+  onAppImageMoved: (path) => {
+    executable = path;
+    if (settings?.startAtLogin) applyStartAtLogin(true);
+  },
 });
 
 watchProcesses(app, process, {
@@ -197,6 +239,8 @@ async function startService(): Promise<void> {
     });
     if (lifecycle.quitting) return; // the lifecycle's stop closes it
     keepTillId(service.tillId);
+    lastActivityAt = Date.now();
+    service.activity.on('request', () => (lastActivityAt = Date.now()));
     feed = followService(service, statusModel.dismiss(snapshot, 'settings-locked'), publish);
     publish(feed.snapshot());
   } catch (error) {
@@ -247,7 +291,7 @@ function applyStartAtLogin(enabled: boolean): void {
     {
       platform: process.platform,
       setLoginItemSettings: (options) => app.setLoginItemSettings(options),
-      executable: process.env.APPIMAGE ?? process.execPath,
+      executable,
       configHome: process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'),
     },
     enabled,
@@ -276,6 +320,7 @@ function saveFromWindow(next: SettingsEdit) {
     persist: (saved) => {
       settings = target.save(saved);
       if (saved.startAtLogin !== current.startAtLogin) applyStartAtLogin(saved.startAtLogin);
+      updates.setPolicy(installPolicy(saved));
       updates.setFeed(saved.updateFeedUrl);
     },
     restart: () => lifecycle.queue(() => stopService().then(startService)),
@@ -440,6 +485,10 @@ async function start(): Promise<void> {
   )
     showWindow();
   if (recovery) log.warn(`settings: ${recovery}`);
+  // The login item is written again at each start, so it names this copy: an AppImage an
+  // update renamed, a deb or an installer that moved the app.
+  if (settings.startAtLogin) applyStartAtLogin(true);
+  updates.setPolicy(installPolicy(settings));
   updates.setFeed(settings.updateFeedUrl);
   // The tray and the window are up: the service starts as the next step, so a second launch
   // or a quit is answered while it starts (the embedded ledger takes seconds).

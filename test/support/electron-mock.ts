@@ -1,5 +1,6 @@
 import { fork as forkNode, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import Module, { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { IpcMainInvokeEvent } from 'electron';
 
@@ -179,8 +180,25 @@ export class FakeApp extends EventEmitter {
   exited?: { code: number; viaQuit: boolean };
   /** Set when another instance holds the single-instance lock. */
   otherInstanceRunning = false;
-  constructor(readonly platform: NodeJS.Platform = 'linux') {
+  /** app.isPackaged: true in an installed app. */
+  isPackaged = true;
+  constructor(
+    readonly platform: NodeJS.Platform = 'linux',
+    readonly version = '2.0.0',
+  ) {
     super();
+  }
+  getVersion(): string {
+    return this.version;
+  }
+  getName(): string {
+    return 'card-wallet-worker';
+  }
+  getAppPath(): string {
+    return '/opt/Card Wallet Worker/resources/app.asar';
+  }
+  getPath(name: string): string {
+    return `/home/till/.config/card-wallet-worker/${name}`;
   }
   setLoginItemSettings(settings: { openAtLogin?: boolean }): void {
     if (this.platform === 'linux') return;
@@ -353,3 +371,36 @@ export class FakeUtilityProcess extends EventEmitter {
 
 /** Only MessagePortMain objects may be transferred (none are used by main/ today). */
 export class FakeMessagePortMain extends EventEmitter {}
+
+/**
+ * The `electron` module as electron-updater requires it in the main process (its app, its
+ * native autoUpdater's events, its net session), for loading the real package under Node:
+ * put it in require.cache where `require('electron')` resolves from electron-updater.
+ */
+export function fakeElectronModule(app: FakeApp) {
+  return {
+    app,
+    autoUpdater: new EventEmitter(),
+    session: { fromPartition: () => ({}) },
+    net: {
+      request: () => {
+        throw new Error('no network in the electron mock');
+      },
+    },
+  };
+}
+
+/**
+ * Puts fakeElectronModule(app) where electron-updater's `require('electron')` finds it (under
+ * Node that is the npm package, which would try to download Electron); returns it.
+ */
+export function installFakeElectron(app: FakeApp): ReturnType<typeof fakeElectronModule> {
+  const require = createRequire(import.meta.url);
+  const path = createRequire(require.resolve('electron-updater')).resolve('electron');
+  const cached = new Module(path);
+  cached.filename = path;
+  cached.loaded = true;
+  cached.exports = fakeElectronModule(app);
+  require.cache[path] = cached;
+  return cached.exports;
+}

@@ -186,7 +186,11 @@ describe('the reader named truthfully in the tray', () => {
   });
 
   test('when an update is downloaded, then the menu says so and offers to restart to install it; while off, no update line', () => {
-    const ready = statusModel.update(running(), { state: 'ready', version: '0.2.0' });
+    const ready = statusModel.update(running(), {
+      state: 'ready',
+      version: '0.2.0',
+      installs: null,
+    });
     const menu = trayMenu(ready, false);
     assert.equal(menu.find((item) => item.id === 'status-update')?.label, 'Updates: 0.2.0 ready');
     assert.equal(
