@@ -13,6 +13,7 @@ import {
   ipcMain,
   Menu,
   nativeImage,
+  powerMonitor,
   safeStorage,
   shell,
   Tray,
@@ -33,6 +34,7 @@ import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { PcscHost } from './pcsc-host-client.ts';
 import { watchProcesses } from './process-watch.ts';
 import { saveSettings } from './save-settings.ts';
+import { createSessionWindow, setupSessionEnd } from './session-end.ts';
 import { setupCardActionsIpc } from './card-actions-ipc.ts';
 import { platformUpdater } from './platform-updater.ts';
 import {
@@ -93,16 +95,22 @@ const log: Logger = (() => {
 app.dock?.hide();
 // Single instance, start-up, restarts and quit (main/app-lifecycle.ts); the quit handler is
 // registered before anything starts.
-const lifecycle = appLifecycle(app, {
-  start,
-  stop: shutDown,
-  showWindow,
-  fatal: (error) => {
-    log.error(`start-up failed: ${error.stack ?? error.message}`);
-    dialog.showErrorBox('Card Wallet Worker could not start', error.message);
+const lifecycle = appLifecycle(
+  app,
+  {
+    start,
+    stop: shutDown,
+    showWindow,
+    fatal: (error) => {
+      log.error(`start-up failed: ${error.stack ?? error.message}`);
+      dialog.showErrorBox('Card Wallet Worker could not start', error.message);
+    },
+    log: (line) => log.error(line),
   },
-  log: (line) => log.error(line),
-});
+  // electron-updater's AppImageUpdater starts the new AppImage with this in its environment
+  // (node_modules/electron-updater/out/AppImageUpdater.js, doInstall), before the old one quits.
+  { startedByUpdate: process.env.APPIMAGE_SILENT_INSTALL === 'true' },
+);
 
 const ipc = createIpc(
   ipcMain,
@@ -138,18 +146,9 @@ const updates = updateChecker({
   feedUrl: null,
   log,
   onStatus: (status) => publish(statusModel.update(snapshot, status)),
-  // Everything stops before the installer starts (main/updates.ts says why), one step after
-  // whatever runs now (a restart after a save), like a quit.
-  stopService: () =>
-    lifecycle.queue(async () => {
-      await stopService();
-      pcscHost.stop();
-    }),
-  resumeService: () =>
-    lifecycle.queue(async () => {
-      pcscHost.resume();
-      await startService();
-    }),
+  // Everything stops before the installer starts (main/updates.ts says why).
+  stopService: pauseService,
+  resumeService,
   cannotInstall: () =>
     app.isPackaged
       ? updateBlocker({
@@ -275,6 +274,24 @@ async function stopService(): Promise<void> {
   const running = service;
   service = undefined;
   await running?.close(); // the running card operation finishes, the listener closes
+}
+
+/**
+ * The service, the embedded ledger and the PC/SC host stop, the app stays (before an update
+ * installs, when the session ends), one step after whatever runs now (a restart after a save).
+ */
+function pauseService(): Promise<void> {
+  return lifecycle.queue(async () => {
+    await stopService();
+    pcscHost.stop();
+  });
+}
+
+function resumeService(): Promise<void> {
+  return lifecycle.queue(async () => {
+    pcscHost.resume();
+    await startService();
+  });
 }
 
 /** On quit: the service, the PC/SC host, the IPC handlers, and the tray icon (Windows leaves a dead one). */
@@ -464,6 +481,27 @@ async function start(): Promise<void> {
     ipc,
     () => service,
     (line) => log.error(line),
+  );
+  // Windows sends no before-quit at shutdown or log-off: a hidden window hears it instead.
+  setupSessionEnd(
+    {
+      platform: process.platform,
+      window: () => createSessionWindow(BrowserWindow as unknown as WindowFactory),
+      // Electron's typings give 'shutdown' no event, but it emits one whose preventDefault
+      // delays the shutdown (shell/browser/api/electron_api_power_monitor.cc, ShouldShutdown:
+      // `return !Emit("shutdown")`; docs/api/power-monitor.md).
+      powerMonitor: powerMonitor as unknown as Parameters<
+        typeof setupSessionEnd
+      >[0]['powerMonitor'],
+    },
+    {
+      busy: () => service?.readers.busy ?? false,
+      pause: pauseService,
+      resume: resumeService,
+      quit: lifecycle.quit,
+      exit: () => app.exit(0),
+      log: (line) => log.warn(line),
+    },
   );
   trayIcon = new Tray(icon('no-reader'));
   tray = trayUpdater(

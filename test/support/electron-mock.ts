@@ -89,8 +89,22 @@ export class FakeBrowserWindow extends EventEmitter {
   readonly webContents: FakeWebContents;
   loaded?: string;
   shown = false;
+  destroyed = false;
+  title: string;
+  setTitle(title: string): void {
+    this.title = title;
+  }
+  /** Shown without taking the focus. */
+  showInactive(): void {
+    this.shown = true;
+  }
+  close(): void {
+    this.destroyed = true;
+    this.emit('closed');
+  }
   constructor(readonly options: Record<string, unknown>) {
     super();
+    this.title = String(options.title ?? '');
     this.webContents = new FakeWebContents(new FakeFrame('about:blank'));
     FakeBrowserWindow.created.push(this);
   }
@@ -176,8 +190,8 @@ export class FakeApp extends EventEmitter {
   #isReady = false;
   #ready: () => void = () => undefined;
   readonly #whenReady = new Promise<void>((resolve) => (this.#ready = resolve));
-  /** How the process ended, if it did. */
-  exited?: { code: number; viaQuit: boolean };
+  /** How the process ended, if it did (`killed`: by the OS at the end of the session). */
+  exited?: { code: number; viaQuit: boolean; killed?: boolean };
   /** Set when another instance holds the single-instance lock. */
   otherInstanceRunning = false;
   /** app.isPackaged: true in an installed app. */
@@ -207,7 +221,10 @@ export class FakeApp extends EventEmitter {
   getLoginItemSettings(): { openAtLogin: boolean } {
     return { openAtLogin: this.#openAtLogin };
   }
+  lockRequests = 0;
+  /** As Electron: a refused request may be made again (App::RequestSingleInstanceLock). */
   requestSingleInstanceLock(): boolean {
+    this.lockRequests += 1;
     return !this.otherInstanceRunning;
   }
   whenReady(): Promise<void> {
@@ -228,6 +245,37 @@ export class FakeApp extends EventEmitter {
   }
   exit(code = 0): void {
     this.exited ??= { code, viaQuit: false };
+  }
+  /** powerMonitor: `shutdown` is Linux and macOS only (docs/api/power-monitor.md). */
+  readonly powerMonitor = new EventEmitter();
+  /**
+   * The OS ends the session (shutdown, restart, log-off), as Electron 45 reports it.
+   * Windows: no `before-quit`, `will-quit` or `quit` (docs/api/app.md); every open window gets
+   * `query-session-end`, which it may refuse; then `session-end`, after which Electron ends the
+   * process at once unless the app is already quitting (native_window_views_win.cc,
+   * WM_ENDSESSION); with no window, nothing is heard and the process is just ended. Linux and
+   * macOS: powerMonitor's `shutdown`, which may be delayed. Returns whether it was refused.
+   */
+  endSession(reasons: string[] = ['shutdown']): { refused: boolean; end: () => void } {
+    if (this.platform !== 'win32') {
+      let delayed = false;
+      this.powerMonitor.emit('shutdown', { preventDefault: () => (delayed = true) });
+      return {
+        refused: delayed,
+        end: () => void (this.exited ??= { code: 0, viaQuit: false, killed: true }),
+      };
+    }
+    const windows = FakeBrowserWindow.created.filter((window) => !window.destroyed);
+    let refused = false;
+    for (const window of windows)
+      window.emit('query-session-end', { reasons, preventDefault: () => (refused = true) });
+    return {
+      refused,
+      end: () => {
+        for (const window of windows) window.emit('session-end', { reasons });
+        this.exited ??= { code: 0, viaQuit: false, killed: true };
+      },
+    };
   }
 }
 
