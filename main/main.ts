@@ -24,6 +24,7 @@ import { smartCardServiceProbe } from '../service/card/pcscd-probe.ts';
 import { parseConfig } from '../service/config.ts';
 import { lineLogger, type Logger } from '../service/logger.ts';
 import { startWorkerService, type WorkerService } from '../service/worker-service.ts';
+import { APP_USER_MODEL_ID, trayIconFile } from './app-identity.ts';
 import { appLifecycle } from './app-lifecycle.ts';
 import { openAppLog } from './app-log.ts';
 import { installedAppMenu } from './app-menu.ts';
@@ -51,14 +52,15 @@ import { fixSmartCardService } from './smart-card-service.ts';
 import { followService } from './status-feed.ts';
 import { emptySnapshot, statusModel, type Notice, type StatusSnapshot } from './status-model.ts';
 import { trayUpdater } from './tray.ts';
+import type { TrayState } from './tray-state.ts';
 import { updateChecker } from './updates.ts';
 import { createStatusWindow, revealStatusWindow, type WindowFactory } from './window.ts';
 
 const root = app.getAppPath();
 const pageFile = join(root, 'renderer', 'index.html');
 const preload = join(root, 'dist', 'main', 'preload.cjs');
-const icon = (state: string) =>
-  nativeImage.createFromPath(join(root, 'main', 'assets', `tray-${state}.png`));
+const icon = (state: TrayState) =>
+  nativeImage.createFromPath(trayIconFile(join(root, 'main', 'assets'), state, process.platform));
 const startedHidden = process.argv.includes(HIDDEN_FLAG);
 /** The PC/SC host's name in the OS's task manager and in child-process-gone. */
 const PCSC_HOST_NAME = 'Card Wallet Worker PC/SC';
@@ -90,6 +92,8 @@ const log: Logger = (() => {
   }
 })();
 
+// The installer's shortcuts carry this id: the taskbar groups the running app with them.
+if (process.platform === 'win32') app.setAppUserModelId(APP_USER_MODEL_ID);
 // A tray app has no Dock icon on macOS: the installed app says so in its Info.plist
 // (LSUIElement, electron-builder.yml); this covers `npm run app`.
 app.dock?.hide();

@@ -314,15 +314,25 @@ export function buildFakeMenu(template: MenuTemplateItem[]): { items: FakeMenuIt
   return { items: template.map((item) => new FakeMenuItem(item)) };
 }
 
-/** A Tray that records what was applied; `menu` is the context menu currently attached. */
+/**
+ * A Tray that records what was applied; `menu` is the context menu currently attached,
+ * `tooltip` what the OS shows: on Windows the first 127 UTF-16 units of it (szTip[128];
+ * Electron's NotifyIcon::SetToolTip copies what fits and drops the rest).
+ */
 export class FakeTray {
   readonly calls: string[] = [];
   menu?: { items: FakeMenuItem[] };
+  tooltip = '';
+  /** The tooltip as the app set it. */
+  tooltipSet = '';
+  constructor(readonly platform: NodeJS.Platform = 'linux') {}
   setImage(): void {
     this.calls.push('image');
   }
-  setToolTip(): void {
+  setToolTip(text: string): void {
     this.calls.push('tooltip');
+    this.tooltipSet = text;
+    this.tooltip = this.platform === 'win32' ? text.slice(0, 127) : text;
   }
   setContextMenu(menu: { items: FakeMenuItem[] }): void {
     this.calls.push('menu');
