@@ -35,6 +35,7 @@ import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { PcscHost } from './pcsc-host-client.ts';
 import { watchProcesses } from './process-watch.ts';
 import { saveSettings } from './save-settings.ts';
+import { asyncSecretBox } from './secret-box.ts';
 import { createSessionWindow, setupSessionEnd } from './session-end.ts';
 import { setupCardActionsIpc } from './card-actions-ipc.ts';
 import { platformUpdater } from './platform-updater.ts';
@@ -73,6 +74,9 @@ let trayIcon: Tray | undefined;
 let tray: ReturnType<typeof trayUpdater> | undefined;
 let store: SettingsStore | undefined;
 let settings: Settings | undefined;
+/** The stored keys, decrypted with safeStorage's asynchronous API (main/secret-box.ts). */
+const secretBox = asyncSecretBox(safeStorage);
+let settingsFile: KeyValueStore | undefined;
 /** When the POS last asked something (for an update at the shop's chosen time). */
 let lastActivityAt = Date.now();
 /** What start at login starts: the AppImage (renamed by each update), else the executable. */
@@ -349,9 +353,10 @@ function saveFromWindow(next: SettingsEdit) {
 }
 
 /** Retry after the operator unlocked the keychain or keyring: read the stored keys again. */
-function unlockSettings(): ActionResult {
+async function unlockSettings(): Promise<ActionResult> {
   const target = store;
   if (!target?.locked) return { ok: true, message: 'The keys are readable.' };
+  if (settingsFile) await secretBox.read(settingsFile);
   settings = target.load(generateKey);
   if (target.locked) return { ok: false, message: target.locked };
   log.info('settings: the keys are readable again');
@@ -453,7 +458,10 @@ async function start(): Promise<void> {
   // No key yet: nobody has copied one into the POS (a file an installer wrote with the till id
   // alone is a first run too).
   const firstRun = file.store.get('apiKey') == null;
-  const opened = new SettingsStore(file.store, safeStorage, (raw) =>
+  settingsFile = file.store;
+  // Asynchronously: a locked keyring or a Keychain prompt must not hold the main process.
+  await secretBox.read(file.store);
+  const opened = new SettingsStore(file.store, secretBox, (raw) =>
     writeFileSync(backupPath(), JSON.stringify(raw, null, 2)),
   );
   store = opened;

@@ -153,6 +153,11 @@ export function chromiumFileUrl(file: string): string {
  */
 export class FakeSafeStorage {
   denied = false;
+  /**
+   * Synchronous decryptions: on a locked Linux keyring or a Keychain prompt each one holds the
+   * main process until the operator answers (docs/api/safe-storage.md).
+   */
+  syncDecrypts = 0;
   constructor(
     public available = true,
     public backend = 'gnome_libsecret',
@@ -170,7 +175,23 @@ export class FakeSafeStorage {
       );
     return Buffer.from(`enc:${text}`);
   }
+  async isAsyncEncryptionAvailable(): Promise<boolean> {
+    return this.available;
+  }
+  /** Rejects as Electron's does while the keyring is locked (os_crypt_async). */
+  async decryptStringAsync(buffer: Buffer): Promise<{ result: string; shouldReEncrypt: boolean }> {
+    if (this.denied)
+      throw new Error(
+        'safeStorage.decryptStringAsync is temporarily unavailable. Please try again.',
+      );
+    if (!buffer.toString().startsWith('enc:'))
+      throw new Error(
+        'Error while decrypting the ciphertext provided to safeStorage.decryptStringAsync.',
+      );
+    return { result: buffer.toString().slice(4), shouldReEncrypt: false };
+  }
   decryptString(buffer: Buffer): string {
+    this.syncDecrypts += 1;
     if (this.denied || !buffer.toString().startsWith('enc:'))
       throw new Error(
         'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
@@ -461,4 +482,36 @@ export function installFakeElectron(app: FakeApp): ReturnType<typeof fakeElectro
   cached.exports = fakeElectronModule(app);
   require.cache[path] = cached;
   return cached.exports;
+}
+
+/**
+ * Windows PowerShell 5.1 running the smart-card fix's outer `-Command` script, for the answer
+ * the operator gives the administrator prompt. Modelled on what PowerShell does: a declined
+ * prompt makes `Start-Process -Verb RunAs` write a non-terminating error and return nothing, so
+ * the script goes on with `$p` null (and `exit $p.ExitCode` exits 0), unless the error is made
+ * terminating (`$ErrorActionPreference = 'Stop'` or `-ErrorAction Stop`): then a `catch` runs,
+ * or without one the script ends with exit code 1. An accepted prompt exits with the elevated
+ * script's code. A non-zero exit rejects, as execFile does.
+ */
+export function fakeWindowsPowerShell(answer: { declined: true } | { elevatedExitCode: number }) {
+  return async (_file: string, args: string[]): Promise<string> => {
+    const script = args.at(-1) ?? '';
+    let code: number;
+    if ('declined' in answer) {
+      const terminating =
+        /\$ErrorActionPreference\s*=\s*'Stop'/.test(script) ||
+        /Start-Process[^;}]*-ErrorAction Stop/.test(script);
+      const caught = /try\s*\{[^}]*Start-Process[^}]*\}\s*catch\s*\{\s*exit (\d+)/.exec(script);
+      const nullCheck = /if \(\$null -eq \$p\) \{ exit (\d+) \}/.exec(script);
+      if (terminating) code = caught ? Number(caught[1]) : 1;
+      else code = nullCheck ? Number(nullCheck[1]) : 0; // `exit $null` exits 0
+    } else {
+      code = answer.elevatedExitCode;
+    }
+    if (code !== 0)
+      throw new Error(
+        `Command failed: powershell.exe (exit code ${code})\nStart-Process : This command cannot be run due to the error: The operation was canceled by the user.`,
+      );
+    return '';
+  };
 }
