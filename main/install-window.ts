@@ -14,6 +14,29 @@ export interface TillActivity {
   lastActivityAt(): number;
 }
 
+/**
+ * What the service in use is doing: a card operation holding the reader, and when the POS last
+ * asked something (requests reset it; so does a new service). For an update at the shop's
+ * chosen time and for holding a shutdown while a card is written.
+ */
+export function tillActivity(now: () => number = Date.now) {
+  let lastAt = now();
+  let readers: { busy: boolean } | undefined;
+  return {
+    busy: (): boolean => readers?.busy ?? false,
+    lastActivityAt: (): number => lastAt,
+    /** Follows a service that started (its reader and its requests). */
+    follow(service: {
+      readers: { busy: boolean };
+      activity: { on(event: 'request', listener: () => void): unknown };
+    }): void {
+      readers = service.readers;
+      lastAt = now();
+      service.activity.on('request', () => (lastAt = now()));
+    },
+  } satisfies TillActivity & { follow: unknown };
+}
+
 /** At the chosen hour, the quiet needed first: a POS's read and recharge of one sale. */
 export const QUIET_BEFORE_HOUR_INSTALL_MS = 2 * 60_000;
 

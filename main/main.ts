@@ -38,6 +38,7 @@ import { saveSettings } from './save-settings.ts';
 import { asyncSecretBox } from './secret-box.ts';
 import { createSessionWindow, setupSessionEnd } from './session-end.ts';
 import { setupCardActionsIpc } from './card-actions-ipc.ts';
+import { tillActivity } from './install-window.ts';
 import { platformUpdater } from './platform-updater.ts';
 import {
   installPolicy,
@@ -77,8 +78,8 @@ let settings: Settings | undefined;
 /** The stored keys, decrypted with safeStorage's asynchronous API (main/secret-box.ts). */
 const secretBox = asyncSecretBox(safeStorage);
 let settingsFile: KeyValueStore | undefined;
-/** When the POS last asked something (for an update at the shop's chosen time). */
-let lastActivityAt = Date.now();
+/** Whether a card operation runs, and when the POS last asked (updates, shutdown). */
+const activity = tillActivity();
 /** What start at login starts: the AppImage (renamed by each update), else the executable. */
 let executable = process.env.APPIMAGE ?? process.execPath;
 
@@ -166,10 +167,7 @@ const updates = updateChecker({
           canWrite: canWriteFolder,
         })
       : null,
-  activity: {
-    busy: () => service?.readers.busy ?? false,
-    lastActivityAt: () => lastActivityAt,
-  },
+  activity,
   // The new AppImage has a name of its own (AppImageUpdater.doInstall): start at login must
   // start that one, not the deleted old file.
   onAppImageMoved: (path) => {
@@ -246,8 +244,7 @@ async function startService(): Promise<void> {
     });
     if (lifecycle.quitting) return; // the lifecycle's stop closes it
     keepTillId(service.tillId);
-    lastActivityAt = Date.now();
-    service.activity.on('request', () => (lastActivityAt = Date.now()));
+    activity.follow(service);
     feed = followService(service, statusModel.dismiss(snapshot, 'settings-locked'), publish);
     publish(feed.snapshot());
   } catch (error) {
@@ -507,7 +504,7 @@ async function start(): Promise<void> {
       >[0]['powerMonitor'],
     },
     {
-      busy: () => service?.readers.busy ?? false,
+      busy: activity.busy,
       pause: pauseService,
       resume: resumeService,
       quit: lifecycle.quit,
