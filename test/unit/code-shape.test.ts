@@ -4,9 +4,9 @@ import { dirname, join, normalize, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-// The project's rules on the shape of its code (README, "Development"): the money engine's files stay
-// under 300 lines, and no import cycle joins any files of the deployables (two files that import
-// each other, or a longer ring), type-only imports included.
+// The project's rules on the shape of its code (README, "Development"): the money engine's
+// files stay under 300 lines, and no import cycle joins any files of the deployables (two files
+// that import each other, or a longer ring), type-only imports included.
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 function sourceFiles(dir: string): string[] {
