@@ -17,8 +17,9 @@ done
 packages=(pcscd libpcsclite-dev python3 make g++)
 if $with_tests; then
   # vpcd: the virtual reader the PC/SC tests put a virtual card into; PostgreSQL for the ledger;
-  # Chromium for the browser tests (driven by playwright-core, never a downloaded browser).
-  packages+=(vsmartcard-vpcd postgresql gcc util-linux chromium)
+  # Chromium for the browser tests (driven by playwright-core, never a downloaded browser);
+  # nsis compiles the Windows installer's include script in the packaging tests.
+  packages+=(vsmartcard-vpcd postgresql gcc util-linux chromium nsis)
 fi
 
 missing=()
