@@ -5,12 +5,14 @@ import { parseDecimal } from '../common/decimal.ts';
 import type { MovementRequest, ResolveRequest } from '../common/ledger-contract.ts';
 import { ledgerErrors } from './errors.ts';
 import { readCardAccount, type CardAccount } from './card-accounts.ts';
+import { Floats } from './floats.ts';
 import {
-  findCustomer,
+  CUSTOMER_COLUMNS,
   movementColumnsOf,
   toCustomer,
   toMovement,
   type Customer,
+  type CustomerRow,
   type Movement,
   type MovementRow,
   type MovementState,
@@ -32,17 +34,26 @@ export interface CreatedMovement {
  * transaction; a balance change and its ledger entry are written together.
  */
 export class Ledger {
-  constructor(private readonly db: Database) {}
+  /** The till floats (docs/cloud-api.md, "Till floats"). */
+  readonly floats: Floats;
 
-  /** The customer bound to an API key: 401 when missing, unknown or revoked; 403 unassigned. */
-  async authenticate(apiKey: string | undefined): Promise<string> {
+  constructor(private readonly db: Database) {
+    this.floats = new Floats(db);
+  }
+
+  /**
+   * The customer bound to an API key: 401 when missing, unknown or revoked; 403 unassigned.
+   * `allowRevoked`: a revoked key still names its customer (a float report: what its till sold
+   * before it knew is on cards).
+   */
+  async authenticate(apiKey: string | undefined, allowRevoked = false): Promise<string> {
     if (!apiKey) throw ledgerErrors.missingApiKey();
     const { rows } = await this.db.query<{ customer_id: string | null; revoked: boolean }>(
       'SELECT customer_id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = $1',
       [hashApiKey(apiKey)],
     );
     const key = rows[0];
-    if (!key || key.revoked) throw ledgerErrors.invalidApiKey();
+    if (!key || (key.revoked && !allowRevoked)) throw ledgerErrors.invalidApiKey();
     if (!key.customer_id) throw ledgerErrors.keyNotAssigned();
     return key.customer_id;
   }
@@ -55,8 +66,16 @@ export class Ledger {
     return new Set(rows.map((row) => row.key_hash));
   }
 
+  /** The shop: its pool, what its open floats hold, and its float settings. */
   async getCustomer(customerId: string): Promise<Customer> {
-    const row = await findCustomer(this.db, customerId);
+    const { rows } = await this.db.query<CustomerRow>(
+      `SELECT ${CUSTOMER_COLUMNS},
+         (SELECT COALESCE(sum(f.credits), 0) FROM floats f
+          WHERE f.customer_id = customers.id AND f.state = 'open') AS float_credits
+       FROM customers WHERE id = $1`,
+      [customerId],
+    );
+    const row = rows[0];
     if (!row) throw ledgerErrors.customerNotFound(customerId);
     return toCustomer(row);
   }
@@ -263,6 +282,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.movementCompensated(detail ?? '');
     case 'CardStateMovedOn':
       return ledgerErrors.cardStateMovedOn(detail ?? '');
+    case 'FloatReportPending':
+      return ledgerErrors.floatReportPending(detail ?? '');
     default:
       return new Error(`a ledger function answered an unknown refusal ${code}`);
   }

@@ -1,10 +1,11 @@
+import { parseFloatMovementId } from '../../common/float-ids.ts';
 import { ledgerErrors } from '../errors.ts';
 import type { MovementRequest, ResolveRequest } from '../../common/ledger-contract.ts';
 import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
 /** Euros: up to 12 integer digits, up to 2 decimals. */
 const AMOUNT = /^\d{1,12}(?:\.\d{1,2})?$/;
 const FIELDS = new Set([
@@ -20,10 +21,10 @@ const FIELDS = new Set([
   'compensates',
 ]);
 /** What the card held, in the till's card format: opaque, visible ASCII. */
-const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
+export const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
 const MAX_EVIDENCE = 500;
 /** The years a till's clock may name; anything else is a clock that was never set. */
-const TIMESTAMP_YEARS = { from: 2000, to: 2199 };
+export const TIMESTAMP_YEARS = { from: 2000, to: 2199 };
 const TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
@@ -72,6 +73,9 @@ export function parseMovementRequest(body: unknown): MovementRequest {
 
   const { id, kind, cardId, credits, amount, cardCredits, refuseAboveAccount } = fields;
   if (typeof id !== 'string' || !UUID.test(id)) throw invalid('id: must be a UUID');
+  if (parseFloatMovementId(id) !== undefined) {
+    throw invalid('id: a float movement id is reported (POST /v1/float-reports), not created');
+  }
   const origin = parseOrigin(fields);
   if (kind !== 'recharge' && kind !== 'discharge') {
     throw invalid('kind: must be "recharge" or "discharge"');

@@ -183,7 +183,20 @@ describe('card-wallet-cloud CLI', () => {
       assert.match(customer.customerId, /^[0-9a-f-]{36}$/);
       assert.deepEqual(
         { ...customer, customerId: 'x' },
-        { customerId: 'x', name: 'Corner shop', credits: 500, creditCost: '0.25' },
+        {
+          customerId: 'x',
+          name: 'Corner shop',
+          credits: 500,
+          creditCost: '0.25',
+          // A new shop gives its tills no float until its operator sets a size.
+          float: {
+            size: 0,
+            lowWater: 0,
+            offlineCap: null,
+            offlineLimitSeconds: 86_400,
+            cardTypes: ['classic', 'desfire'],
+          },
+        },
       );
       customerId = customer.customerId;
     });

@@ -15,6 +15,7 @@ import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
+import { defineFloatTests } from './ledger-float-suite.ts';
 import { LedgerClient, type Answer } from './ledger-client.ts';
 import { watchedDatabase, type Unit } from './watched-database.ts';
 
@@ -363,6 +364,14 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           name: 'Shop A',
           credits: 1500,
           creditCost: '0.50',
+          floatCredits: 0,
+          float: {
+            size: 0,
+            lowWater: 0,
+            offlineCap: null,
+            offlineLimitSeconds: 86_400,
+            cardTypes: ['classic', 'desfire'],
+          },
         });
         const b = await base.withKey(SUITE_KEYS.shopB).customer();
         assert.equal(b.body.creditCost, '0.125');
@@ -1725,6 +1734,8 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.ok((await checkLedger(db)).ok);
       });
     });
+
+    defineFloatTests(() => ({ db, newShop }));
 
     describe('storage guarantees', () => {
       test('when a balance would go negative, then the database itself refuses it (CHECK)', async () => {

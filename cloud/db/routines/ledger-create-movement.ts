@@ -20,6 +20,7 @@ DECLARE
   v_checks_card boolean;
   v_last_id uuid;
   v_last_before text;
+  v_float_pending text;
 BEGIN
   IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
     RETURN ledger_refusal('InvalidApiKey');
@@ -126,6 +127,14 @@ BEGIN
           ELSE format('movement %s of till %s, %s by an operator, awaits card %s', v_other.id,
                       COALESCE(v_other.till_id::text, '(unnamed)'), v_other.state, p_card)
         END);
+    END IF;
+  END IF;
+  IF p_till IS NOT NULL AND p_compensates IS NULL THEN
+    -- The card may carry float recharges its till has not reported yet: what the card holds
+    -- would look like more than its account, so nothing is decided on it until they are.
+    v_float_pending := ledger_float_report_pending(p_customer, p_card);
+    IF v_float_pending IS NOT NULL THEN
+      RETURN ledger_refusal('FloatReportPending', v_float_pending);
     END IF;
   END IF;
   IF p_kind = 'recharge' AND p_card_credits IS NOT NULL AND p_compensates IS NULL THEN
