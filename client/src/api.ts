@@ -102,6 +102,31 @@ export type SimulatorStatus = {
   cards: Array<SimulatedCard>;
 };
 
+export type RateLimitWindow = {
+  limit: number;
+  windowSeconds: number;
+};
+
+/** Each endpoint's fixed window (per API key). */
+export type SimulatorRateLimits = {
+  readcard: RateLimitWindow;
+  info: RateLimitWindow;
+  writecard: RateLimitWindow;
+  dischargecard: RateLimitWindow;
+  personalize: RateLimitWindow;
+  settle: RateLimitWindow;
+};
+
+/** The windows to set; `null` sets an endpoint back to the spec's window. */
+export type SimulatorRateLimitsRequest = {
+  readcard?: RateLimitWindow | null;
+  info?: RateLimitWindow | null;
+  writecard?: RateLimitWindow | null;
+  dischargecard?: RateLimitWindow | null;
+  personalize?: RateLimitWindow | null;
+  settle?: RateLimitWindow | null;
+};
+
 /** Every operation: its method and path, and its documented error codes by HTTP status. */
 export const operations = {
   /** Health check */
@@ -396,6 +421,35 @@ export const operations = {
       431: ['BadRequest'],
     },
   },
+  /** The endpoints' rate limits in force (only with --simulator) */
+  simulatorRateLimits: {
+    method: 'GET',
+    path: '/simulator/rate-limits',
+    errors: {
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Set endpoints' rate limits, for integration tests (only with --simulator) */
+  simulatorSetRateLimits: {
+    method: 'POST',
+    path: '/simulator/rate-limits',
+    errors: {
+      400: ['InvalidSimulatorRequest', 'InvalidJson', 'RequestAborted'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
   /** Reader and card events, as Server-Sent Events */
   cardEvents: {
     method: 'GET',
@@ -431,5 +485,7 @@ export interface Answers {
   simulatorTakeAway: SimulatorStatus;
   simulatorPutBack: SimulatedCard;
   simulatorFault: SimulatedCard;
+  simulatorRateLimits: SimulatorRateLimits;
+  simulatorSetRateLimits: SimulatorRateLimits;
   cardEvents: string;
 }

@@ -18,7 +18,7 @@ import { authenticatedLocals } from './authenticate.ts';
 import type { CardEventStream } from './card-events.ts';
 import { jsonBody } from './json-body.ts';
 import { openApiDocument } from './openapi.ts';
-import { endpointLimit, type Endpoint, type RateLimits } from './rate-limits.ts';
+import { endpointLimit, type Endpoint, type RateLimitTable } from './rate-limits.ts';
 
 export interface RouteDependencies {
   cards: CardAccess;
@@ -30,7 +30,7 @@ export interface RouteDependencies {
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
-  limits: RateLimits;
+  limits: RateLimitTable;
 }
 
 /** The spec's endpoints: each parses, calls one use case, maps the result. */
@@ -43,10 +43,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
     activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true });
   // Exact paths only: /writecard/ or /WriteCard are not the documented endpoint (404).
   const router = Router({ strict: true, caseSensitive: true });
-  const limited = (endpoint: Endpoint) => [
-    authenticate,
-    endpointLimit(endpoint, limits[endpoint], activity),
-  ];
+  const limited = (endpoint: Endpoint) => [authenticate, endpointLimit(endpoint, limits, activity)];
   // Every authenticated call is tied to the shop the ledger resolves the key to (spec 1).
   const resolveCustomer: RequestHandler = async (_req, res, next) => {
     res.locals.customer = await customers.resolve(authenticatedLocals(res).apiKey);

@@ -404,6 +404,24 @@ describe('a damaged simulator file', () => {
 });
 
 describe('a real-reader configuration', () => {
+  test('when the simulator is not asked for, then nothing can change the rate limits: /simulator/rate-limits is 404 and /readcard keeps the spec’s 5 per 10 s', async () => {
+    const real = await startTestService({ cloudUrl: ledger.url });
+    try {
+      const set = await httpRequest(`${real.url}/simulator/rate-limits`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ readcard: { limit: 1000, windowSeconds: 1 } }),
+      });
+      assert.equal(set.status, 404, set.text);
+      const read = await httpRequest(`${real.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.match(String(read.headers['ratelimit-policy']), /^"readcard"; q=5; w=10;/, read.text);
+    } finally {
+      await real.close();
+    }
+  });
+
   test('when the simulator is not asked for, then PC/SC is used, /simulator does not exist and no answer says simulated', async () => {
     let nfcCreated = 0;
     const real = await startTestService(
