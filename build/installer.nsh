@@ -1,5 +1,5 @@
 ; Card Wallet Worker's additions to electron-builder's NSIS installer (nsis.include in
-; electron-builder.yml; checked by test/packaging/installer-script.test.ts).
+; electron-builder.yml; checked by test/packaging/installer-and-signing.test.ts).
 
 !include LogicLib.nsh
 
