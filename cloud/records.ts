@@ -37,12 +37,13 @@ export interface MovementRow {
   awaits_card: boolean;
   card_evidence: string | null;
   occurred_at: Date | string | null;
+  reference: string | null;
 }
 
 export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
-  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at';
+  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at, reference';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -80,6 +81,7 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     awaitsCard: row.awaits_card,
     cardEvidence: row.card_evidence,
     occurredAt: row.occurred_at === null ? null : toIso(row.occurred_at),
+    reference: row.reference,
   };
 }
 

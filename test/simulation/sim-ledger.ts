@@ -66,6 +66,8 @@ export interface StoredMovement {
   cardEvidence: string | null;
   /** A posted movement's time by its till's clock (the post's occurredAt, else the ledger's). */
   occurredAt: string | null;
+  /** The POS's reference of the sale, or null. */
+  reference: string | null;
 }
 
 export class SimLedger {
@@ -289,6 +291,7 @@ export class SimLedger {
       awaitsCard: false,
       cardEvidence: null,
       occurredAt: null,
+      reference: request.reference ?? null,
     };
     this.movements.set(id, stored);
     cardRead();
@@ -377,6 +380,15 @@ export class SimLedger {
       .map((movement) => this.#view(movement));
   }
 
+  /** A shop's movements with one POS reference, newest first, like the real list. */
+  listByReference(apiKey: string, reference: string): Movement[] {
+    const shop = this.#authenticate(apiKey);
+    return [...this.movements.values()]
+      .filter((movement) => movement.shop === shop.id && movement.reference === reference)
+      .reverse()
+      .map((movement) => this.#view(movement));
+  }
+
   #view(movement: StoredMovement): Movement {
     const shop = this.shops.get(movement.shop) as SimShop;
     const cost = parseStoredDecimal(movement.creditCost);
@@ -399,6 +411,7 @@ export class SimLedger {
       awaitsCard: movement.awaitsCard,
       cardEvidence: movement.cardEvidence,
       occurredAt: movement.occurredAt,
+      reference: movement.reference,
     };
   }
 }

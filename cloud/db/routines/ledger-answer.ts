@@ -26,7 +26,8 @@ CREATE TYPE ledger_answer AS (
   evidence text,
   awaits_card boolean,
   card_evidence text,
-  occurred_at timestamptz
+  occurred_at timestamptz,
+  reference text
 );
 `,
 } as const;
