@@ -34,12 +34,24 @@ export type RechargeResult = {
   credits: number;
   /** Euros charged: credits x creditCost. */
   rechargeAmount: number;
+  /** The ledger movement (a UUID): `GET /movements/{id}` finds it again. Null when nothing moved (a payout of a card at 0). Absent only in a replay of an answer stored by a version before 2.1. */
+  movementId?: string | null;
+  /** When the card write was proven, by the till's clock (the ledger counts the shop's day by it); null when nothing moved. */
+  occurredAt?: string | null;
+  /** The `Pos-Reference` sent with the request, or null. */
+  reference?: string | null;
 };
 
 export type DischargeResult = {
   cardId: CardId;
   dischargedCredits: number;
   dischargedAmount: number;
+  /** The ledger movement (a UUID): `GET /movements/{id}` finds it again. Null when nothing moved (a payout of a card at 0). Absent only in a replay of an answer stored by a version before 2.1. */
+  movementId?: string | null;
+  /** When the card write was proven, by the till's clock (the ledger counts the shop's day by it); null when nothing moved. */
+  occurredAt?: string | null;
+  /** The `Pos-Reference` sent with the request, or null. */
+  reference?: string | null;
 };
 
 export type SettleResult = {
@@ -115,6 +127,7 @@ export type SimulatorRateLimits = {
   dischargecard: RateLimitWindow;
   personalize: RateLimitWindow;
   settle: RateLimitWindow;
+  movements: RateLimitWindow;
 };
 
 /** The windows to set; `null` sets an endpoint back to the spec's window. */
@@ -125,6 +138,34 @@ export type SimulatorRateLimitsRequest = {
   dischargecard?: RateLimitWindow | null;
   personalize?: RateLimitWindow | null;
   settle?: RateLimitWindow | null;
+  movements?: RateLimitWindow | null;
+};
+
+/** A movement of the shop as the ledger has it, or this till's journal until the ledger does. */
+export type MovementRecord = {
+  movementId: string;
+  kind: 'recharge' | 'discharge';
+  cardId: CardId;
+  credits: number;
+  /** Euros. */
+  amount: number;
+  /** The POS's reference (null: none). */
+  reference: string | null;
+  /** The till that made it. */
+  tillId: string | null;
+  /** The ledger's state; until the ledger has it, the journal's. */
+  state: 'pending' | 'posted' | 'voided';
+  /** When its card write was proven, by its till's clock; null while it has not been. */
+  occurredAt: string | null;
+  /** The movement that set right its disagreement with its card (docs/integrators.md, "Several tills"), or null. */
+  compensatedBy: string | null;
+  /** Whether the ledger has it (false until a till reports it); null when the ledger could not be asked. */
+  atLedger: boolean | null;
+};
+
+export type MovementList = {
+  /** Newest first. */
+  movements: Array<MovementRecord>;
 };
 
 /** Every operation: its method and path, and its documented error codes by HTTP status. */
@@ -195,6 +236,7 @@ export const operations = {
         'Invalid credits or amount value',
         'InvalidJson',
         'InvalidIdempotencyKey',
+        'InvalidReference',
         'RequestAborted',
         'Missing customerId from auth flow',
         'NoCard',
@@ -241,6 +283,7 @@ export const operations = {
         'InvalidBody',
         'InvalidJson',
         'InvalidIdempotencyKey',
+        'InvalidReference',
         'RequestAborted',
         'Missing customerId from auth flow',
         'NoCard',
@@ -340,6 +383,35 @@ export const operations = {
         'LedgerUnavailable',
         'UnexpectedError',
       ],
+    },
+  },
+  /** A movement by its id (a receipt's movementId) */
+  movement: {
+    method: 'GET',
+    path: '/movements/{id}',
+    errors: {
+      400: ['InvalidReference', 'Missing customerId from auth flow'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['MovementNotFound'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['LedgerUnavailable', 'UnexpectedError'],
+    },
+  },
+  /** The shop's movements with a POS reference, newest first */
+  movements: {
+    method: 'GET',
+    path: '/movements',
+    errors: {
+      400: ['InvalidReference', 'Missing customerId from auth flow'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['LedgerUnavailable', 'UnexpectedError'],
     },
   },
   /** The card simulator's field and the cards it knows (only with --simulator) */
@@ -480,6 +552,8 @@ export interface Answers {
   dischargeCard: DischargeResult;
   settleCard: SettleResult;
   personalizeCard: PersonalizeResult;
+  movement: MovementRecord;
+  movements: MovementList;
   simulatorStatus: SimulatorStatus;
   simulatorPlace: SimulatedCard;
   simulatorTakeAway: SimulatorStatus;

@@ -110,6 +110,8 @@ export interface CardEventsOptions extends CallOptions {
 export type Recharge = { credits: number; amount?: never } | { amount: number; credits?: never };
 
 type Request = CallOptions & {
+  /** The path with its parameters filled in (default: the operation's). */
+  path?: string;
   body?: unknown;
   idempotencyKey?: string | undefined;
   reference?: string | undefined;
@@ -251,6 +253,26 @@ export class CardWalletClient {
       );
     }
     return this.#send(sent, options) as Promise<Answers[Op]>;
+  }
+
+  /**
+   * `GET /movements/{id}`: a movement of the shop by its id (a receipt's `movementId`): its
+   * state, whether the ledger has it yet, and any compensation.
+   */
+  movement(id: string, options: CallOptions = {}): Promise<Answers['movement']> {
+    return this.#call('movement', { ...options, path: `/movements/${encodeURIComponent(id)}` });
+  }
+
+  /**
+   * `GET /movements?reference=`: every movement of the shop sent with this POS reference,
+   * newest first (a reference need not be unique).
+   */
+  async movements(
+    query: { reference: string },
+    options: CallOptions = {},
+  ): Promise<Answers['movements']['movements']> {
+    const path = `/movements?reference=${encodeURIComponent(query.reference)}`;
+    return (await this.#call('movements', { ...options, path })).movements;
   }
 
   /** `POST /cards/personalize`: gives the card its own keys (needs the till's card master key). */
@@ -421,7 +443,7 @@ export class CardWalletClient {
       let res: Response;
       let text: string;
       try {
-        res = await this.#fetch(this.#url(operation), {
+        res = await this.#fetch(this.#url(operation, request.path), {
           method,
           headers,
           body: body === undefined ? undefined : JSON.stringify(body),
@@ -548,8 +570,8 @@ export class CardWalletClient {
     return { 'X-Api-Key': this.#apiKey, Accept: 'application/json' };
   }
 
-  #url(operation: OperationId): string {
-    return `${this.#baseUrl}${operations[operation].path}`;
+  #url(operation: OperationId, path?: string): string {
+    return `${this.#baseUrl}${path ?? operations[operation].path}`;
   }
 
   #noteSimulator(res: Response): void {

@@ -28,6 +28,8 @@ export {
   type Card,
   type CardId,
   type CustomerInfo,
+  type MovementList,
+  type MovementRecord,
   type DischargeResult,
   type PersonalizeResult,
   type RateLimitWindow,

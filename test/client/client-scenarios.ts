@@ -11,6 +11,16 @@ export interface World {
   apiKey: string;
   /** A URL where nothing listens. */
   deadUrl: string;
+  /** The ledger's movements with a POS reference (`GET /v1/movements?reference=`), newest first. */
+  ledgerMovements: (reference: string) => Promise<LedgerRecord[]>;
+}
+
+/** What the scenarios read of a ledger movement. */
+export interface LedgerRecord {
+  id: string;
+  state: string;
+  reference: string | null;
+  credits: number;
 }
 
 /**
@@ -42,6 +52,13 @@ async function thrown(call: () => Promise<unknown>, what: string): Promise<unkno
     }
     return error;
   }
+}
+
+/** A money answer's fields of the spec, without its receipt (movementId, occurredAt, reference). */
+function specOf<T extends object>(answer: T): Omit<T, 'movementId' | 'occurredAt' | 'reference'> {
+  const { movementId, occurredAt, reference, ...spec } = answer as T & Record<string, unknown>;
+  void [movementId, occurredAt, reference];
+  return spec;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -121,18 +138,18 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     same(await wallet.readCard(), { cardId, credits: 0, rechargeAmount: null }, 'readCard');
     const pool = Number((await wallet.info()).credits);
     same(
-      await wallet.rechargeCard({ credits: 10 }),
+      specOf(await wallet.rechargeCard({ credits: 10 })),
       { cardId, credits: 10, rechargeAmount: 5 },
       'credits',
     );
     same(
-      await wallet.rechargeCard({ amount: 2.5 }),
+      specOf(await wallet.rechargeCard({ amount: 2.5 })),
       { cardId, credits: 15, rechargeAmount: 2.5 },
       'euros',
     );
     same(Number((await wallet.info()).credits), pool - 15, 'the pool after the recharges');
     same(
-      await wallet.dischargeCard(),
+      specOf(await wallet.dischargeCard()),
       { cardId, dischargedCredits: 15, dischargedAmount: 7.5 },
       'dischargeCard',
     );
@@ -189,7 +206,7 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     const cardId = await placeCard(wallet);
     const pool = Number((await wallet.info()).credits);
     same(
-      await wallet.rechargeCard({ credits: 7 }),
+      specOf(await wallet.rechargeCard({ credits: 7 })),
       { cardId, credits: 7, rechargeAmount: 3.5 },
       'the answer',
     );
@@ -224,7 +241,7 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     await wallet.simulator.putBack(cardId);
     await cardOnReader(wallet, cardId);
     same(
-      await wallet.rechargeCard({ credits: 5 }, { idempotencyKey: error.idempotencyKey }),
+      specOf(await wallet.rechargeCard({ credits: 5 }, { idempotencyKey: error.idempotencyKey })),
       { cardId, credits: 15, rechargeAmount: 2.5 },
       'the settled answer',
     );
@@ -261,7 +278,7 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
       await cardOnReader(wallet, cardId);
       const sent = recorder.to('/writecard').length;
       same(
-        await wallet.retry(error),
+        specOf(await wallet.retry(error)),
         { cardId, credits: before + 10, rechargeAmount: 5 },
         `${fault}: the retried answer`,
       );
@@ -308,6 +325,77 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     same(recorder.to('/writecard').length + recorder.to('/dischargecard').length, 0, 'sent');
   },
 
+  async 'when recharges carry a POS reference and one is torn and retried through retry(error), then each answer is a receipt, and the worker and the ledger find exactly one movement per reference'({
+    client,
+    baseUrl,
+    apiKey,
+    ledgerMovements,
+  }) {
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey });
+    const cardId = await placeCard(wallet);
+    const sale = `sale ${freshUid()}`;
+    const done = await wallet.rechargeCard({ credits: 10 }, { reference: sale });
+    same(
+      [done.cardId, done.credits, done.rechargeAmount, done.reference],
+      [cardId, 10, 5, sale],
+      'the answer',
+    );
+    check(typeof done.movementId === 'string' && UUID.test(done.movementId), 'a movement id');
+    check(Date.parse(done.occurredAt ?? '') > 0, `occurredAt: ${done.occurredAt}`);
+
+    const torn = `sale ${freshUid()}`;
+    await wallet.simulator.fault('tear-after-commit');
+    const pulled = await thrown(
+      () => wallet.rechargeCard({ credits: 4 }, { reference: torn }),
+      'torn',
+    );
+    check(client.isCardWalletError(pulled, 'rechargeCard'), String(pulled));
+    same(pulled.code, 'CardRemovedDuringWrite', 'the card left mid-write');
+    // The same key with another reference is another request.
+    const reused = await thrown(
+      () =>
+        wallet.rechargeCard(
+          { credits: 4 },
+          { idempotencyKey: pulled.idempotencyKey, reference: 'another sale' },
+        ),
+      'the key with another reference',
+    );
+    check(client.isCardWalletError(reused, 'rechargeCard'), String(reused));
+    same([reused.status, reused.code], [422, 'IdempotencyKeyReused'], 'another reference');
+    await wallet.simulator.putBack(cardId);
+    await cardOnReader(wallet, cardId);
+    const retried = await wallet.retry(pulled);
+    same([retried.credits, retried.reference], [14, torn], 'the retried answer');
+
+    for (const [reference, answer] of [
+      [sale, done],
+      [torn, retried],
+    ] as const) {
+      const atWorker = await wallet.movements({ reference });
+      same(
+        atWorker.map((m) => [m.movementId, m.kind, m.cardId, m.reference, m.tillId !== null]),
+        [[answer.movementId, 'recharge', cardId, reference, true]],
+        `${reference}: one movement at the worker`,
+      );
+      const one = await wallet.movement(answer.movementId as string);
+      same([one.movementId, one.reference], [answer.movementId, reference], 'by id');
+      let atLedger: LedgerRecord[] = [];
+      for (let tries = 0; tries < 200; tries += 1) {
+        atLedger = await ledgerMovements(reference);
+        if (atLedger[0]?.state === 'posted') break;
+        await sleep(50);
+      }
+      same(
+        atLedger.map((m) => [m.id, m.state, m.reference]),
+        [[answer.movementId, 'posted', reference]],
+        `${reference}: one movement at the ledger`,
+      );
+      const confirmed = await wallet.movement(answer.movementId as string);
+      same([confirmed.state, confirmed.atLedger], ['posted', true], 'the worker says posted');
+    }
+    same((await wallet.simulator.status()).card?.credits, 14, 'the card, credited once each');
+  },
+
   async 'when a second call with the same key comes while the first runs, then it waits for IdempotencyKeyInUse to pass and gets the same answer'({
     client,
     baseUrl,
@@ -329,7 +417,7 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
         wallet.rechargeCard({ credits: 3 }, { idempotencyKey }),
         sleep(50).then(() => wallet.rechargeCard({ credits: 3 }, { idempotencyKey })),
       ]);
-      same(first, { cardId, credits: 3, rechargeAmount: 1.5 }, 'the first answer');
+      same(specOf(first), { cardId, credits: 3, rechargeAmount: 1.5 }, 'the first answer');
       same(second, first, 'the second answer');
       check(
         recorder.to('/writecard').some((c) => c.status === 409),

@@ -5,7 +5,12 @@ import { after, before, describe, test } from 'node:test';
 import { listen } from '../../common/listen.ts';
 import { buildClient, importClient } from '../support/client-build.ts';
 import { ROOMY_LIMITS } from '../support/card-rig.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import {
+  ledgerMovements,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
 import { startTestService, type TestService } from '../support/test-service.ts';
 import { CLIENT_TEST_LIMITS, scenarios, type World } from './client-scenarios.ts';
 
@@ -27,6 +32,7 @@ before(async () => {
     baseUrl: service.url,
     apiKey: TEST_API_KEY,
     deadUrl: closed.url,
+    ledgerMovements: (reference) => ledgerMovements(ledger.url, reference),
   };
 });
 after(async () => {
