@@ -152,6 +152,37 @@ describe('careless requests', () => {
     });
   });
 
+  for (const [what, reference] of [
+    ['an empty Pos-Reference', ''],
+    ['a Pos-Reference of 81 characters', 'r'.repeat(81)],
+    ['a Pos-Reference with a tab in it', 'sale\t1'],
+  ] as const) {
+    for (const path of ['/writecard', '/dischargecard']) {
+      test(`when ${path} has ${what}, then 400 InvalidReference and nothing moves`, () =>
+        refused(
+          () =>
+            call('POST', path, path === '/writecard' ? { credits: 1 } : undefined, {
+              'Pos-Reference': reference,
+            }),
+          'InvalidReference',
+          `Pos-Reference: must be 1 to 80 printable ASCII characters without a space at either end (got ${reference.length} characters)`,
+        ));
+    }
+  }
+
+  test('when a card at 0 is paid out, then its receipt says nothing moved: movementId and occurredAt null, the reference kept', async () => {
+    const none = await call('POST', '/dischargecard', undefined, { 'Pos-Reference': 'sale 0' });
+    assert.equal(none.status, 200, shown(none));
+    assert.deepEqual(none.json, {
+      cardId: CARD,
+      dischargedCredits: 0,
+      dischargedAmount: 0,
+      movementId: null,
+      occurredAt: null,
+      reference: 'sale 0',
+    });
+  });
+
   test('when requests were refused, then each refusal is one info line with its detail', () => {
     assert.ok(
       log.lines.includes(
