@@ -96,18 +96,27 @@ declare const process: { env: Record<string, string | undefined> };
 
 async function main(): Promise<void> {
   const wallet = new CardWalletClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY as string });
+  const sale = process.env.SALE as string;
   await wallet.simulator.place({ credits: 5 });
   const card = await wallet.waitForCard({ timeout: 10_000 });
   let done: RechargeResult;
   try {
-    done = await wallet.rechargeCard({ credits: 10 }, { reference: 'sale-1' });
+    done = await wallet.rechargeCard({ credits: 10 }, { reference: sale });
   } catch (error) {
     if (!isCardWalletError(error, 'rechargeCard')) throw error;
     const key: string = error.idempotencyKey;
     done = await wallet.retry(error);
     void key;
   }
-  console.log(JSON.stringify({ before: card.credits, after: done.credits, simulated: wallet.simulated }));
+  const found = await wallet.movements({ reference: sale });
+  console.log(
+    JSON.stringify({
+      before: card.credits,
+      after: done.credits,
+      simulated: wallet.simulated,
+      receipt: found.map((m) => m.movementId === done.movementId && m.reference),
+    }),
+  );
 }
 void main();
 `;
@@ -161,7 +170,12 @@ for (const [name, project] of Object.entries(PROJECTS)) {
     const { stdout } = await run(process.execPath, ['out/pos.js'], dir, {
       BASE_URL: service.url,
       API_KEY: TEST_API_KEY,
+      SALE: `sale-${name}`,
     });
-    assert.deepEqual(JSON.parse(stdout), { before: 5, after: 15, simulated: true }, stdout);
+    assert.deepEqual(
+      JSON.parse(stdout),
+      { before: 5, after: 15, simulated: true, receipt: [`sale-${name}`] },
+      stdout,
+    );
   });
 }
