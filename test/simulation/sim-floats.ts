@@ -456,6 +456,8 @@ export class SimFloats {
       floatSeq: parsed.seq,
       reportedAs: as,
       reportFlags: [],
+      // A float report carries no POS reference yet (the real one stores none either).
+      reference: null,
     });
     if (state !== 'voided') flags.push(...this.#draw(float, item.credits));
     if (state === 'posted') this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits);
