@@ -5,12 +5,14 @@ import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.t
 import { errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
-import type { Idempotency } from './movement-journal.ts';
+import type { Idempotency } from './journal-entries.ts';
 import type { CardPersonalizer } from './personalize-card.ts';
 import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.ts';
 
 export interface RechargeInput {
   request: RechargeRequest;
+  /** The POS's reference of the sale, kept with the movement. */
+  reference?: string;
   customer: LedgerCustomer;
   keyFingerprint: string;
   idempotency?: Idempotency;
@@ -58,6 +60,7 @@ export function rechargeCard(
           // What the card holds, so the ledger can tell a card above its account.
           request: {
             ...request,
+            ...(input.reference === undefined ? {} : { reference: input.reference }),
             cardCredits: wallet.balance,
             ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
           },

@@ -24,7 +24,7 @@
  * - liveness: a last recharge and payout of every card succeed.
  */
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
-import { ANSWER_RETENTION_MS } from '../../service/wallet/movement-journal.ts';
+import { ANSWER_RETENTION_MS } from '../../service/wallet/journal-entries.ts';
 import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
 import type { ShopLedger } from './shop-ledger.ts';
 import type { StoredMovement } from './sim-ledger.ts';

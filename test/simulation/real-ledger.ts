@@ -52,6 +52,11 @@ interface MovementJson {
   awaits_card: boolean;
   card_evidence: string | null;
   occurred_at: string | null;
+  float_id: string | null;
+  float_seq: number | null;
+  reported_as: StoredMovement['reportedAs'];
+  report_flags: string[];
+  reference: string | null;
 }
 
 /** The tables the world reads, in one round trip. */
@@ -289,5 +294,10 @@ function storedMovement(row: MovementJson, transitions: number): StoredMovement 
     awaitsCard: row.awaits_card,
     cardEvidence: row.card_evidence,
     occurredAt: iso(row.occurred_at),
+    floatId: row.float_id,
+    floatSeq: row.float_seq,
+    reportedAs: row.reported_as,
+    reportFlags: row.report_flags,
+    reference: row.reference,
   };
 }

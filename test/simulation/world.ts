@@ -49,10 +49,10 @@ import {
 } from '../../service/wallet/movement-engine.ts';
 import {
   ANSWER_RETENTION_MS,
-  FileJournalStore,
-  MovementJournal,
   type Movement as JournalMovement,
-} from '../../service/wallet/movement-journal.ts';
+} from '../../service/wallet/journal-entries.ts';
+import { FileJournalStore } from '../../service/wallet/journal-file-store.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import { settleCard } from '../../service/wallet/settle-card.ts';
 import { checkInvariants, counted } from './invariants.ts';

@@ -123,7 +123,16 @@ describe("a key whose write the ledger's word decided while its card was away", 
     await assert.rejects(ask(other), (error: AppError) => error.code === 'MovementUnsettled');
     assert.equal(other.writes, 0);
     // The card turns up holding the write: compensated, and the key answers that write.
-    assert.deepEqual(await ask(card), { cardId: CARD, credits: 40, rechargeAmount: 5 });
+    const { cardId, credits, rechargeAmount, movementId } = await ask(card);
+    assert.deepEqual(
+      { cardId, credits, rechargeAmount, movementId },
+      {
+        cardId: CARD,
+        credits: 40,
+        rechargeAmount: 5,
+        movementId: movement.id,
+      },
+    );
     assert.equal(card.held(), 40);
     assert.equal(card.writes, 1);
     await engine.close();
@@ -176,7 +185,16 @@ describe('a key whose write another till compensated, its card written since', (
     card.slots[0] = encodeValueBlock(45, 3);
     const writes = card.writes;
 
-    assert.deepEqual(await ask(), { cardId: CARD, credits: 40, rechargeAmount: 5 });
+    const { cardId, credits, rechargeAmount, movementId } = await ask();
+    assert.deepEqual(
+      { cardId, credits, rechargeAmount, movementId },
+      {
+        cardId: CARD,
+        credits: 40,
+        rechargeAmount: 5,
+        movementId: movement.id,
+      },
+    );
     assert.equal(card.writes, writes, 'the card written again');
     assert.equal(sim.movements.size, 3, 'a movement more');
     await engine.close();
