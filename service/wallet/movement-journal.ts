@@ -57,17 +57,16 @@ export class MovementJournal {
     for (const [id, movement] of this.#movements) {
       // A key's landed write whose answer line a crash kept out is answered as of its card
       // line (answerFor): kept as long as an answer would be.
-      const answeredAt = Date.parse(
+      const answeredAt =
         movement.answer?.at ??
-          (movement.idempotency && movement.card === 'committed' ? movement.cardAt : undefined) ??
-          '',
-      );
+        (movement.idempotency && movement.card === 'committed' ? movement.cardAt : undefined);
       // A torn write stays while it is its card's latest: it proves what the card held. A
       // learnt outcome too: the card still has to be seen.
       const proof =
         (movement.torn === true || movement.learnt === true) &&
         latestOfCard.get(movement.cardId) === id;
-      const expired = Number.isNaN(answeredAt) || now - answeredAt > ANSWER_RETENTION_MS;
+      const expired =
+        answeredAt === undefined || now - Date.parse(answeredAt) > ANSWER_RETENTION_MS;
       if (phaseOf(movement) === 'done' && expired && !proof) {
         this.#movements.delete(id);
       }
