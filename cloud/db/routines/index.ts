@@ -3,6 +3,7 @@ import { ledgerAnswerOf } from './ledger-answer-of.ts';
 import { ledgerChangeBalance } from './ledger-change-balance.ts';
 import { ledgerCreateMovement } from './ledger-create-movement.ts';
 import { ledgerFlagCard } from './ledger-flag-card.ts';
+import { ledgerFlagCardRecord } from './ledger-flag-card-record.ts';
 import { ledgerKeyHolds } from './ledger-key-holds.ts';
 import { ledgerRefusal } from './ledger-refusal.ts';
 import { ledgerReplay } from './ledger-replay.ts';
@@ -32,6 +33,7 @@ export const routines: readonly Routine[] = [
   ledgerReplay,
   ledgerChangeBalance,
   ledgerFlagCard,
+  ledgerFlagCardRecord,
   ledgerKeyHolds,
   ledgerCreateMovement,
   ledgerResolveMovement,
