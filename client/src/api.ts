@@ -190,6 +190,7 @@ export const operations = {
         'NegativeCredits',
         'CardBalanceOverflow',
         'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
         'CardRemovedDuringPersonalization',
         'PersonalizationTorn',
         'CorruptCard',
@@ -233,8 +234,10 @@ export const operations = {
       500: [
         'ErrorTrackingDischargeMovement',
         'CardAccountExceeded',
+        'CardRecordMismatch',
         'NegativeCredits',
         'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
         'CorruptCard',
         'NoReader',
         'CardNotResponding',

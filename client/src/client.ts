@@ -72,8 +72,9 @@ type Request = {
  * - `429 TooManyRequests`: after its Retry-After, when that is at most `maxRetryAfterSeconds`;
  * - `409 IdempotencyKeyInUse` (the first attempt is still running) and `500 CardBusy` (nothing
  *   was done): after a short wait.
- * Everything else is the caller's to decide, in particular `CardRemovedDuringWrite` and
- * `CardNotResponding`: ask for the card, then call again with `error.idempotencyKey`.
+ * Everything else is the caller's to decide, in particular `CardRemovedDuringWrite`,
+ * `CardAnswerUnverified` and `CardNotResponding`: ask for the card, then call again with
+ * `error.idempotencyKey`.
  */
 export class CardWalletClient {
   readonly #apiKey: string;
