@@ -6,7 +6,7 @@ import { boundedApdu } from './bounded-apdu.ts';
 import { CardSession } from './card-session.ts';
 import { cardTypeOfAtr, type CardType } from './card-type.ts';
 import { DesfireWalletSession } from './desfire/desfire-wallet-session.ts';
-import type { WalletCard } from './wallet-card.ts';
+import type { WalletCard } from './card-face.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { pcscdProblem, RetryBackoff, type SmartCardServiceProbe } from './pcscd-probe.ts';
 import {

@@ -7,7 +7,7 @@ import type { CardAccess } from '../wallet/card-access.ts';
 import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
-import type { Idempotency } from '../wallet/movement-journal.ts';
+import type { Idempotency } from '../wallet/journal-entries.ts';
 import { personalizeCard, type CardPersonalizer } from '../wallet/personalize-card.ts';
 import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';

@@ -1,6 +1,6 @@
 import { errors } from '../errors.ts';
 import type { MovementBook } from './movement-book.ts';
-import { ANSWER_RETENTION_MS, type Idempotency, type Movement } from './movement-journal.ts';
+import { ANSWER_RETENTION_MS, type Idempotency, type Movement } from './journal-entries.ts';
 import { phaseOf, replayable } from './movement-phases.ts';
 import type { MovementResolver } from './movement-resolver.ts';
 

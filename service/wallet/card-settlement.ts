@@ -1,19 +1,17 @@
+import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import {
-  balanceBefore,
   isAboveRecord,
-  isKnownBefore,
-  planWrite,
   type CardSuspicion,
   type CardWallet,
   type WalletCard,
   type WriteDecision,
   type WriteIntent,
-} from '../card/wallet-card.ts';
+} from '../card/card-face.ts';
 import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import type { AnswerStore } from './answer-store.ts';
 import type { MovementBook } from './movement-book.ts';
-import type { Movement } from './movement-journal.ts';
+import type { Movement } from './journal-entries.ts';
 import { phaseOf } from './movement-phases.ts';
 import type { MovementResolver } from './movement-resolver.ts';
 

@@ -2,7 +2,7 @@ import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.t
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
-import type { Idempotency } from './movement-journal.ts';
+import type { Idempotency } from './journal-entries.ts';
 
 export interface DischargeInput {
   keyFingerprint: string;

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { CardSuspicion, WalletCard, WriteIntent } from '../card/wallet-card.ts';
+import type { CardSuspicion, WalletCard, WriteIntent } from '../card/card-face.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import { AnswerStore, type DischargeAnswer, type RechargeAnswer } from './answer-store.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { KeyRing } from './key-ring.ts';
 import { MovementBook } from './movement-book.ts';
-import type { Idempotency, Movement, MovementJournal } from './movement-journal.ts';
+import type { Idempotency, Movement } from './journal-entries.ts';
+import type { MovementJournal } from './movement-journal.ts';
 import { CardSettlement, type SuspectWallet } from './card-settlement.ts';
 import { MovementRequests, type Reservation, type ReserveInput } from './movement-requests.ts';
 import { MovementReconciler, type WaitingMovement } from './movement-reconciler.ts';
@@ -57,11 +58,12 @@ export interface MovementEngineOptions {
  * The two-phase money movement (docs/integrators.md, "Recharge" and "Discharge"), as the use
  * cases see it: one face over five parts. MovementRequests takes a movement from its start to
  * the card's answer (reserve, commit); CardSettlement decides earlier writes by what the card
- * holds (settle); AnswerStore runs Idempotency-Key requests and
- * replays their answers as the ledger's final word allows; MovementResolver posts and voids in
- * the background (the outbox, compensations); MovementReconciler finds what the ledger holds
- * pending; movement-phases.ts holds their pure decisions. Each step is journaled durably before the next, so whatever a crash, a pulled card
- * or a silent ledger leaves half done is finished later, exactly once, by this till only.
+ * holds (settle); AnswerStore runs Idempotency-Key requests and replays their answers as the
+ * ledger's final word allows; MovementResolver posts and voids in the background (the outbox;
+ * Compensations and LedgerWord under it); MovementReconciler finds what the ledger holds
+ * pending; movement-phases.ts holds their pure decisions. Each step is journaled durably before
+ * the next, so whatever a crash, a pulled card or a silent ledger leaves half done is finished
+ * later, exactly once, by this till only.
  */
 export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   readonly #book: MovementBook;

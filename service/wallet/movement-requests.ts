@@ -1,10 +1,6 @@
 import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
-import {
-  planWrite,
-  type CardWallet,
-  type WalletCard,
-  type WriteIntent,
-} from '../card/wallet-card.ts';
+import { planWrite } from '../card/wallet-card.ts';
+import type { CardWallet, WalletCard, WriteIntent } from '../card/card-face.ts';
 import {
   LedgerRefusal,
   mayHaveLanded,
@@ -15,7 +11,7 @@ import { errors } from '../errors.ts';
 import type { AnswerStore, DischargeAnswer, RechargeAnswer } from './answer-store.ts';
 import type { CardSettlement } from './card-settlement.ts';
 import type { MovementBook } from './movement-book.ts';
-import type { Idempotency, Movement, MovementKind } from './movement-journal.ts';
+import type { Idempotency, Movement, MovementKind } from './journal-entries.ts';
 import { phaseOf } from './movement-phases.ts';
 import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
 

@@ -5,7 +5,7 @@ import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.t
 import { errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
-import type { Idempotency } from './movement-journal.ts';
+import type { Idempotency } from './journal-entries.ts';
 import type { CardPersonalizer } from './personalize-card.ts';
 import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.ts';
 

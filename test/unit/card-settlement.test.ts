@@ -7,19 +7,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import {
-  planWrite,
-  type CardRecord,
-  type WalletCard,
-  type WriteDecision,
-} from '../../service/card/wallet-card.ts';
+import { planWrite } from '../../service/card/wallet-card.ts';
+import type { CardRecord, WalletCard, WriteDecision } from '../../service/card/card-face.ts';
 import type { LedgerCardAccount, LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import type { Logger } from '../../service/logger.ts';
 import type { AnswerStore } from '../../service/wallet/answer-store.ts';
 import { awaitsCard, CardSettlement } from '../../service/wallet/card-settlement.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
-import { MovementJournal, type Movement } from '../../service/wallet/movement-journal.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
+import type { Movement } from '../../service/wallet/journal-entries.ts';
 import type { MovementResolver } from '../../service/wallet/movement-resolver.ts';
 import {
   CARD,

@@ -16,7 +16,8 @@ import { errors, type AppError } from '../../service/errors.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
-import type { Movement, MovementJournal } from '../../service/wallet/movement-journal.ts';
+import type { Movement } from '../../service/wallet/journal-entries.ts';
+import type { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import {

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { MAX_CARD_BALANCE, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors, type AppError } from '../../service/errors.ts';
-import { ANSWER_RETENTION_MS } from '../../service/wallet/movement-journal.ts';
+import { ANSWER_RETENTION_MS } from '../../service/wallet/journal-entries.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import { rechargeCard, type RechargeInput } from '../../service/wallet/recharge-card.ts';
 import {

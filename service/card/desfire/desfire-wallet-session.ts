@@ -7,7 +7,7 @@ import {
   type WriteDecision,
   type WriteIntent,
   type WriteResult,
-} from '../wallet-card.ts';
+} from '../card-face.ts';
 import type { DesfireWalletKeys } from '../wallet-keys.ts';
 import { formatCardId } from '../wallet-format.ts';
 import { DesfireClient, PICC_AID, type Transmit } from './desfire-client.ts';
