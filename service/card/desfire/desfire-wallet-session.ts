@@ -93,9 +93,9 @@ export class DesfireWalletSession implements WalletCard {
   }
 
   /**
-   * The wallet: its balance and newest record (`record`, as the ledger sees it). A card without the wallet application holds 0
-   * (with per-card keys only once openWallet() allowed its transport keys: it has no key of its
-   * own). CorruptCard when its files are not the wallet's.
+   * The wallet: its balance and newest record (`record`, as the ledger sees it). A card without
+   * the wallet application holds 0 (with per-card keys only once openWallet() allowed its
+   * transport keys: it has no key of its own). CorruptCard when its files are not the wallet's.
    */
   async readWallet(): Promise<DesfireWallet> {
     return this.#cardErrors(async () => {
@@ -177,8 +177,8 @@ export class DesfireWalletSession implements WalletCard {
    * Drops whatever the card's transaction holds, after an answer that did not verify: the
    * session's IV is lost with it, so AbortTransaction (90 A7 00 00 00) goes outside any session,
    * as EV1 sends a plain command's CMAC nowhere and the card takes it in whatever session it
-   * has. Its answer proves nothing (nothing here could check its CMAC) and is not waited for
-   * beyond the APDU: the write stays uncertain until the card is read again.
+   * has. Its answer proves nothing (nothing here could check its CMAC), so whatever it is, the
+   * write stays uncertain until the card is read again.
    */
   async #abortUnverified(error: unknown): Promise<WriteResult> {
     this.#client.reset();

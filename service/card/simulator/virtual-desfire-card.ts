@@ -15,9 +15,15 @@
 //   CMAC of every command and answer chained through the session IV, MACed and enciphered data
 //   with CRC32; a command that does not verify is INTEGRITY_ERROR;
 // - transactions: Credit, Debit, LimitedCredit and WriteRecord stay pending until
-//   CommitTransaction, which applies them all at once; AbortTransaction, SelectApplication, an
-//   error status, and power loss (a pull, a tear, a reset) drop them. Reads see committed data
-//   only. A cyclic record file holds MaxNumberOfRecords - 1 records, the oldest dropped first;
+//   CommitTransaction, which applies them all at once, whoever sends it (EV1 sends no CMAC with
+//   a plain command); AbortTransaction, SelectApplication, an error status, and power loss (a
+//   pull, a tear, a reset) drop them, a new authentication does not (libfreefare's
+//   test/test_mifare_desfire.c writes a record under one key and commits it after
+//   authenticating another; it also notes that an error aborts the transaction). Reads see
+//   committed data only. A cyclic record file holds MaxNumberOfRecords - 1 records, the oldest
+//   dropped first;
+// - a man in the middle, for tests (intercept): an answer altered, a command swallowed, one
+//   injected;
 // - any error status ends the authentication; frames chain with AF both ways (at most 59 bytes
 //   of an answer per frame).
 // Not modelled: legacy (0A) authentication, 3K3DES keys (an application of them can be created,
