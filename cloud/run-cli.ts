@@ -4,7 +4,6 @@
  * arguments (the message names the option).
  */
 import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import {
   addCustomer,
   assignKey,
@@ -19,15 +18,28 @@ import {
 import { CARD_ID, importCards, parseCardImportCsv, readCardAccount } from './card-accounts.ts';
 import { checkLedger } from './check.ts';
 import { startLedgerServer } from './create-ledger-server.ts';
-import type { Database } from './db/database.ts';
-import { openDatabase } from './db/open-database.ts';
-import { parseDecimal } from '../common/decimal.ts';
+import {
+  creditCost,
+  DATABASE_ENV,
+  databaseTarget,
+  integer,
+  MAX_CREDITS,
+  parse,
+  print,
+  text,
+  UsageError,
+  uuid,
+  withDatabase,
+  type CliIo,
+} from './cli-args.ts';
+import { FLOAT_USAGE, floatCommand } from './float-cli.ts';
 import { LedgerError, ledgerErrors } from './errors.ts';
+import { MAX_LIST_LIMIT } from './ledger.ts';
 import { findCustomer, type MovementState } from './records.ts';
 import { readSeedFile } from './seed.ts';
 
 export const NAME = 'card-wallet-cloud';
-const DATABASE_ENV = 'CARD_WALLET_CLOUD_DATABASE';
+export { UsageError, type CliIo } from './cli-args.ts';
 
 const USAGE = `Usage: ${NAME} <command> [options]
 
@@ -51,122 +63,15 @@ const USAGE = `Usage: ${NAME} <command> [options]
       nothing. Imported credits do not come out of the shop's pool.
   card show --customer ID --card CARDID
       A card's account at the shop, its flags (suspect) and latest movements.
-  check          exit 0 when every balance equals the sum of its ledger entries
-                 and every card's account its import and movements
+${FLOAT_USAGE}
+  check          exit 0 when every balance equals the sum of its ledger entries,
+                 every card's account its import and movements, every float its
+                 entries, and every shop's book (pool, floats, cards, ...) sums to zero
 
 Every command takes --database <postgres://... | FOLDER> (or ${DATABASE_ENV}):
 a PostgreSQL URL, or a folder for the embedded PGlite database (created when missing).
 Admin commands need a PGlite folder that no running "serve" holds; on PostgreSQL they run
 next to the servers.`;
-
-export class UsageError extends Error {}
-
-export interface CliIo {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  env: Record<string, string | undefined>;
-  /** Resolves (with a reason such as "SIGTERM") when `serve` should close. */
-  waitForStop(): Promise<string>;
-}
-
-type Options = NonNullable<ParseArgsConfig['options']>;
-type Values = Record<string, string | boolean | undefined>;
-
-const databaseOption: Options = { database: { type: 'string' } };
-
-function parse(args: string[], options: Options): Values {
-  try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { ...options, ...databaseOption },
-      strict: true,
-      allowPositionals: true,
-    });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    return values as Values;
-  } catch (error) {
-    if (error instanceof UsageError) throw error;
-    // node's messages name the option: "Unknown option '--foo'", "Option '--port <value>' ..."
-    throw new UsageError(
-      ((error as Error).message.split('\n')[0] ?? '').split('. To specify')[0] ||
-        'invalid arguments',
-    );
-  }
-}
-
-function text(values: Values, name: string, required = true): string | undefined {
-  const value = values[name];
-  if (value === undefined || value === '') {
-    if (required) throw new UsageError(`--${name} is required`);
-    return undefined;
-  }
-  return String(value);
-}
-
-function integer(values: Values, name: string, min: number, max: number): number;
-function integer(
-  values: Values,
-  name: string,
-  min: number,
-  max: number,
-  required: false,
-): number | undefined;
-function integer(values: Values, name: string, min: number, max: number, required = true) {
-  const raw = text(values, name, required);
-  if (raw === undefined) return undefined;
-  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new UsageError(`--${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-  }
-  return value;
-}
-
-function uuid(values: Values, name: string): string;
-function uuid(values: Values, name: string, required: false): string | undefined;
-function uuid(values: Values, name: string, required = true) {
-  const raw = text(values, name, required);
-  if (raw === undefined) return undefined;
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(raw)) {
-    throw new UsageError(`--${name} must be a UUID, got "${raw}"`);
-  }
-  return raw.toLowerCase();
-}
-
-function creditCost(values: Values): bigint {
-  const raw = text(values, 'credit-cost') ?? '';
-  const value = parseDecimal(raw, { maxIntegerDigits: 8 });
-  if (value === undefined || value <= 0n) {
-    throw new UsageError(
-      `--credit-cost must be a decimal > 0 with at most 4 decimals, like 0.50 (got "${raw}")`,
-    );
-  }
-  return value;
-}
-
-function databaseTarget(io: CliIo, values: Values): string {
-  const target = text(values, 'database', false) ?? io.env[DATABASE_ENV];
-  if (!target) throw new UsageError(`--database is required (or set ${DATABASE_ENV})`);
-  return target;
-}
-
-async function withDatabase<T>(
-  io: CliIo,
-  values: Values,
-  fn: (db: Database) => Promise<T>,
-): Promise<T> {
-  const db = await openDatabase(databaseTarget(io, values), { poolSize: 2 });
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
-
-function print(io: CliIo, value: unknown): void {
-  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
-
-const MAX_CREDITS = Number.MAX_SAFE_INTEGER;
 
 async function serve(io: CliIo, args: string[]): Promise<number> {
   const values = parse(args, {
@@ -295,7 +200,8 @@ async function movements(io: CliIo, sub: string | undefined, args: string[]): Pr
     state: state as MovementState | undefined,
     customerId: uuid(values, 'customer', false),
     tillId: uuid(values, 'till', false),
-    limit: integer(values, 'limit', 1, 100_000, false),
+    // The same bound as GET /v1/movements: one list never holds more than the API gives.
+    limit: integer(values, 'limit', 1, MAX_LIST_LIMIT, false),
   };
   print(io, { movements: await withDatabase(io, values, (db) => listAllMovements(db, filter)) });
   return 0;
@@ -371,8 +277,8 @@ async function check(io: CliIo, args: string[]): Promise<number> {
   if (report.ok) {
     io.stdout.write(
       `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries, ` +
-        `${report.cards} cards; every balance equals the sum of its entries and every card ` +
-        'account its import and movements\n',
+        `${report.cards} cards, ${report.floats} floats; every balance equals the sum of its ` +
+        "entries, every card account its import and movements, and every shop's book sums to zero\n",
     );
     return 0;
   }
@@ -398,6 +304,8 @@ async function dispatch(io: CliIo, argv: string[]): Promise<number> {
       return movements(io, sub, rest);
     case 'card':
       return card(io, sub, rest);
+    case 'float':
+      return floatCommand(io, sub, rest);
     case 'check':
       return check(io, argv.slice(1));
     case undefined:

@@ -1,10 +1,16 @@
+import { parseFloatMovementId } from '../../common/float-ids.ts';
 import { ledgerErrors } from '../errors.ts';
-import type { CardRecord, MovementRequest, ResolveRequest } from '../../common/ledger-contract.ts';
+import {
+  REFERENCE_PATTERN,
+  type CardRecord,
+  type MovementRequest,
+  type ResolveRequest,
+} from '../../common/ledger-contract.ts';
 import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const CARD_ID = /^(?:[0-9A-F]{8}|[0-9A-F]{14})$/;
 /** Euros: up to 12 integer digits, up to 2 decimals. */
 const AMOUNT = /^\d{1,12}(?:\.\d{1,2})?$/;
 const FIELDS = new Set([
@@ -18,13 +24,16 @@ const FIELDS = new Set([
   'tillId',
   'cardBefore',
   'compensates',
+  'reference',
   'cardRecord',
 ]);
+const REFERENCE_RULE =
+  'reference: must be 1 to 80 printable ASCII characters, without a space at either end';
 /** What the card held, in the till's card format: opaque, visible ASCII. */
-const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
+export const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
 const MAX_EVIDENCE = 500;
 /** The years a till's clock may name; anything else is a clock that was never set. */
-const TIMESTAMP_YEARS = { from: 2000, to: 2199 };
+export const TIMESTAMP_YEARS = { from: 2000, to: 2199 };
 const TIMESTAMP =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d{1,6})?(?:Z|[+-](\d{2}):(\d{2}))$/;
 
@@ -73,6 +82,9 @@ export function parseMovementRequest(body: unknown): MovementRequest {
 
   const { id, kind, cardId, credits, amount, cardCredits, refuseAboveAccount } = fields;
   if (typeof id !== 'string' || !UUID.test(id)) throw invalid('id: must be a UUID');
+  if (parseFloatMovementId(id) !== undefined) {
+    throw invalid('id: a float movement id is reported (POST /v1/float-reports), not created');
+  }
   const origin = parseOrigin(fields);
   if (kind !== 'recharge' && kind !== 'discharge') {
     throw invalid('kind: must be "recharge" or "discharge"');
@@ -100,13 +112,19 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   return { id, kind, cardId, amount, ...card, ...origin };
 }
 
-/** The optional `tillId`, `cardBefore` and `compensates` of a movement. */
+/** The optional `tillId`, `cardBefore`, `compensates` and `reference` of a movement. */
 function parseOrigin(
   fields: Record<string, unknown>,
-): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> {
+): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates' | 'reference'> {
   const invalid = ledgerErrors.invalidMovement;
-  const { tillId, cardBefore, compensates } = fields;
-  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> = {};
+  const { tillId, cardBefore, compensates, reference } = fields;
+  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates' | 'reference'> = {};
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(REFERENCE_RULE);
+    }
+    result.reference = reference;
+  }
   if (tillId !== undefined) {
     if (typeof tillId !== 'string' || !UUID.test(tillId)) throw invalid('tillId: must be a UUID');
     result.tillId = tillId;
@@ -246,17 +264,24 @@ export function parseMovementId(id: string): string {
 }
 
 /**
- * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID), `limit`
- * (1..1000, default 100).
+ * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID),
+ * `reference` (optional, a POS reference), `limit` (1..1000, default 100).
  */
 export function parseListQuery(query: Record<string, unknown>): {
   state?: MovementState;
   tillId?: string;
+  reference?: string;
   limit?: number;
 } {
   const invalid = (detail: string) => ledgerErrors.invalidQuery(detail);
-  const { state, till, limit } = query;
-  const result: { state?: MovementState; tillId?: string; limit?: number } = {};
+  const { state, till, reference, limit } = query;
+  const result: { state?: MovementState; tillId?: string; reference?: string; limit?: number } = {};
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(REFERENCE_RULE);
+    }
+    result.reference = reference;
+  }
   if (till !== undefined) {
     if (typeof till !== 'string' || !UUID.test(till)) throw invalid('till: must be a UUID');
     result.tillId = till;

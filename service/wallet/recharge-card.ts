@@ -11,6 +11,8 @@ import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.t
 
 export interface RechargeInput {
   request: RechargeRequest;
+  /** The POS's reference of the sale, kept with the movement. */
+  reference?: string;
   customer: LedgerCustomer;
   keyFingerprint: string;
   idempotency?: Idempotency;
@@ -58,6 +60,7 @@ export function rechargeCard(
           // What the card holds, so the ledger can tell a card above its account.
           request: {
             ...request,
+            ...(input.reference === undefined ? {} : { reference: input.reference }),
             cardCredits: wallet.balance,
             ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
           },
