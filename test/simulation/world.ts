@@ -785,6 +785,11 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     const others = tillsFor(card).filter((till) => till !== from && till.engine);
     if (others.length === 0) return;
     const to = callers.pick(others);
+    // Shops sharing keys: the till's create may still be on its way to the ledger, so nothing
+    // holds the card there yet (tillsFor), and another shop's till writing the card from the
+    // same state would leave it unable to tell whose write it holds (docs/testing.md, "What it
+    // cannot see"; seed 3209): the customer asks at a till of the same shop only.
+    if (sharedKeys && to.shop !== from.shop) return;
     const same = running(from);
     note(`card ${card.uid} taken from ${from.name} while it works, to ${to.name}`);
     present(card, to);
