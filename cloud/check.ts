@@ -1,3 +1,4 @@
+import { checkAuditLog } from './audit/audit-check.ts';
 import type { Database } from './db/database.ts';
 
 export interface CheckReport {
@@ -6,6 +7,9 @@ export interface CheckReport {
   movements: number;
   entries: number;
   cards: number;
+  auditRows: number;
+  /** Operator decisions and pool top-ups matched with their audit log row. */
+  operatorActions: number;
   problems: string[];
 }
 
@@ -15,7 +19,8 @@ export interface CheckReport {
  * every movement's entries add up to what its kind and state imply (a pending or posted
  * recharge -credits, a posted discharge +credits, anything else 0); every card's account
  * equals its import + posted recharges - posted and pending discharges (+ the overdraw written
- * off by migration 3).
+ * off by migration 3); the audit log's chain is intact and every operator decision and pool
+ * top-up since it began has its row (audit/audit-check.ts).
  */
 export async function checkLedger(db: Database): Promise<CheckReport> {
   return db.transaction(async (tx) => {
@@ -110,6 +115,9 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       }
     }
 
+    const audit = await checkAuditLog(tx);
+    problems.push(...audit.problems);
+
     const counts = await tx.query<{ movements: number | string; entries: number | string }>(
       `SELECT (SELECT count(*) FROM movements) AS movements,
               (SELECT count(*) FROM ledger_entries) AS entries`,
@@ -120,6 +128,8 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       movements: Number(counts.rows[0]?.movements ?? 0),
       entries: Number(counts.rows[0]?.entries ?? 0),
       cards: cards.rows.length,
+      auditRows: audit.rows,
+      operatorActions: audit.operatorActions,
       problems,
     };
   });

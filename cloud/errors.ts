@@ -50,6 +50,7 @@ export const ledgerErrors = {
   notFound: () => fromContract('notFound')(),
   invalidRequest: () => fromContract('invalidRequest')(),
   invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),
+  invalidHeartbeat: (detail: string) => fromContract('invalidHeartbeat')(detail),
   payloadTooLarge: () => fromContract('payloadTooLarge')(),
   unsupportedMediaType: () => fromContract('unsupportedMediaType')(),
   tooManyRequests: (retryAfterSeconds: number) =>
@@ -70,4 +71,15 @@ export const ledgerErrors = {
   invalidSeed: (detail: string) => new LedgerError('InvalidSeed', 400, detail),
   databaseInUse: (detail: string) => new LedgerError('DatabaseInUse', 409, detail),
   cardImportConflict: (detail: string) => new LedgerError('CardImportConflict', 409, detail),
+  // The back office (the console, the admin CLI's operator and report commands).
+  invalidInput: (detail: string) => new LedgerError('InvalidInput', 400, detail),
+  reasonRequired: (action: string) =>
+    new LedgerError('ReasonRequired', 400, `${action}: say why (a reason of 1 to 500 characters)`),
+  forbidden: (detail: string) => new LedgerError('Forbidden', 403, detail),
+  operatorNotFound: (login: string) =>
+    new LedgerError('OperatorNotFound', 404, `no operator ${login}`),
+  loginTaken: (login: string) => new LedgerError('LoginTaken', 409, `the login ${login} is taken`),
+  tillNotFound: (tillId: string) => new LedgerError('TillNotFound', 404, `no till ${tillId}`),
+  setupLinkInvalid: () =>
+    new LedgerError('SetupLinkInvalid', 404, 'this setup link was used or replaced'),
 } as const;

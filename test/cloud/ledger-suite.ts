@@ -458,7 +458,10 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.equal((await shop.movement(id)).status, 404);
 
         const { customerId } = (await shop.customer()).body as { customerId: string };
-        await topUp(db, customerId, 5);
+        await topUp(db, customerId, 5, {
+          actor: { kind: 'cli', user: 'test' },
+          reason: 'a test top-up',
+        });
         const retried = await shop.create(recharge(11, id));
         assert.equal(retried.status, 201);
         assert.equal(retried.body.customerCredits, 4);

@@ -6,6 +6,7 @@ import { migration005 } from './005-tills.ts';
 import { migration006 } from './006-one-round-trip.ts';
 import { migration007 } from './007-awaits-card.ts';
 import { migration008 } from './008-tills-and-occurred-at.ts';
+import { migration010 } from './010-back-office.ts';
 
 export interface Migration {
   version: number;
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   migration006,
   migration007,
   migration008,
+  migration010,
 ];

@@ -4,9 +4,11 @@ import { ledgerChangeBalance } from './ledger-change-balance.ts';
 import { ledgerCreateMovement } from './ledger-create-movement.ts';
 import { ledgerFlagCard } from './ledger-flag-card.ts';
 import { ledgerKeyHolds } from './ledger-key-holds.ts';
+import { ledgerLocalDayStart } from './ledger-local-day-start.ts';
 import { ledgerRefusal } from './ledger-refusal.ts';
 import { ledgerReplay } from './ledger-replay.ts';
 import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
+import { ledgerTillHeartbeat } from './ledger-till-heartbeat.ts';
 
 /**
  * A type or function of the ledger's SQL, kept whole in a file of its own and made anew on
@@ -35,6 +37,8 @@ export const routines: readonly Routine[] = [
   ledgerKeyHolds,
   ledgerCreateMovement,
   ledgerResolveMovement,
+  ledgerTillHeartbeat,
+  ledgerLocalDayStart,
 ];
 
 /** Names of routines that no longer exist: dropped by the next migrate. Append only. */
