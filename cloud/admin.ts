@@ -345,8 +345,13 @@ export async function resolveByOperator(
   if (!(await findCustomer(db, input.customerId))) {
     throw ledgerErrors.customerNotFound(input.customerId);
   }
-  const movement = await db.transaction((tx) =>
-    decideWithoutTill(tx, input.customerId, input.id, input.target, input.evidence, by.actor),
+  const movement = await decideWithoutTill(
+    db,
+    input.customerId,
+    input.id,
+    input.target,
+    input.evidence,
+    by.actor,
   );
   return { customerId: input.customerId, ...movement };
 }

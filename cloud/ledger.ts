@@ -4,7 +4,7 @@ import type { Database, Queryable } from './db/database.ts';
 import { sqlState, violatedConstraint } from './db/database.ts';
 import { parseDecimal } from '../common/decimal.ts';
 import type { MovementRequest, ResolveRequest } from '../common/ledger-contract.ts';
-import { ledgerErrors } from './errors.ts';
+import { LedgerError, ledgerErrors } from './errors.ts';
 import { readCardAccount, type CardAccount } from './card-accounts.ts';
 import type { TillHeartbeat, TillState } from '../common/ledger-contract.ts';
 import { dayReport, type DayReport } from './reports/day-report.ts';
@@ -212,9 +212,7 @@ export class Ledger {
     decidedBy: AuditActor | undefined,
   ): Promise<Movement> {
     if (decidedBy && by.evidence !== undefined && by.tillId === undefined) {
-      return this.db.transaction((tx) =>
-        decideWithoutTill(tx, customerId, id, target, by.evidence as string, decidedBy, keyHash),
-      );
+      return decideWithoutTill(this.db, customerId, id, target, by.evidence, decidedBy, keyHash);
     }
     return resolveMovementIn(this.db, customerId, id, target, by, keyHash);
   }
@@ -255,11 +253,12 @@ export async function resolveMovementIn(
 
 /**
  * An operator's post or void without a till (the console, the admin CLI, or a key holder's
- * call with evidence), with its audit log row, in the caller's transaction. A replay (the
- * movement was decided so already) is no new action and writes no row.
+ * call with evidence), with its audit log row, in one transaction. A replay (the movement was
+ * decided so already) is no new action and writes no row. A refusal commits what the contract
+ * function wrote with it (a void's tombstone) and is thrown once the transaction is over.
  */
 export async function decideWithoutTill(
-  tx: Queryable,
+  db: Database,
   customerId: string,
   id: string,
   target: 'posted' | 'voided',
@@ -267,22 +266,32 @@ export async function decideWithoutTill(
   actor: AuditActor,
   keyHash?: string,
 ): Promise<Movement> {
-  const before = await tx.query<{ state: MovementState }>(
-    'SELECT state FROM movements WHERE customer_id = $1 AND id = $2 FOR UPDATE',
-    [customerId, id.toLowerCase()],
-  );
-  const movement = await resolveMovementIn(tx, customerId, id, target, { evidence }, keyHash);
-  if (before.rows[0]?.state === 'pending') {
-    await appendAudit(tx, {
-      actor,
-      customerId,
-      action: target === 'posted' ? 'movement.post' : 'movement.void',
-      subject: movement.id,
-      reason: evidence,
-      detail: { kind: movement.kind, cardId: movement.cardId, credits: movement.credits },
-    });
-  }
-  return movement;
+  const outcome = await db.transaction(async (tx) => {
+    const before = await tx.query<{ state: MovementState }>(
+      'SELECT state FROM movements WHERE customer_id = $1 AND id = $2 FOR UPDATE',
+      [customerId, id.toLowerCase()],
+    );
+    let movement: Movement;
+    try {
+      movement = await resolveMovementIn(tx, customerId, id, target, { evidence }, keyHash);
+    } catch (error) {
+      if (error instanceof LedgerError) return { refused: error };
+      throw error;
+    }
+    if (before.rows[0]?.state === 'pending') {
+      await appendAudit(tx, {
+        actor,
+        customerId,
+        action: target === 'posted' ? 'movement.post' : 'movement.void',
+        subject: movement.id,
+        reason: evidence,
+        detail: { kind: movement.kind, cardId: movement.cardId, credits: movement.credits },
+      });
+    }
+    return { movement };
+  });
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome.movement;
 }
 
 /**
