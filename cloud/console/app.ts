@@ -36,6 +36,8 @@ export interface ConsoleOptions {
   secureCookies?: boolean;
   /** Setup links are honoured, from the computer itself only (standalone mode; default false). */
   setupLinks?: boolean;
+  /** Told when a setup link made its shop's owner (the till then stops showing it). */
+  onSetupLinkUsed?: () => void;
   sessionLifetime?: Partial<SessionLifetime>;
   loginLimits?: Partial<LoginLimitsConfig>;
   /** Requests per client address per minute (default 600). */
@@ -74,6 +76,7 @@ export function consolePlugin(
         sessions,
         loginLimits: new LoginLimits(options.loginLimits),
         setupLinks: options.setupLinks ?? false,
+        onSetupLinkUsed: options.onSetupLinkUsed ?? (() => undefined),
         secureCookies: secure,
         assetVersion: consoleAssets().version,
       },

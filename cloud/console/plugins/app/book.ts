@@ -12,6 +12,7 @@ export interface Book {
   loginLimits: LoginLimits;
   /** Setup links are honoured (standalone: the till's embedded ledger). */
   setupLinks: boolean;
+  onSetupLinkUsed: () => void;
   /** Cookies are Secure (the console is served over HTTPS). */
   secureCookies: boolean;
   /** Appended to asset URLs so a new version's files are fetched anew. */

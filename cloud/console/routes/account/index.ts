@@ -19,8 +19,8 @@ const accountRoutes: FastifyPluginAsync = async (fastify) => {
   });
 
   fastify.post('/account/password', open, async (request, reply) => {
-    const form = parseForm(passwordForm, request.body);
     return act(request, reply, '/console/account', async () => {
+      const form = parseForm(passwordForm, request.body);
       if (form.next !== form.repeat)
         throw ledgerErrors.invalidInput('new password: the two differ');
       await changeOwnPassword(

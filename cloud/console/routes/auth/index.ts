@@ -212,6 +212,7 @@ const authRoutes: FastifyPluginAsync = async (fastify) => {
         name: form.name,
         password: form.password,
       });
+      book.onSetupLinkUsed();
       await startSession(request, reply, operator);
       return reply.redirect(`/console/shops/${operator.shops[0]}`, 303);
     } catch (error) {

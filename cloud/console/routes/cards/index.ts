@@ -35,8 +35,8 @@ const cardRoutes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       const shop = await request.shopFor('manage');
       const id = parseForm(uuid, request.params.id).toLowerCase();
-      const form = parseForm(decideForm, request.body);
       return act(request, reply, `/console/shops/${shop.id}/cards`, async () => {
+        const form = parseForm(decideForm, request.body);
         const movement = await resolveByOperator(
           db,
           {

@@ -52,8 +52,13 @@ const keyRoutes: FastifyPluginAsync = async (fastify) => {
   // A new key is shown on the answer to the post itself, once: it is never stored in clear.
   fastify.post<ShopParams>('/shops/:shopId/keys/issue', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const form = parseForm(issueKeyForm, request.body);
-    const { apiKey } = await issueKey(db, { customerId: shop.id }, auditedBy(request, form.reason));
+    let apiKey: string;
+    try {
+      const form = parseForm(issueKeyForm, request.body);
+      ({ apiKey } = await issueKey(db, { customerId: shop.id }, auditedBy(request, form.reason)));
+    } catch (error) {
+      return act(request, reply, `/console/shops/${shop.id}/keys`, () => Promise.reject(error));
+    }
     const ctx = await pageContext(request, reply, shop);
     return sendPage(
       reply,
@@ -67,8 +72,8 @@ const keyRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/keys/revoke', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const form = parseForm(revokeKeyForm, request.body);
     return act(request, reply, `/console/shops/${shop.id}/keys`, async () => {
+      const form = parseForm(revokeKeyForm, request.body);
       await revokeKeyByHash(db, form.key, auditedBy(request, form.reason), shop.id);
       return `Key ${keyFingerprintOfHash(form.key)} is revoked: a POS using it is refused from now on.`;
     });
@@ -76,8 +81,8 @@ const keyRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/keys/assign', async (request, reply) => {
     const shop = await request.shopFor('provider');
-    const form = parseForm(assignKeyForm, request.body);
     return act(request, reply, `/console/shops/${shop.id}/keys`, async () => {
+      const form = parseForm(assignKeyForm, request.body);
       await assignKeyByHash(db, form.key, shop.id, auditedBy(request, form.reason));
       return `Key ${keyFingerprintOfHash(form.key)} now belongs to ${shop.name}.`;
     });
@@ -85,8 +90,8 @@ const keyRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/credit-cost', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const form = parseForm(creditCostForm, request.body);
     return act(request, reply, `/console/shops/${shop.id}/keys`, async () => {
+      const form = parseForm(creditCostForm, request.body);
       const cost = parseDecimal(form.creditCost, { maxIntegerDigits: 8 });
       if (cost === undefined || cost <= 0n) {
         throw ledgerErrors.invalidInput('creditCost: more than 0, like 0.50');
@@ -98,8 +103,8 @@ const keyRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/pool/top-up', async (request, reply) => {
     const shop = await request.shopFor('provider');
-    const form = parseForm(topUpForm, request.body);
     return act(request, reply, `/console/shops/${shop.id}/keys`, async () => {
+      const form = parseForm(topUpForm, request.body);
       const credits = Number(form.credits);
       if (credits < 1 || !Number.isSafeInteger(credits)) {
         throw ledgerErrors.invalidInput('credits: a whole number of at least 1');

@@ -52,10 +52,10 @@ const peopleRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/people', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const form = parseForm(newPersonForm, request.body);
     const back = `/console/shops/${shop.id}/people`;
     let created;
     try {
+      const form = parseForm(newPersonForm, request.body);
       created = await createOperator(db, acting(request), { ...form, shops: [shop.id] });
     } catch (error) {
       return act(request, reply, back, () => Promise.reject(error));

@@ -20,8 +20,8 @@ const settingsRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/settings/time-zone', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const form = parseForm(timeZoneForm, request.body);
     return act(request, reply, `/console/shops/${shop.id}/settings`, async () => {
+      const form = parseForm(timeZoneForm, request.body);
       const changed = await setTimeZone(db, shop.id, form.timeZone, auditedBy(request));
       return `The shop's day is now counted in ${changed.timeZone}.`;
     });
@@ -29,8 +29,8 @@ const settingsRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/settings/till-quiet', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const form = parseForm(tillQuietForm, request.body);
     return act(request, reply, `/console/shops/${shop.id}/settings`, async () => {
+      const form = parseForm(tillQuietForm, request.body);
       const changed = await setTillQuietMinutes(
         db,
         shop.id,

@@ -22,8 +22,8 @@ const tillRoutes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       const shop = await request.shopFor('manage');
       const tillId = parseForm(uuid, request.params.tillId).toLowerCase();
-      const form = parseForm(tillNameForm, request.body);
       return act(request, reply, `/console/shops/${shop.id}/tills`, async () => {
+        const form = parseForm(tillNameForm, request.body);
         await renameTill(db, shop.id, tillId, form.name, auditedBy(request));
         return form.name.trim()
           ? `The till is now called “${form.name.trim()}”.`
