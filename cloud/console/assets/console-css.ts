@@ -102,7 +102,7 @@ tr.total th, tr.total td, tfoot th, tfoot td { font-weight: 700; border-top: 2px
 td.empty { color: var(--muted); text-align: center; }
 code { font-size: .92em; overflow-wrap: anywhere; }
 
-.badge { display: inline-block; padding: .1rem .5rem; border-radius: 999px; font-size: .85rem; font-weight: 600; }
+.badge { display: inline-block; padding: .1rem .5rem; border-radius: 6px; font-size: .85rem; font-weight: 600; }
 .badge-good { background: var(--good-ground); color: var(--good); }
 .badge-bad { background: var(--bad-ground); color: var(--bad); }
 .badge-warn { background: var(--warn-ground); color: var(--warn); }
@@ -121,6 +121,9 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .filters label { font-size: .9rem; }
 
 @media (max-width: 40rem) {
+  .top { padding: .5rem .75rem; }
+  .shop-name { border-left: 0; padding-left: 0; flex-basis: 100%; order: 1; }
+  .who { font-size: .95rem; }
   main { padding: .75rem .6rem 2rem; }
   h1 { font-size: 1.35rem; }
   .figures dd { font-size: 1.25rem; }

@@ -16,16 +16,23 @@ export const takingsChartScript = /* js */ `'use strict';
   function size() {
     return { width: Math.max(280, holder.clientWidth), height: holder.clientWidth < 500 ? 260 : 340 };
   }
+  var long = days.length > 60;
+  var dayName = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
+  var tick = new Intl.DateTimeFormat('en-GB', long
+    ? { timeZone: 'UTC', month: 'short', year: '2-digit' }
+    : { timeZone: 'UTC', day: 'numeric', month: 'short' });
   var opts = Object.assign(size(), {
-    tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'UTC'); },
     scales: { x: { time: true } },
     series: [
-      {},
+      { label: 'Day', value: function (u, ts) { return ts == null ? '' : dayName.format(new Date(ts * 1000)); } },
       { label: 'Taken', stroke: '#0b5cad', fill: 'rgba(11,92,173,0.35)', width: 1,
         paths: uPlot.paths.bars({ size: [0.7, 40] }), value: euro },
       { label: 'Paid out', stroke: '#a4161a', width: 2, value: euro },
     ],
-    axes: [{}, { values: function (u, values) { return values.map(function (v) { return '€' + v; }); }, size: 70 }],
+    axes: [
+      { values: function (u, splits) { return splits.map(function (ts) { return tick.format(new Date(ts * 1000)); }); } },
+      { values: function (u, values) { return values.map(function (v) { return '€' + v; }); }, size: 70 },
+    ],
   });
   var chart = new uPlot(opts, [xs, taken, paid], holder);
   window.addEventListener('resize', function () { chart.setSize(size()); });

@@ -21,7 +21,7 @@ export function auditView(rows: AuditRecord[], timeZone: string, older: string |
       Every operator action, newest first. Each row carries the hash of the one before it, so a row
       changed or removed afterwards shows (<code>card-wallet-cloud check</code>).
     </p>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-label="Audit log">
       <table data-testid="audit">
         <thead>
           <tr>

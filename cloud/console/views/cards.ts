@@ -100,7 +100,7 @@ export function cardsView(
       ${
         held.flagged.length === 0
           ? html`<p>None.</p>`
-          : html`<div class="table-wrap">
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Flagged cards">
               <table data-testid="flagged">
                 <thead>
                   <tr>

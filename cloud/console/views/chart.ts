@@ -44,7 +44,7 @@ export function chartView(
     ${jsonBlock('takings-data', series)}
     <details>
       <summary>The figures as a table</summary>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="Takings per day">
         <table data-testid="takings-table">
           <thead>
             <tr>

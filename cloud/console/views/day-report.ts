@@ -35,18 +35,18 @@ function tallyCells(t: { count: number; credits: number; euros: string }): Html 
     <td class="num">${euros(t.euros)}</td>`;
 }
 
-/** Per till: recharges, payouts, compensations and the cash each till should hold. */
+/** Per till: the cash each till should hold first, then its recharges, payouts, compensations. */
 export function tillTable(report: DayReport): Html {
   const row = (label: Html | string, totals: DayTotals, total = false) =>
     html`<tr class="${total ? 'total' : ''}">
       <th scope="row">${label}</th>
+      <td class="num net-cash">${euros(totals.netCashExpected)}</td>
       ${tallyCells(totals.recharges)} ${tallyCells(totals.payouts)}
       <td class="num">
         ${count(totals.compensations.recharges.count + totals.compensations.payouts.count)}
       </td>
-      <td class="num">${euros(totals.netCashExpected)}</td>
     </tr>`;
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Figures by till">
     <table class="figures-table" data-testid="till-table">
       <caption>
         By till
@@ -54,10 +54,10 @@ export function tillTable(report: DayReport): Html {
       <thead>
         <tr>
           <th scope="col" rowspan="2">Till</th>
+          <th scope="col" rowspan="2">Net cash</th>
           <th scope="colgroup" colspan="3">Recharges</th>
           <th scope="colgroup" colspan="3">Payouts</th>
           <th scope="col" rowspan="2">Compen&shy;sations</th>
-          <th scope="col" rowspan="2">Net cash</th>
         </tr>
         <tr>
           <th scope="col">count</th>
@@ -125,7 +125,7 @@ export function movementList(
   if (movements.length === 0) return html``;
   return html`<section aria-labelledby="${id}">
     <h2 id="${id}">${title}</h2>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-label="${title}">
       <table data-testid="${id}">
         <thead>
           <tr>

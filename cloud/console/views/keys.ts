@@ -25,7 +25,7 @@ export function keysView(
         each key, so a key is named here by its fingerprint (the tray shows the same) and shown in
         full only once, when it is issued.
       </p>
-      <div class="table-wrap">
+      <div class="table-wrap" tabindex="0" role="region" aria-label="API keys">
         <table data-testid="keys">
           <thead>
             <tr>

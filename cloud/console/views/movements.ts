@@ -89,7 +89,7 @@ export function movementsView(
           : `${movements.length} movements, newest first.`
       }
     </p>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-label="Movements">
       <table data-testid="movements">
         <thead>
           <tr>
@@ -148,12 +148,16 @@ export function movementView(
       }`,
     },
   ];
+  // Who decided it without a till, as the audit log names them (operator:anna, cli:root...).
+  const decidedBy = audit.find(
+    (row) => row.action === 'movement.post' || row.action === 'movement.void',
+  );
   if (movement.state !== 'pending') {
     const by =
       movement.resolvedByTill !== null
         ? tillOf(names, movement.resolvedByTill)
         : movement.evidence !== null
-          ? 'an operator, without the card'
+          ? `${decidedBy?.actor ?? 'an operator'}, without the card`
           : tillOf(names, movement.tillId);
     events.push({
       at: movement.resolvedAt,
@@ -177,7 +181,7 @@ export function movementView(
         <a href="${base}/${m.id}">a ${kindText(m)} of ${m.credits} credits</a> (${m.state})`,
     });
   }
-  for (const row of audit) {
+  for (const row of audit.filter((other) => other !== decidedBy)) {
     events.push({
       at: row.at,
       what: html`Audit log: ${row.actor} ${row.action}${row.reason ? html` — “${row.reason}”` : ''}`,

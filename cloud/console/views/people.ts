@@ -13,7 +13,7 @@ export function peopleView(
   creatable: readonly ('owner' | 'staff')[],
 ): Html {
   const base = `/console/shops/${shop.id}/people`;
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="People">
       <table data-testid="people">
         <thead>
           <tr>
@@ -69,7 +69,7 @@ export function peopleView(
                             <button
                               type="submit"
                               class="secondary"
-                              aria-label="Reset the password of ${person.login}"
+                              aria-label="Reset password of ${person.login}"
                             >
                               Reset password
                             </button>

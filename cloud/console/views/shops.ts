@@ -13,7 +13,7 @@ export function shopListView(shops: Shop[]): Html {
       <code>card-wallet-cloud customer add</code>.
     </p>`;
   }
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Shops">
     <table data-testid="shops">
       <thead>
         <tr>

@@ -60,7 +60,7 @@ export function tillsGlance(tills: Till[], now: Date): Html {
   if (tills.length === 0) {
     return html`<p class="lead">No till has reported to this shop yet.</p>`;
   }
-  return html`<div class="table-wrap">
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Tills">
     <table data-testid="tills">
       <thead>
         <tr>
