@@ -1,4 +1,5 @@
 import { checkAuditLog } from './audit/audit-check.ts';
+import { checkDailyTakings } from './reports/daily-takings-check.ts';
 import type { Database } from './db/database.ts';
 
 export interface CheckReport {
@@ -20,7 +21,8 @@ export interface CheckReport {
  * recharge -credits, a posted discharge +credits, anything else 0); every card's account
  * equals its import + posted recharges - posted and pending discharges (+ the overdraw written
  * off by migration 3); the audit log's chain is intact and every operator decision and pool
- * top-up since it began has its row (audit/audit-check.ts).
+ * top-up since it began has its row (audit/audit-check.ts); the daily takings the reports read
+ * are the posted movements counted per local day (reports/daily-takings-check.ts).
  */
 export async function checkLedger(db: Database): Promise<CheckReport> {
   return db.transaction(async (tx) => {
@@ -117,6 +119,8 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
 
     const audit = await checkAuditLog(tx);
     problems.push(...audit.problems);
+    const days = await checkDailyTakings(tx);
+    problems.push(...days.problems);
 
     const counts = await tx.query<{ movements: number | string; entries: number | string }>(
       `SELECT (SELECT count(*) FROM movements) AS movements,

@@ -78,8 +78,9 @@ const USAGE = `Usage: ${NAME} <command> [options]
   operator disable|enable|reset-password --login LOGIN [--reason TEXT]
   audit list [--shop ID] [--limit N]      the audit log, newest first
   check          exit 0 when every balance equals the sum of its ledger entries, every
-                 card's account its import and movements, the audit log's chain is intact
-                 and every operator decision and top-up has its audit row
+                 card's account its import and movements, the audit log's chain is intact,
+                 every operator decision and top-up has its audit row, and the daily
+                 takings (day reports, chart) equal the posted movements per local day
 
 Every command takes --database <postgres://... | FOLDER> (or ${DATABASE_ENV}):
 a PostgreSQL URL, or a folder for the embedded PGlite database (created when missing).
@@ -356,7 +357,8 @@ async function check(io: CliIo, args: string[]): Promise<number> {
       `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries, ` +
         `${report.cards} cards, ${report.auditRows} audit log rows; every balance equals the sum ` +
         'of its entries, every card account its import and movements, the audit log chain is ' +
-        `intact and its ${report.operatorActions} operator decisions and top-ups are recorded\n`,
+        `intact, its ${report.operatorActions} operator decisions and top-ups are recorded, and the daily ` +
+        'takings are the posted movements per local day\n',
     );
     return 0;
   }

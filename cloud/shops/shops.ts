@@ -100,8 +100,8 @@ export async function checkTimeZone(db: Queryable, name: string): Promise<string
 }
 
 /**
- * Sets the zone a shop's day is counted in. Reports read movements by their instant, so
- * nothing is recomputed: the next report counts the new local days.
+ * Sets the zone a shop's day is counted in, and counts its posted movements' days anew in it
+ * (daily_takings, in the same transaction): the next report counts the new local days.
  */
 export async function setTimeZone(
   db: Database,
@@ -144,6 +144,11 @@ async function updateShop(
   by: AuditedBy,
 ): Promise<Shop> {
   return db.transaction(async (tx) => {
+    // A change of zone counts the shop's days anew: it waits first for the posts in flight,
+    // before the shop's row, in the order a post takes them (ledger_count_posted).
+    if (column === 'time_zone') {
+      await tx.query('SELECT pg_advisory_xact_lock(11, hashtext($1::text))', [shopId]);
+    }
     const before = await tx.query<ShopRow>(
       `SELECT ${SHOP_COLUMNS} FROM customers WHERE id = $1 FOR UPDATE`,
       [shopId],
@@ -155,6 +160,9 @@ async function updateShop(
       `UPDATE customers SET ${column} = $2 WHERE id = $1 RETURNING ${SHOP_COLUMNS}`,
       [shopId, value],
     );
+    if (column === 'time_zone') {
+      await tx.query('SELECT ledger_rebuild_daily_takings($1)', [shopId]);
+    }
     await appendAudit(tx, {
       ...by,
       customerId: shopId,

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { addCustomer } from '../../cloud/admin.ts';
+import { checkLedger } from '../../cloud/check.ts';
 import { importCards } from '../../cloud/card-accounts.ts';
 import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
@@ -202,12 +203,32 @@ describe('the day report, Europe/Brussels', () => {
     assert.equal(byDate.get('2026-03-15')?.taken, '0.00');
   });
 
-  test('when the shop moves to another time zone, then the next report counts the new local days', async () => {
+  test('when the shop moves to another time zone, then its days are counted anew: the next report counts the new local days, and check finds them equal to the movements', async () => {
     await setTimeZone(db, shopId, 'America/New_York', BY);
     const shop = await readShop(db, shopId);
     // 2026-03-28T22:59:59.999Z and 23:00Z are both the 28th in New York (EDT, UTC-4).
     const report = await dayReport(db, shop, '2026-03-28');
     assert.equal(report.totals.recharges.credits, 30);
+    assert.deepEqual((await checkLedger(db)).problems, []);
     await setTimeZone(db, shopId, 'Europe/Brussels', BY);
+    assert.deepEqual((await checkLedger(db)).problems, []);
+  });
+
+  test('when the daily takings differ from the movements (a row changed, one missing), then check names the shop, the day and both figures', async () => {
+    assert.deepEqual((await checkLedger(db)).problems, []);
+    await db.query(
+      `UPDATE daily_takings SET euros = euros + 1 WHERE customer_id = $1 AND day = '2026-03-29' AND kind = 'recharge' AND till_id = $2`,
+      [shopId, FRONT],
+    );
+    await db.query(`DELETE FROM daily_takings WHERE customer_id = $1 AND day = '2026-03-28'`, [
+      shopId,
+    ]);
+    const problems = (await checkLedger(db)).problems;
+    assert.deepEqual(problems, [
+      `daily takings of customer ${shopId} on 2026-03-28 (till ${FRONT}, recharge): kept nothing, the movements make 1 movements, 10 credits, 5.0000 euros`,
+      `daily takings of customer ${shopId} on 2026-03-29 (till ${FRONT}, recharge): kept 1 movements, 20 credits, 11.0000 euros, the movements make 1 movements, 20 credits, 10.0000 euros`,
+    ]);
+    await db.query('SELECT ledger_rebuild_daily_takings($1)', [shopId]);
+    assert.deepEqual((await checkLedger(db)).problems, []);
   });
 });

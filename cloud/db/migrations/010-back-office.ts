@@ -18,8 +18,11 @@
  *   (`card-wallet-cloud check`).
  * - Accounts, sessions and the secret are the provider's, like `api_keys`: small tables every
  *   node of a distributed database holds; everything of a shop is keyed by its customer.
- * - `movements_customer_occurred`: posted movements by when they happened, with what the day
- *   report and the takings chart sum, so both read only that shop's days from the index.
+ * - `daily_takings`: the posted movements of each shop's local day (by `occurred_at` in its time
+ *   zone), summed per till, kind and compensation, kept in the transaction of each post (a
+ *   trigger, cloud/db/routines/) and made anew when a shop's time zone changes: the day report
+ *   and the takings chart read days, not movements. `card-wallet-cloud check` proves it equal
+ *   to the movements. Filled here from the movements posted before (every shop is on UTC now).
  */
 export const migration010 = {
   version: 10,
@@ -122,7 +125,23 @@ CREATE TABLE audit_log_start (
 );
 INSERT INTO audit_log_start DEFAULT VALUES;
 
-CREATE INDEX movements_customer_occurred ON movements (customer_id, occurred_at)
-  INCLUDE (kind, credits, amount, till_id, compensates) WHERE state = 'posted';
+-- till_id: the nil UUID for movements made before tills were named.
+CREATE TABLE daily_takings (
+  customer_id uuid NOT NULL REFERENCES customers (id),
+  day date NOT NULL,
+  till_id uuid NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('recharge', 'discharge')),
+  compensation boolean NOT NULL,
+  movements integer NOT NULL CHECK (movements >= 0),
+  credits bigint NOT NULL CHECK (credits >= 0),
+  euros numeric(24, 4) NOT NULL CHECK (euros >= 0),
+  PRIMARY KEY (customer_id, day, till_id, kind, compensation)
+);
+INSERT INTO daily_takings (customer_id, day, till_id, kind, compensation, movements, credits, euros)
+SELECT customer_id, (occurred_at AT TIME ZONE 'UTC')::date,
+       coalesce(till_id, '00000000-0000-0000-0000-000000000000'), kind, compensates IS NOT NULL,
+       count(*), sum(credits), sum(amount)
+FROM movements WHERE state = 'posted'
+GROUP BY 1, 2, 3, 4, 5;
 `,
 };

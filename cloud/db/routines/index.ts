@@ -1,10 +1,12 @@
 import { ledgerAnswer } from './ledger-answer.ts';
 import { ledgerAnswerOf } from './ledger-answer-of.ts';
 import { ledgerChangeBalance } from './ledger-change-balance.ts';
+import { ledgerCountPosted } from './ledger-count-posted.ts';
 import { ledgerCreateMovement } from './ledger-create-movement.ts';
 import { ledgerFlagCard } from './ledger-flag-card.ts';
 import { ledgerKeyHolds } from './ledger-key-holds.ts';
 import { ledgerLocalDayStart } from './ledger-local-day-start.ts';
+import { ledgerRebuildDailyTakings } from './ledger-rebuild-daily-takings.ts';
 import { ledgerRefusal } from './ledger-refusal.ts';
 import { ledgerReplay } from './ledger-replay.ts';
 import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
@@ -39,6 +41,8 @@ export const routines: readonly Routine[] = [
   ledgerResolveMovement,
   ledgerTillHeartbeat,
   ledgerLocalDayStart,
+  ledgerCountPosted,
+  ledgerRebuildDailyTakings,
 ];
 
 /** Names of routines that no longer exist: dropped by the next migrate. Append only. */
