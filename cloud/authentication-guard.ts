@@ -3,8 +3,11 @@ import { LedgerError, ledgerErrors } from './errors.ts';
 
 /** What the guard needs of the ledger: the one authoritative lookup, and the keys that exist. */
 export interface KeyLookup {
-  /** The customer of a key; throws InvalidApiKey (401) or KeyNotAssigned (403). */
-  authenticate(apiKey: string | undefined): Promise<string>;
+  /**
+   * The customer of a key; throws InvalidApiKey (401) or KeyNotAssigned (403). With
+   * `allowRevoked`, a revoked key names its customer too (float reports).
+   */
+  authenticate(apiKey: string | undefined, allowRevoked?: boolean): Promise<string>;
   /** Hashes of every key that is not revoked (assigned or not). */
   activeKeyHashes(): Promise<Set<string>>;
 }
@@ -69,8 +72,15 @@ export class AuthenticationGuard {
     this.#now = now;
   }
 
-  /** The customer of `apiKey`, asked by a client at `address`. */
-  async authenticate(apiKey: string | undefined, address: string): Promise<string> {
+  /**
+   * The customer of `apiKey`, asked by a client at `address`; `allowRevoked` for the calls a
+   * revoked key may still make (float reports and closes).
+   */
+  async authenticate(
+    apiKey: string | undefined,
+    address: string,
+    allowRevoked = false,
+  ): Promise<string> {
     // A missing key costs nothing to refuse: it is neither looked up nor counted.
     if (!apiKey) return this.#keys.authenticate(apiKey);
     const hash = hashApiKey(apiKey);
@@ -85,7 +95,7 @@ export class AuthenticationGuard {
       }
     }
     try {
-      const customerId = await this.#keys.authenticate(apiKey);
+      const customerId = await this.#keys.authenticate(apiKey, allowRevoked);
       this.#known.add(hash);
       this.#remember(hash, customerId);
       return customerId;

@@ -1,6 +1,7 @@
 import { checkAuditLog } from './audit/audit-check.ts';
+import { readShopBooks, type ShopBook } from './book.ts';
+import type { Database, Queryable } from './db/database.ts';
 import { checkDailyTakings } from './reports/daily-takings-check.ts';
-import type { Database } from './db/database.ts';
 
 export interface CheckReport {
   ok: boolean;
@@ -11,6 +12,9 @@ export interface CheckReport {
   auditRows: number;
   /** Operator decisions and pool top-ups matched with their audit log row. */
   operatorActions: number;
+  floats: number;
+  /** Every shop's book (book.ts): each sums to zero when the ledger holds. */
+  books: ShopBook[];
   problems: string[];
 }
 
@@ -18,11 +22,14 @@ export interface CheckReport {
  * Verifies the ledger from one consistent snapshot (safe while ledger processes serve):
  * every customer's balance equals the sum of its entries and its last entry's balance_after;
  * every movement's entries add up to what its kind and state imply (a pending or posted
- * recharge -credits, a posted discharge +credits, anything else 0); every card's account
+ * recharge -credits, a posted discharge +credits, anything else 0: a float recharge's entries
+ * are its float's, and a pool release of one whose float closed); every card's account
  * equals its import + posted recharges - posted and pending discharges (+ the overdraw written
- * off by migration 3); the audit log's chain is intact and every operator decision and pool
- * top-up since it began has its row (audit/audit-check.ts); the daily takings the reports read
- * are the posted movements counted per local day (reports/daily-takings-check.ts).
+ * off by migration 3); every float's balance and totals equal its entries, and what the pool
+ * gave it and got back; every shop's book (book.ts) sums to zero; the audit log's chain is
+ * intact and every operator decision and pool top-up since it began has its row
+ * (audit/audit-check.ts); and the daily takings the reports read are the posted movements
+ * counted per local day (reports/daily-takings-check.ts).
  */
 export async function checkLedger(db: Database): Promise<CheckReport> {
   return db.transaction(async (tx) => {
@@ -65,15 +72,20 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       total: number | string;
       foreign_entries: number | string;
     }>(
-      `SELECT m.id, m.kind, m.state, m.credits, COALESCE(sum(e.delta), 0) AS total,
-              count(e.id) FILTER (WHERE e.customer_id <> m.customer_id) AS foreign_entries
-       FROM movements m LEFT JOIN ledger_entries e ON e.movement_id = m.id
+      `WITH moved AS (
+         SELECT movement_id, customer_id, delta FROM ledger_entries WHERE movement_id IS NOT NULL
+         UNION ALL
+         SELECT movement_id, customer_id, delta FROM float_entries
+         WHERE operation IN ('recharge', 'release'))
+       SELECT m.id, m.kind, m.state, m.credits, COALESCE(sum(e.delta), 0) AS total,
+              count(e.movement_id) FILTER (WHERE e.customer_id <> m.customer_id) AS foreign_entries
+       FROM movements m LEFT JOIN moved e ON e.movement_id = m.id
        GROUP BY m.customer_id, m.id
        HAVING COALESCE(sum(e.delta), 0) <> CASE
            WHEN m.kind = 'recharge' AND m.state IN ('pending', 'posted') THEN -m.credits
            WHEN m.kind = 'discharge' AND m.state = 'posted' THEN m.credits
            ELSE 0 END
-         OR count(e.id) FILTER (WHERE e.customer_id <> m.customer_id) > 0
+         OR count(e.movement_id) FILTER (WHERE e.customer_id <> m.customer_id) > 0
        ORDER BY m.id`,
     );
     for (const row of movements.rows) {
@@ -117,6 +129,17 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       }
     }
 
+    const floats = await checkFloats(tx, problems);
+    const books = await readShopBooks(tx);
+    for (const book of books) {
+      if (book.sum !== 0n) {
+        const accounts = Object.entries(book.accounts)
+          .map(([name, value]) => `${name} ${value}`)
+          .join(', ');
+        problems.push(`customer ${book.customerId}: the book sums to ${book.sum} (${accounts})`);
+      }
+    }
+
     const audit = await checkAuditLog(tx);
     problems.push(...audit.problems);
     const days = await checkDailyTakings(tx);
@@ -124,7 +147,8 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
 
     const counts = await tx.query<{ movements: number | string; entries: number | string }>(
       `SELECT (SELECT count(*) FROM movements) AS movements,
-              (SELECT count(*) FROM ledger_entries) AS entries`,
+              (SELECT count(*) FROM ledger_entries) + (SELECT count(*) FROM float_entries)
+                AS entries`,
     );
     return {
       ok: problems.length === 0,
@@ -134,7 +158,60 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       cards: cards.rows.length,
       auditRows: audit.rows,
       operatorActions: audit.operatorActions,
+      floats,
+      books,
       problems,
     };
   });
+}
+
+/**
+ * Every float's balance equals the sum of its entries and its last entry's balance_after, its
+ * totals (granted, returned, written off, overdrawn) its entries of each kind, and what the
+ * pool gave it and got back the pool's entries naming it. Answers how many floats there are.
+ */
+async function checkFloats(tx: Queryable, problems: string[]): Promise<number> {
+  const floats = await tx.query<Record<string, string | number | null>>(
+    `SELECT f.customer_id, f.id, f.credits, f.granted, f.returned, f.written_off, f.overdrawn,
+            COALESCE(e.total, 0) AS total, COALESCE(e.granted, 0) AS e_granted,
+            COALESCE(e.returned, 0) AS e_returned, COALESCE(e.written_off, 0) AS e_written_off,
+            COALESCE(e.overdrawn, 0) AS e_overdrawn, last.balance_after AS last_balance,
+            COALESCE(p.pool_out, 0) AS pool_out, COALESCE(p.pool_in, 0) AS pool_in
+     FROM floats f
+     LEFT JOIN (SELECT customer_id, float_id, sum(delta) AS total,
+                       sum(delta) FILTER (WHERE operation = 'grant') AS granted,
+                       -sum(delta) FILTER (WHERE operation = 'return') AS returned,
+                       -sum(delta) FILTER (WHERE operation IN ('write-off', 'write-back'))
+                         AS written_off,
+                       sum(delta) FILTER (WHERE operation = 'overdraw') AS overdrawn
+                FROM float_entries GROUP BY customer_id, float_id) e
+       ON e.customer_id = f.customer_id AND e.float_id = f.id
+     LEFT JOIN (SELECT DISTINCT ON (customer_id, float_id) customer_id, float_id, balance_after
+                FROM float_entries ORDER BY customer_id, float_id, id DESC) last
+       ON last.customer_id = f.customer_id AND last.float_id = f.id
+     LEFT JOIN (SELECT customer_id, float_id,
+                       -sum(delta) FILTER (WHERE operation = 'float-out') AS pool_out,
+                       sum(delta) FILTER (WHERE operation = 'float-in') AS pool_in
+                FROM ledger_entries WHERE float_id IS NOT NULL GROUP BY customer_id, float_id) p
+       ON p.customer_id = f.customer_id AND p.float_id = f.id
+     ORDER BY f.customer_id, f.id`,
+  );
+  const big = (value: string | number | null | undefined) => BigInt(value ?? 0);
+  for (const row of floats.rows) {
+    const name = `float ${row.id} of customer ${row.customer_id}`;
+    const pairs: [string, bigint, bigint][] = [
+      ['balance', big(row.credits), big(row.total)],
+      ["balance (last entry's balance_after)", big(row.credits), big(row.last_balance)],
+      ['granted', big(row.granted), big(row.e_granted)],
+      ['returned', big(row.returned), big(row.e_returned)],
+      ['written off', big(row.written_off), big(row.e_written_off)],
+      ['overdrawn', big(row.overdrawn), big(row.e_overdrawn)],
+      ['granted (by the pool)', big(row.granted), big(row.pool_out)],
+      ['returned (to the pool)', big(row.returned), big(row.pool_in)],
+    ];
+    for (const [what, stored, entries] of pairs) {
+      if (stored !== entries) problems.push(`${name}: ${what} ${stored} != entries ${entries}`);
+    }
+  }
+  return floats.rows.length;
 }

@@ -1,6 +1,7 @@
 /**
- * What every `card-wallet-cloud` command shares: its streams and environment, option parsing
- * whose errors name the option (exit 2), the database it opens, and who it is in the audit log.
+ * What every `card-wallet-cloud` command shares: reading its options (each problem a
+ * UsageError naming the option), opening the database it names, printing its answer, and who
+ * it is in the audit log.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { AuditedBy } from './audit/audit-log.ts';
@@ -11,6 +12,7 @@ import { parseDecimal } from '../common/decimal.ts';
 export const NAME = 'card-wallet-cloud';
 export const DATABASE_ENV = 'CARD_WALLET_CLOUD_DATABASE';
 
+/** Invalid arguments: exit code 2, the message naming the option. */
 export class UsageError extends Error {}
 
 export interface CliIo {
@@ -117,6 +119,8 @@ export async function withDatabase<T>(
 export function print(io: CliIo, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+export const MAX_CREDITS = Number.MAX_SAFE_INTEGER;
 
 /**
  * The provider at the command line, as the audit log names them (`cli:USER`), with the

@@ -10,12 +10,14 @@ import type { TillHeartbeat, TillState } from '../common/ledger-contract.ts';
 import { dayReport, type DayReport } from './reports/day-report.ts';
 import { readShop, shopToday } from './shops/shops.ts';
 import { recordHeartbeat } from './tills/tills.ts';
+import { Floats } from './floats.ts';
 import {
-  findCustomer,
+  CUSTOMER_COLUMNS,
   movementColumnsOf,
   toCustomer,
   toMovement,
   type Customer,
+  type CustomerRow,
   type Movement,
   type MovementRow,
   type MovementState,
@@ -37,17 +39,26 @@ export interface CreatedMovement {
  * transaction; a balance change and its ledger entry are written together.
  */
 export class Ledger {
-  constructor(private readonly db: Database) {}
+  /** The till floats (docs/cloud-api.md, "Till floats"). */
+  readonly floats: Floats;
 
-  /** The customer bound to an API key: 401 when missing, unknown or revoked; 403 unassigned. */
-  async authenticate(apiKey: string | undefined): Promise<string> {
+  constructor(private readonly db: Database) {
+    this.floats = new Floats(db);
+  }
+
+  /**
+   * The customer bound to an API key: 401 when missing, unknown or revoked; 403 unassigned.
+   * `allowRevoked`: a revoked key still names its customer (a float report: what its till sold
+   * before it knew is on cards).
+   */
+  async authenticate(apiKey: string | undefined, allowRevoked = false): Promise<string> {
     if (!apiKey) throw ledgerErrors.missingApiKey();
     const { rows } = await this.db.query<{ customer_id: string | null; revoked: boolean }>(
       'SELECT customer_id, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = $1',
       [hashApiKey(apiKey)],
     );
     const key = rows[0];
-    if (!key || key.revoked) throw ledgerErrors.invalidApiKey();
+    if (!key || (key.revoked && !allowRevoked)) throw ledgerErrors.invalidApiKey();
     if (!key.customer_id) throw ledgerErrors.keyNotAssigned();
     return key.customer_id;
   }
@@ -60,8 +71,16 @@ export class Ledger {
     return new Set(rows.map((row) => row.key_hash));
   }
 
+  /** The shop: its pool, what its open floats hold, and its float settings. */
   async getCustomer(customerId: string): Promise<Customer> {
-    const row = await findCustomer(this.db, customerId);
+    const { rows } = await this.db.query<CustomerRow>(
+      `SELECT ${CUSTOMER_COLUMNS},
+         (SELECT COALESCE(sum(f.credits), 0) FROM floats f
+          WHERE f.customer_id = customers.id AND f.state = 'open') AS float_credits
+       FROM customers WHERE id = $1`,
+      [customerId],
+    );
+    const row = rows[0];
     if (!row) throw ledgerErrors.customerNotFound(customerId);
     return toCustomer(row);
   }
@@ -88,7 +107,7 @@ export class Ledger {
       );
     }
     const answer = await this.call(
-      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
       [
         customerId,
         request.id.toLowerCase(),
@@ -102,6 +121,10 @@ export class Ledger {
         request.cardBefore ?? null,
         request.compensates?.toLowerCase() ?? null,
         keyHash ?? null,
+        request.reference ?? null,
+        request.cardRecord?.counter ?? null,
+        request.cardRecord?.movementId.toLowerCase() ?? null,
+        request.cardRecord?.valueAfter ?? null,
       ],
       customerId,
     );
@@ -147,19 +170,24 @@ export class Ledger {
     return toMovement(row, row.customer_credits);
   }
 
-  /** The customer's movements, newest first, optionally in one state and of one till. */
+  /**
+   * The customer's movements, newest first, optionally in one state, of one till, or with one
+   * POS reference.
+   */
   async listMovements(
     customerId: string,
     {
       state,
       tillId,
+      reference,
       limit = DEFAULT_LIST_LIMIT,
-    }: { state?: MovementState; tillId?: string; limit?: number } = {},
+    }: { state?: MovementState; tillId?: string; reference?: string; limit?: number } = {},
   ): Promise<Movement[]> {
     const params: unknown[] = [customerId, Math.min(Math.max(1, limit), MAX_LIST_LIMIT)];
     const conditions = ['m.customer_id = $1'];
     if (state) conditions.push(`m.state = $${params.push(state)}`);
     if (tillId) conditions.push(`m.till_id = $${params.push(tillId.toLowerCase())}`);
+    if (reference !== undefined) conditions.push(`m.reference = $${params.push(reference)}`);
     const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
       `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
        FROM movements m JOIN customers c ON c.id = m.customer_id
@@ -349,6 +377,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.amountBelowOneCredit();
     case 'CardAccountExceeded':
       return ledgerErrors.cardAccountExceeded();
+    case 'CardRecordMismatch':
+      return ledgerErrors.cardRecordMismatch();
     case 'MovementIdConflict':
       return ledgerErrors.movementIdConflict();
     case 'MovementNotFound':
@@ -369,6 +399,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.movementCompensated(detail ?? '');
     case 'CardStateMovedOn':
       return ledgerErrors.cardStateMovedOn(detail ?? '');
+    case 'FloatReportPending':
+      return ledgerErrors.floatReportPending(detail ?? '');
     default:
       return new Error(`a ledger function answered an unknown refusal ${code}`);
   }

@@ -3,7 +3,14 @@ import { sqlState, violatedConstraint } from './db/database.ts';
 import { formatDecimal, parseStoredDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
 
-import type { Customer, Movement, MovementKind, MovementState } from '../common/ledger-contract.ts';
+import type {
+  CardType,
+  Customer,
+  FloatSettings,
+  Movement,
+  MovementKind,
+  MovementState,
+} from '../common/ledger-contract.ts';
 
 export type { Customer, Movement, MovementKind, MovementState };
 
@@ -15,6 +22,13 @@ export interface CustomerRow {
   name: string;
   credits: number | string; // bigint: a string from pg, a number from PGlite
   credit_cost: string;
+  float_size: number | string;
+  float_low_water: number | string;
+  float_offline_cap: number | string | null;
+  float_offline_limit_s: number;
+  float_card_types: string[];
+  /** What the open floats hold (only where it is asked for). */
+  float_credits?: number | string;
 }
 
 export interface MovementRow {
@@ -37,12 +51,19 @@ export interface MovementRow {
   awaits_card: boolean;
   card_evidence: string | null;
   occurred_at: Date | string | null;
+  float_id: string | null;
+  reported_as: 'till' | 'found' | 'operator' | null;
+  report_flags: string[];
+  reference: string | null;
 }
 
-export const CUSTOMER_COLUMNS = 'id, name, credits, credit_cost';
+export const CUSTOMER_COLUMNS =
+  'id, name, credits, credit_cost, float_size, float_low_water, float_offline_cap, ' +
+  'float_offline_limit_s, float_card_types';
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
-  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at';
+  'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at, ' +
+  'float_id, reported_as, report_flags, reference';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -57,6 +78,18 @@ export function toCustomer(row: CustomerRow): Customer {
     name: row.name,
     credits: Number(row.credits),
     creditCost: canonicalDecimal(row.credit_cost),
+    ...(row.float_credits === undefined ? {} : { floatCredits: Number(row.float_credits) }),
+    float: toFloatSettings(row),
+  };
+}
+
+export function toFloatSettings(row: CustomerRow): FloatSettings {
+  return {
+    size: Number(row.float_size),
+    lowWater: Number(row.float_low_water),
+    offlineCap: row.float_offline_cap === null ? null : Number(row.float_offline_cap),
+    offlineLimitSeconds: Number(row.float_offline_limit_s),
+    cardTypes: [...row.float_card_types].sort() as CardType[],
   };
 }
 
@@ -80,6 +113,10 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     awaitsCard: row.awaits_card,
     cardEvidence: row.card_evidence,
     occurredAt: row.occurred_at === null ? null : toIso(row.occurred_at),
+    floatId: row.float_id,
+    reportedAs: row.reported_as,
+    reportFlags: row.report_flags,
+    reference: row.reference,
   };
 }
 
@@ -87,7 +124,7 @@ export function canonicalDecimal(stored: string): string {
   return formatDecimal(parseStoredDecimal(stored));
 }
 
-function toIso(value: Date | string): string {
+export function toIso(value: Date | string): string {
   return (value instanceof Date ? value : new Date(value)).toISOString();
 }
 

@@ -23,6 +23,7 @@ import {
   DATABASE_ENV,
   databaseTarget,
   integer,
+  MAX_CREDITS,
   NAME,
   parse,
   print,
@@ -39,7 +40,9 @@ import {
   setTimeZoneCommand,
 } from './cli-back-office.ts';
 import { startLedgerServer } from './create-ledger-server.ts';
+import { FLOAT_USAGE, floatCommand } from './float-cli.ts';
 import { LedgerError, ledgerErrors } from './errors.ts';
+import { MAX_LIST_LIMIT } from './ledger.ts';
 import { findCustomer, type MovementState } from './records.ts';
 import { readSeedFile } from './seed.ts';
 
@@ -77,18 +80,19 @@ const USAGE = `Usage: ${NAME} <command> [options]
   operator list [--shop ID]
   operator disable|enable|reset-password --login LOGIN [--reason TEXT]
   audit list [--shop ID] [--limit N]      the audit log, newest first
-  check          exit 0 when every balance equals the sum of its ledger entries, every
-                 card's account its import and movements, the audit log's chain is intact,
-                 every operator decision and top-up has its audit row, and the daily
-                 takings (day reports, chart) equal the posted movements per local day
+${FLOAT_USAGE}
+  check          exit 0 when every balance equals the sum of its ledger entries,
+                 every card's account its import and movements, every float its
+                 entries, every shop's book (pool, floats, cards, ...) sums to zero,
+                 the audit log's chain is intact, every operator decision and top-up
+                 has its audit row, and the daily takings (day reports, chart) equal
+                 the posted movements per local day
 
 Every command takes --database <postgres://... | FOLDER> (or ${DATABASE_ENV}):
 a PostgreSQL URL, or a folder for the embedded PGlite database (created when missing).
 Admin commands need a PGlite folder that no running "serve" holds; on PostgreSQL they run
 next to the servers. Actions that move money or change a key need --reason; each operator
 action is written to the audit log as cli:$USER.`;
-
-const MAX_CREDITS = Number.MAX_SAFE_INTEGER;
 
 async function serve(io: CliIo, args: string[]): Promise<number> {
   const values = parse(args, {
@@ -273,7 +277,8 @@ async function movements(io: CliIo, sub: string | undefined, args: string[]): Pr
     state: state as MovementState | undefined,
     customerId: uuid(values, 'customer', false),
     tillId: uuid(values, 'till', false),
-    limit: integer(values, 'limit', 1, 100_000, false),
+    // The same bound as GET /v1/movements: one list never holds more than the API gives.
+    limit: integer(values, 'limit', 1, MAX_LIST_LIMIT, false),
   };
   print(io, { movements: await withDatabase(io, values, (db) => listAllMovements(db, filter)) });
   return 0;
@@ -355,9 +360,10 @@ async function check(io: CliIo, args: string[]): Promise<number> {
   if (report.ok) {
     io.stdout.write(
       `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries, ` +
-        `${report.cards} cards, ${report.auditRows} audit log rows; every balance equals the sum ` +
-        'of its entries, every card account its import and movements, the audit log chain is ' +
-        `intact, its ${report.operatorActions} operator decisions and top-ups are recorded, and the daily ` +
+        `${report.cards} cards, ${report.floats} floats, ${report.auditRows} audit log rows; every ` +
+        'balance equals the sum of its entries, every card account its import and movements, ' +
+        "every shop's book sums to zero, the audit log chain is intact, its " +
+        `${report.operatorActions} operator decisions and top-ups are recorded, and the daily ` +
         'takings are the posted movements per local day\n',
     );
     return 0;
@@ -384,6 +390,8 @@ async function dispatch(io: CliIo, argv: string[]): Promise<number> {
       return movements(io, sub, rest);
     case 'card':
       return card(io, sub, rest);
+    case 'float':
+      return floatCommand(io, sub, rest);
     case 'check':
       return check(io, argv.slice(1));
     case 'report':

@@ -13,7 +13,7 @@ import { changeBalance, CUSTOMER_COLUMNS, type CustomerRow } from './records.ts'
  *   {
  *     "customers": [
  *       { "id": "<uuid, optional>", "name": "Shop", "credits": 1500, "creditCost": "0.50",
- *         "keys": ["<api key>"] }
+ *         "keys": ["<api key>"], "float": { "size": 500, "lowWater": 200 } }
  *     ],
  *     "unassignedKeys": ["<api key>"],
  *     "revokedKeys": ["<api key>"]
@@ -32,6 +32,24 @@ const creditCost = z
     message: 'must be a decimal string > 0 with at most 4 decimals, like "0.50"',
   });
 
+/** A shop's float settings (docs/cloud-api.md, "Till floats"): only `size` is needed. */
+const floatSettings = z
+  .object({
+    size: z.number().int().min(0).max(2_147_483_647),
+    lowWater: z.number().int().min(0).max(2_147_483_647).default(0),
+    offlineCap: z.number().int().min(1).max(2_147_483_647).nullable().default(null),
+    offlineLimitSeconds: z.number().int().min(60).max(2_592_000).default(86_400),
+    cardTypes: z
+      .array(z.enum(['classic', 'desfire']))
+      .min(1)
+      .default(['classic', 'desfire']),
+  })
+  .strict()
+  .refine((float) => float.lowWater <= float.size, {
+    message: 'lowWater must not be above size',
+    path: ['lowWater'],
+  });
+
 export const seedSchema = z
   .object({
     customers: z
@@ -43,6 +61,7 @@ export const seedSchema = z
             credits: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
             creditCost,
             keys: z.array(apiKey).default([]),
+            float: floatSettings.optional(),
           })
           .strict(),
       )
@@ -112,6 +131,21 @@ export async function applySeed(db: Database, seed: Seed): Promise<SeedResult> {
         );
         if (customer.credits > 0) {
           await changeBalance(tx, customerId, BigInt(customer.credits), 'open', null);
+        }
+        if (customer.float) {
+          const float = customer.float;
+          await tx.query(
+            `UPDATE customers SET float_size = $2, float_low_water = $3, float_offline_cap = $4,
+               float_offline_limit_s = $5, float_card_types = $6 WHERE id = $1`,
+            [
+              customerId,
+              float.size,
+              float.lowWater,
+              float.offlineCap,
+              float.offlineLimitSeconds,
+              [...new Set(float.cardTypes)].sort(),
+            ],
+          );
         }
         const last = result.customers[result.customers.length - 1];
         if (last) last.customerId = customerId;

@@ -10,8 +10,29 @@ export type MovementState = 'pending' | 'posted' | 'voided';
 export interface Customer {
   customerId: string;
   name: string;
+  /** The pool: what the shop can still put on cards or give its tills' floats. */
   credits: number;
   creditCost: string;
+  /** What the shop's open floats hold (absent from a ledger before floats). */
+  floatCredits?: number;
+  /** The shop's float settings (absent from a ledger before floats: no float). */
+  float?: FloatSettings;
+}
+
+/** The card types a float may recharge (docs/card-format.md). */
+export type CardType = 'classic' | 'desfire';
+
+/** A shop's float settings, as its operator sets them (docs/cloud-api.md, "Till floats"). */
+export interface FloatSettings {
+  /** What a full float holds; 0: the shop gives its tills no float. */
+  size: number;
+  /** A till tops its float up when it holds less than this. */
+  lowWater: number;
+  /** The most one recharge may take from the float while its till is offline; null: any. */
+  offlineCap: number | null;
+  /** How long a till may sell from its float without reaching the ledger, in seconds. */
+  offlineLimitSeconds: number;
+  cardTypes: CardType[];
 }
 
 /** A movement as every `/v1/movements` call answers it. */
@@ -50,6 +71,14 @@ export interface Movement {
    * shop's local day of it; `resolvedAt` is the ledger's own time.
    */
   occurredAt: string | null;
+  /** A float recharge's float (null: a movement of the pool; absent from older ledgers). */
+  floatId?: string | null;
+  /** How a float recharge came to the ledger: its till's report, found on its card, an operator's. */
+  reportedAs?: 'till' | 'found' | 'operator' | null;
+  /** What a float recharge's report was flagged with (FloatReportFlag). */
+  reportFlags?: string[];
+  /** The POS's reference of the sale (the worker's `Pos-Reference`), or null. */
+  reference: string | null;
 }
 
 /**
@@ -72,6 +101,16 @@ export interface MovementRequest {
   cardCredits?: number;
   refuseAboveAccount?: boolean;
   /**
+   * Optional: the card's newest movement record as the till read it (a MIFARE DESFire card;
+   * none on a card without records). The ledger flags the card `card-above-record` when what
+   * it holds (`cardCredits`; a discharge's `credits`) is above the record's `valueAfter`, and
+   * `record-of-voided-movement` when the record names a movement of this shop and card that the
+   * ledger voided with no compensation to explain the card; a discharge of such a card is
+   * refused (CardRecordMismatch). Not part of the movement's identity; ignored by a
+   * compensating movement.
+   */
+  cardRecord?: CardRecord;
+  /**
    * The till making it (a UUID the till keeps for good). Part of the movement's identity. A
    * card with another till's movement pending at this shop is refused (CardMovementPending):
    * that movement's card write may still have to be decided on the card.
@@ -89,6 +128,28 @@ export interface MovementRequest {
    * ones (NoCredits, CardAccountExceeded) flag the card `compensation-refused`.
    */
   compensates?: string;
+  /**
+   * The POS's reference of the sale (1 to 80 printable ASCII characters, no space at either
+   * end), kept with the movement and listed by `GET /v1/movements?reference=`. Not part of the
+   * identity: a till sends the same one with every try of an id.
+   */
+  reference?: string;
+}
+
+/** A POS reference's form, for both sides: 1 to 80 printable ASCII, no space at either end. */
+export const REFERENCE_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,78}[\x21-\x7e])?$/;
+
+/**
+ * A card's newest movement record (docs/card-format.md section 9.4): every till write adds one
+ * in the same transaction as the value change, so only a till's record explains a card's value.
+ */
+export interface CardRecord {
+  /** The card's till write counter: 1 for the first till write, then one more each. */
+  counter: number;
+  /** The movement it names: its 16 bytes as a UUID (lowercase). */
+  movementId: string;
+  /** The value the till left on the card with it. */
+  valueAfter: number;
 }
 
 /**
@@ -106,16 +167,166 @@ export interface ResolveRequest {
   occurredAt?: string;
 }
 
+/** How many movements, and their credits. */
+export interface Tally {
+  count: number;
+  credits: number;
+}
+
+/**
+ * A till's float (`/v1/floats`): a slice of the shop's pool the till recharges cards from
+ * without asking the ledger, and the movement ids it hands out (docs/cloud-api.md, "Till floats").
+ */
+export interface Float {
+  id: string;
+  tillId: string;
+  state: 'open' | 'closed';
+  /** What the float holds as the ledger counts it (its till's unreported recharges not known). */
+  credits: number;
+  /** Moved into it from the pool, in all. */
+  granted: number;
+  /** The first 6 bytes of its movement ids (hex): see floatMovementId (common/float-ids.ts). */
+  idPrefix: string;
+  /** Its movement ids are the sequence numbers 1 to this. */
+  idsIssued: number;
+  openedAt: string;
+  closedAt: string | null;
+  closedBy: 'till' | 'operator' | null;
+  /** Back to the pool at close. */
+  returned: number;
+  /** Written off at close (less what movements reported afterwards took back). */
+  writtenOff: number;
+  writeOffReason: string | null;
+  /** What movements took beyond the float (an open float too low, a closed float's write-off spent). */
+  overdrawn: number;
+  /** When its till last reported. */
+  lastReportAt: string | null;
+  /** Its recharges on cards, told by its till (or an operator's final report). */
+  reported: Tally;
+  /** Its recharges found on cards by other tills. */
+  found: Tally;
+  /** Card writes its till could not prove, waiting for their card. */
+  undecided: Tally;
+  /** Ids its till used for writes that did not land. */
+  notWritten: number;
+  /** Ids handed out that nothing names yet: sold and unreported, or not used. */
+  unaccountedIds: number;
+}
+
+/** `POST /v1/floats`: the till's float; the request id makes it idempotent. */
+export interface OpenFloatRequest {
+  tillId: string;
+  requestId: string;
+  /** Movement ids to hand out with it (default 100, at most 1000). */
+  ids?: number;
+}
+
+/** `POST /v1/floats/{id}/topups`: idempotent by `id`. */
+export interface FloatTopUpRequest {
+  id: string;
+  /** What the till asks for; the ledger grants at most what keeps the float within its size. */
+  credits: number;
+  /** More movement ids to hand out (default 0, at most 1000). */
+  ids?: number;
+  tillId?: string;
+}
+
+/** The answer of a top-up: what it granted, and the float as it is now. */
+export interface FloatTopUpAnswer {
+  topUp: { id: string; requested: number; granted: number; ids: number; at: string };
+  float: Float;
+}
+
+/** What a till knows of a float movement's card write. */
+export type FloatCardWrite = 'written' | 'not-written' | 'undecided';
+
+/** One movement of a float report (`POST /v1/float-reports`). */
+export interface FloatMovementReport {
+  /** A movement id its float handed out. */
+  id: string;
+  cardId: string;
+  credits: number;
+  card: FloatCardWrite;
+  /** The credit cost the till sold at (absent when found on a card: today's is taken). */
+  creditCost?: string;
+  /** When the card write was proven, by the till's clock. */
+  occurredAt?: string;
+  /** What the card held when the write was planned (as `MovementRequest.cardBefore`). */
+  cardBefore?: string;
+  /** Found on the card by a till that is not the float's (`card` is then 'written'). */
+  found?: boolean;
+}
+
+export interface FloatReportRequest {
+  /** The reporting till. */
+  tillId: string;
+  movements: FloatMovementReport[];
+}
+
+export type FloatReportFlag =
+  | 'forged-id'
+  | 'conflict'
+  | 'other-till'
+  | 'float-closed'
+  | 'beyond-float'
+  | 'key-revoked'
+  | 'cost-estimated';
+
+/** Each movement's answer: recorded now, known already, or refused (nothing recorded). */
+export interface FloatReportResult {
+  id: string;
+  outcome: 'recorded' | 'known' | 'refused';
+  state?: MovementState;
+  flags: FloatReportFlag[];
+  detail?: string;
+}
+
+export interface FloatReportAnswer {
+  results: FloatReportResult[];
+}
+
+/** `POST /v1/floats/{id}/close` by its till: the final report, then the rest to the pool. */
+export interface CloseFloatRequest {
+  tillId: string;
+  movements?: FloatMovementReport[];
+}
+
+export interface FloatClosing {
+  /** False when it was closed already (nothing changed now). */
+  closed: boolean;
+  results: FloatReportResult[];
+  float: Float;
+}
+
+/** `GET /v1/tills`, `GET /v1/tills/{tillId}`: a till the shop has heard from, and its float. */
+export interface Till {
+  tillId: string;
+  firstSeenAt: string;
+  lastReportAt: string | null;
+  /** Its open float, or null. */
+  float: Float | null;
+}
+
 /**
  * Why a card is suspect: each refused overdraw, each recharge of a card that held more than its
- * account, and legacy overdraws found by migration 3.
+ * account, each movement of a card its newest record does not explain, and legacy overdraws
+ * found by migration 3.
  */
 export type CardFlagKind =
   | 'discharge-exceeds-account'
   | 'card-above-account'
   | 'overdrawn-before-accounts'
   /** A compensating movement the ledger refused: the card and the books disagree. */
-  | 'compensation-refused';
+  | 'compensation-refused'
+  /** The card held more than its newest movement record says: credits no till wrote. */
+  | 'card-above-record'
+  /**
+   * The card's newest record names a movement the ledger voided, and nothing (no compensation,
+   * no operator's word awaiting the card) explains the card holding it: credits nobody paid for.
+   */
+  | 'record-of-voided-movement'
+  /** A float recharge reported with an id no float of the shop handed out. */
+  | 'forged-float-movement';
 
 export interface CardFlag {
   kind: CardFlagKind;
@@ -125,6 +336,8 @@ export interface CardFlag {
   requestedCredits: number | null;
   /** What the card's account held then (negative: the overdraw written off by migration 3). */
   accountCredits: number | null;
+  /** For the two record flags: the card's newest record as the till read it; else null. */
+  record: CardRecord | null;
   createdAt: string;
 }
 
@@ -211,6 +424,11 @@ export const ledgerErrorCodes = {
   noCredits: { code: 'NoCredits', status: 422 },
   /** A discharge for more than the card's account at this shop; the card is flagged suspect. */
   cardAccountExceeded: { code: 'CardAccountExceeded', status: 422 },
+  /**
+   * A discharge of a card whose newest movement record does not explain it (`cardRecord`:
+   * above the record, or the record names a voided movement); the card is flagged suspect.
+   */
+  cardRecordMismatch: { code: 'CardRecordMismatch', status: 422 },
   invalidCardId: { code: 'InvalidCardId', status: 400 },
   movementIdConflict: { code: 'MovementIdConflict', status: 409 },
   movementNotFound: { code: 'MovementNotFound', status: 404 },
@@ -229,6 +447,23 @@ export const ledgerErrorCodes = {
   cardStateMovedOn: { code: 'CardStateMovedOn', status: 409 },
   /** `compensates` names a movement another compensation already set right. */
   movementCompensated: { code: 'MovementCompensated', status: 409 },
+  /**
+   * The card may carry float recharges that are not all reported (a till sold them offline):
+   * nothing is decided on it until they are, or the float is closed.
+   */
+  floatReportPending: { code: 'FloatReportPending', status: 409 },
+  /** The shop's float size is 0: its tills get no float. */
+  floatsOff: { code: 'FloatsOff', status: 409 },
+  /** The till holds an open float already (another open request made it). */
+  floatOpen: { code: 'FloatOpen', status: 409 },
+  floatNotFound: { code: 'FloatNotFound', status: 404 },
+  floatClosed: { code: 'FloatClosed', status: 409 },
+  /** A till topping up or closing another till's float. */
+  floatOfAnotherTill: { code: 'FloatOfAnotherTill', status: 409 },
+  /** An open request or top-up id used again for something else. */
+  floatRequestConflict: { code: 'FloatRequestConflict', status: 409 },
+  topUpConflict: { code: 'TopUpConflict', status: 409 },
+  invalidReport: { code: 'InvalidReport', status: 400 },
   notFound: { code: 'NotFound', status: 404 },
   invalidRequest: { code: 'InvalidRequest', status: 400 },
   invalidQuery: { code: 'InvalidQuery', status: 400 },

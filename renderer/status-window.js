@@ -4,6 +4,9 @@
 const bridge = window.cardWallet;
 const $ = (testId) => document.querySelector(`[data-testid="${testId}"]`);
 const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '-');
+// What the last-card panel says of a card the ledger refused to pay out, as the page has it.
+const ACCOUNT_SUSPECT = $('last-card-suspect').textContent.replace(/\s+/g, ' ').trim();
+const DO_NOT_PAY = "Do not pay it out; keep the card and call the shop's provider.";
 
 function cell(text, className) {
   const td = document.createElement('td');
@@ -158,7 +161,9 @@ const UPDATE_TEXT = {
   'up-to-date': (update) => `Up to date (checked at ${time(update.checkedAt)}).`,
   downloading: (update) =>
     `Downloading ${update.version}${update.percent === null ? '' : ` (${update.percent}%)`}…`,
-  ready: (update) => `Version ${update.version} is ready to install.`,
+  ready: (update) =>
+    `Version ${update.version} is ready to install${update.installs ? `: it installs ${update.installs}` : ''}.`,
+  installing: (update) => `Installing ${update.version}: the service has stopped…`,
   failed: (update) => `The last update check failed: ${update.message}`,
 };
 
@@ -213,8 +218,13 @@ function render(snapshot) {
   $('last-card-detail').textContent = lastCard
     ? `${lastCard.credits === null ? 'credits not read' : `${lastCard.credits} credits`} at ${time(lastCard.at)}`
     : '-';
-  // The ledger refused to pay this card out and flagged it (CardAccountExceeded).
-  $('last-card-suspect').hidden = !lastCard?.suspect;
+  // The ledger refused to pay this card out and flagged it (CardAccountExceeded), or (the
+  // snapshot's words) the card's movement records do not explain it.
+  const suspect = $('last-card-suspect');
+  suspect.hidden = !lastCard?.suspect;
+  suspect.textContent = lastCard?.suspectText
+    ? `${lastCard.suspectText.charAt(0).toUpperCase()}${lastCard.suspectText.slice(1)}. ${DO_NOT_PAY}`
+    : ACCOUNT_SUSPECT;
 
   $('ledger-state').textContent =
     ledger.reachable === null ? 'not asked yet' : ledger.reachable ? 'reachable' : 'not reachable';
@@ -459,6 +469,9 @@ function showSettings(next) {
   form.autoPersonalize.checked = settings.autoPersonalize;
   form.refuseCardsAboveAccount.checked = settings.refuseCardsAboveAccount;
   form.updateFeedUrl.value = settings.updateFeedUrl ?? '';
+  form.updateInstall.value = settings.updateInstall;
+  form.updateIdleMinutes.value = String(settings.updateIdleMinutes);
+  form.updateInstallHour.value = String(settings.updateInstallHour);
   // Empty until main keeps the id the service made; a save with it empty keeps that id.
   form.tillId.value = settings.tillId ?? '';
   showMasterKey(settings.cardMasterKeySet);
@@ -498,6 +511,9 @@ function readSettings() {
     autoPersonalize: form.autoPersonalize.checked,
     refuseCardsAboveAccount: form.refuseCardsAboveAccount.checked,
     updateFeedUrl: form.updateFeedUrl.value.trim() || null,
+    updateInstall: form.updateInstall.value,
+    updateIdleMinutes: Number(form.updateIdleMinutes.value),
+    updateInstallHour: Number(form.updateInstallHour.value),
     // Empty: this till's id is kept (an id is replaced, never cleared).
     tillId: form.tillId.value.trim() || null,
     // Absent: the stored key is kept; null: cleared; text: the new key.

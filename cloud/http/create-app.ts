@@ -11,17 +11,27 @@ import { LedgerError, ledgerErrors } from '../errors.ts';
 import type { Ledger } from '../ledger.ts';
 import { dayReportCsv } from '../reports/report-csv.ts';
 import { errorHandler, type Logger } from './error-handler.ts';
+import type { Floats } from '../floats.ts';
+import {
+  parseCloseFloatRequest,
+  parseFloatReport,
+  parseOpenFloatRequest,
+  parseTopUpRequest,
+} from './float-request.ts';
 import { parseJsonBody, refuseOtherBody } from './json-body.ts';
 import {
   parseListQuery,
   parseMovementId,
   parseMovementRequest,
   parseResolveRequest,
+  UUID,
 } from './movement-request.ts';
 import { parseDayReportQuery } from './report-request.ts';
 import { parseHeartbeat, parseTillId } from './till-request.ts';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
+/** A float report carries up to 500 movements (MAX_REPORT_MOVEMENTS), each up to about 400 bytes. */
+export const REPORT_BODY_LIMIT_BYTES = 256 * 1024;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -36,6 +46,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route's call checks the key in its own transaction (create, post, void). */
     checksKey?: boolean;
+    /** A revoked key may still make this call (a float report or close). */
+    revokedKeyReports?: boolean;
   }
 }
 
@@ -137,7 +149,11 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
         request.keyCheck = { apiKey, hash: known.hash, done: false };
         return;
       }
-      request.customerId = await guard.authenticate(apiKey, request.ip);
+      request.customerId = await guard.authenticate(
+        apiKey,
+        request.ip,
+        request.routeOptions.config.revokedKeyReports === true,
+      );
     });
     /** Runs a call that checks the request's key itself, if it is to. */
     const checkingKey = async <T>(
@@ -217,5 +233,75 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
       if (!csv) return report;
       return reply.type('text/csv; charset=utf-8').send(dayReportCsv(report));
     });
+    floatRoutes(v1, ledger.floats, checkingKey);
   };
+}
+
+type CheckingKey = <T>(
+  request: FastifyRequest,
+  call: (keyHash: string | undefined) => Promise<T>,
+) => Promise<T>;
+type WithTill = FastifyRequest<{ Params: { tillId: string } }>;
+
+/** The till floats (docs/cloud-api.md, "Till floats"). */
+function floatRoutes(v1: FastifyInstance, floats: Floats, checkingKey: CheckingKey): void {
+  const checksKey = { config: { checksKey: true } };
+  const reports = {
+    bodyLimit: REPORT_BODY_LIMIT_BYTES,
+    config: { checksKey: true, revokedKeyReports: true },
+  };
+  v1.post('/floats', checksKey, async (request, reply) => {
+    const open = parseOpenFloatRequest(request.body);
+    const { float, created } = await checkingKey(request, (keyHash) =>
+      floats.open(request.customerId, open, keyHash),
+    );
+    return reply.code(created ? 201 : 200).send(float);
+  });
+  v1.get('/floats/:id', (request: WithId) =>
+    floats.get(request.customerId, parseUuid(request.params.id, 'float id')),
+  );
+  v1.post('/floats/:id/topups', checksKey, (request: WithId) => {
+    const id = parseUuid(request.params.id, 'float id');
+    const topUp = parseTopUpRequest(request.body);
+    return checkingKey(request, (keyHash) => floats.topUp(request.customerId, id, topUp, keyHash));
+  });
+  v1.post('/floats/:id/close', reports, (request: WithId) => {
+    const id = parseUuid(request.params.id, 'float id');
+    const close = parseCloseFloatRequest(request.body);
+    return checkingKey(request, (keyHash) =>
+      floats.close(
+        request.customerId,
+        id,
+        close.tillId,
+        close.movements ?? [],
+        keyOf(request, keyHash),
+      ),
+    );
+  });
+  v1.post('/float-reports', reports, (request) => {
+    const report = parseFloatReport(request.body);
+    return checkingKey(request, (keyHash) =>
+      floats.report(request.customerId, report.tillId, report.movements, keyOf(request, keyHash)),
+    );
+  });
+  v1.get('/tills', async (request) => ({ tills: await floats.tills(request.customerId) }));
+  v1.get('/tills/:tillId', (request: WithTill) =>
+    floats.till(request.customerId, parseUuid(request.params.tillId, 'till id')),
+  );
+  v1.get('/tills/:tillId/float', (request: WithTill) =>
+    floats.openFloatOf(request.customerId, parseUuid(request.params.tillId, 'till id')),
+  );
+}
+
+/**
+ * The key a report names to its call, looked up already or not: the call flags what a revoked
+ * key reports (key-revoked), so it is always told the key.
+ */
+function keyOf(request: FastifyRequest, checked: string | undefined): string {
+  return checked ?? hashApiKey(request.headers['x-api-key'] as string);
+}
+
+function parseUuid(value: string, name: string): string {
+  if (!UUID.test(value)) throw ledgerErrors.invalidRequest(`${name}: must be a UUID`);
+  return value;
 }

@@ -10,12 +10,12 @@ import {
   type ClassicWallet,
 } from './classic-wallet.ts';
 import type { Hold } from './operation-queue.ts';
-import type { WalletCard, WriteDecision, WriteIntent, WriteResult } from './wallet-card.ts';
+import type { WalletCard, WriteDecision, WriteIntent, WriteResult } from './card-face.ts';
 import type { WalletKey, WalletKeys } from './wallet-keys.ts';
 import { formatCardId, sectorBlocks } from './wallet-format.ts';
 
 export type { WalletKey } from './wallet-keys.ts';
-export type { WriteResult } from './wallet-card.ts';
+export type { WriteResult } from './card-face.ts';
 
 /** Which key opened the wallet sector: the card's own (or the shared key), or the transport key. */
 export type OpenedWith = 'card' | 'transport';

@@ -11,22 +11,16 @@ import type {
   WriteDecision,
   WriteIntent,
   WriteResult,
-} from './wallet-card.ts';
+} from './card-face.ts';
 import {
   decideWrite,
   decodeSlot,
   decodeWallet,
   encodeValueBlock,
   planWrite,
+  type ClassicWriteIntent,
   type WritableWallet,
-  type WriteIntent as SlotWrite,
 } from './wallet-format.ts';
-
-/** A Classic write: the slot, value and generation it puts, from what the card held. */
-export interface ClassicWriteIntent extends SlotWrite {
-  /** Absent in journals written before the card face: those are Classic too. */
-  type?: 'classic';
-}
 
 const PREFIX = 'classic:v1:';
 const BLANK = `${PREFIX}blank`;

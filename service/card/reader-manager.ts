@@ -6,7 +6,7 @@ import { boundedApdu } from './bounded-apdu.ts';
 import { CardSession } from './card-session.ts';
 import { cardTypeOfAtr, type CardType } from './card-type.ts';
 import { DesfireWalletSession } from './desfire/desfire-wallet-session.ts';
-import type { WalletCard } from './wallet-card.ts';
+import type { WalletCard } from './card-face.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { pcscdProblem, RetryBackoff, type SmartCardServiceProbe } from './pcscd-probe.ts';
 import {
@@ -181,6 +181,11 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     this.#backoff.reset();
     clearTimeout(this.#timer);
     void this.#connect();
+  }
+
+  /** True while a card operation holds the reader (a read, recharge, payout...). */
+  get busy(): boolean {
+    return this.#queue.busy;
   }
 
   /** Lets the running card operation finish (bounded), then releases PC/SC. */

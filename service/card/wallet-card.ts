@@ -1,70 +1,16 @@
 /**
- * The card face: what the money engine needs of the card on the reader, whatever its type. The
- * wallet use cases read a balance, plan a write to another balance, write it and, when the
- * card left mid-write, decide later from the card what became of it. Everything that depends
- * on the card's format stays behind this face (MIFARE Classic: classic-wallet.ts; MIFARE DESFire:
- * desfire/desfire-wallet-session.ts and desfire/desfire-wallet-format.ts).
- *
- * A write is planned from `before`, the text a card's wallet reads as: it travels with the
- * movement to the ledger (`cardBefore`), so that any till can redo the plan from the ledger's
- * record and decide the write from the card alone (docs/cloud-api.md, "Tills").
+ * Planning a write for any card type (the card face, card-face.ts): a write is planned from
+ * `before`, the text a card's wallet reads as, so that any till can redo the plan from the
+ * ledger's record. Each card type's own rules are in classic-wallet.ts and
+ * desfire/desfire-wallet-format.ts.
  */
-import type { AppError } from '../errors.ts';
-import {
-  classicBalanceBefore,
-  isClassicBefore,
-  planClassicWrite,
-  type ClassicWriteIntent,
-} from './classic-wallet.ts';
+import type { WriteIntent } from './card-face.ts';
+import { classicBalanceBefore, isClassicBefore, planClassicWrite } from './classic-wallet.ts';
 import {
   desfireBalanceBefore,
   isDesfireBefore,
   planDesfireWrite,
-  type DesfireWriteIntent,
 } from './desfire/desfire-wallet-format.ts';
-
-/**
- * A planned write, JSON-serializable: the movement journal keeps it to decide the write on a
- * later tap. Every intent says the balance it writes (`value`) and what the card held
- * (`previousBalance`, null for a blank card).
- */
-export type WriteIntent = ClassicWriteIntent | DesfireWriteIntent;
-
-/** The wallet on a card as a movement starts from it. */
-export interface CardWallet {
-  cardId: string;
-  balance: number;
-  /** What the card holds, as text a movement carries (1 to 200 visible ASCII characters). */
-  before: string;
-}
-
-/** How a card write ended: certainly on the card, certainly not, or not knowable now. */
-export type WriteResult =
-  | { outcome: 'committed' }
-  | { outcome: 'not-written'; error: AppError }
-  | { outcome: 'uncertain'; error: AppError };
-
-/**
- * What a card shows of an earlier write. `torn` (not-written only): the card shows this very
- * write torn, which proves what it held before (Classic: a torn first write to a blank card).
- */
-export type WriteDecision =
-  { outcome: 'committed' } | { outcome: 'not-written'; torn?: boolean } | { outcome: 'unknown' };
-
-export interface WalletCard {
-  readonly cardId: string;
-  /** Fails with NoCard unless the card on the reader is still this one. */
-  checkUid(): Promise<void>;
-  /**
-   * The wallet on the card; CorruptCard when it cannot be read as one, unless `tornProof` (the
-   * card's last write, which the journal saw torn) shows the card held nothing.
-   */
-  readWallet(tornProof?: WriteIntent): Promise<CardWallet>;
-  /** Writes a planned write (the UID checked first) and reads it back. */
-  write(intent: WriteIntent): Promise<WriteResult>;
-  /** Reads the card and says what became of `intent`. */
-  decide(intent: WriteIntent): Promise<WriteDecision>;
-}
 
 /**
  * The write that takes a card holding `before` to `balance`. Pure: the same movement planned
@@ -87,9 +33,4 @@ export function balanceBefore(before: string): number {
 /** Whether some card type here reads `before` (a movement's `cardBefore` from the ledger). */
 export function isKnownBefore(before: string): boolean {
   return isClassicBefore(before) || isDesfireBefore(before);
-}
-
-/** Whether a planned write is a DESFire card's (a Classic intent has no type, or 'classic'). */
-export function isDesfireIntent(intent: WriteIntent): intent is DesfireWriteIntent {
-  return intent.type === 'desfire';
 }

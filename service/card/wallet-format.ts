@@ -193,6 +193,12 @@ export interface WriteIntent {
   previousBalance: number | null;
 }
 
+/** A Classic write as the card face plans it: the slot, value and generation it puts. */
+export interface ClassicWriteIntent extends WriteIntent {
+  /** Absent in journals written before the card face: those are Classic too. */
+  type?: 'classic';
+}
+
 export interface PlannedWrite extends WriteIntent {
   /** The 16 bytes to write to block `sectorBlocks(sector).slots[slot]`. */
   block: Buffer;

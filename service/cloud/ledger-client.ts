@@ -183,6 +183,16 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     return answer.movements;
   }
 
+  /** The shop's movements with a POS reference, newest first (a receipt's lookup). */
+  async listMovementsByReference(apiKey: string, reference: string): Promise<LedgerMovement[]> {
+    const answer = await this.#call<{ movements: LedgerMovement[] }>(
+      apiKey,
+      'GET',
+      `/v1/movements?reference=${encodeURIComponent(reference)}`,
+    );
+    return answer.movements;
+  }
+
   /** This till's heartbeat; the answer is the till as the ledger knows it (its name). */
   sendHeartbeat(apiKey: string, tillId: string, heartbeat: TillHeartbeat): Promise<TillState> {
     return this.#call<TillState>(

@@ -1,6 +1,6 @@
 import type { ReaderCard } from '../card/reader-manager.ts';
 
-export type { WalletCard } from '../card/wallet-card.ts';
+export type { WalletCard } from '../card/card-face.ts';
 
 /**
  * What the use cases do with the card on the reader: the card face (any card type), and what

@@ -1,7 +1,8 @@
 import type { Logger } from '../logger.ts';
 import type { Clock } from './clock.ts';
 import type { KeyRing } from './key-ring.ts';
-import type { JournalEntry, Movement, MovementJournal } from './movement-journal.ts';
+import type { JournalEntry, Movement } from './journal-entries.ts';
+import type { MovementJournal } from './movement-journal.ts';
 import { phaseOf } from './movement-phases.ts';
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -6,7 +6,7 @@
  */
 import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { LedgerRefusal } from '../cloud/ledger-client.ts';
-import type { Movement, MovementKind } from './movement-journal.ts';
+import type { Movement, MovementKind } from './journal-entries.ts';
 
 /** Where a movement stands, derived from its journal lines. */
 export type MovementPhase =

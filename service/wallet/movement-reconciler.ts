@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { MovementBook } from './movement-book.ts';
-import { occurredAtOf, type Movement } from './movement-journal.ts';
+import { occurredAtOf, type Movement } from './journal-entries.ts';
 import { decidePending, phaseOf } from './movement-phases.ts';
 import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
 import { ReconcileSchedule } from './reconcile-schedule.ts';

@@ -1,15 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
-import { AppError } from '../errors.ts';
+import { Compensations } from './compensations.ts';
+import { occurredAtOf, type Movement } from './journal-entries.ts';
+import { LedgerWord } from './ledger-word.ts';
 import type { MovementBook } from './movement-book.ts';
-import { occurredAtOf, type Movement, type MovementKind } from './movement-journal.ts';
-import {
-  compensationFor,
-  compensationOfWrite,
-  phaseOf,
-  settledByRefusal,
-} from './movement-phases.ts';
+import { phaseOf, settledByRefusal } from './movement-phases.ts';
 import { Outbox } from './outbox.ts';
 
 /** The ledger calls the engine makes (the LedgerClient, or the simulation's ledger). */
@@ -38,9 +33,10 @@ export interface MovementResolverOptions {
 
 /**
  * The background half of the engine: posts and voids what the request path left to the outbox,
- * with the key of the shop that made each movement and this till's identity, and sets the books
- * right when the ledger's final word and the card disagree (a compensating movement, or a
- * conflict the tray shows). What to resolve after an outage is the reconciler's to find.
+ * with the key of the shop that made each movement and this till's identity. Where the
+ * ledger's final word and the card disagree, Compensations sets the books right (or records a
+ * conflict the tray shows); LedgerWord takes the ledger's word on what the card could not
+ * decide. What to resolve after an outage is the reconciler's to find.
  */
 export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   readonly #book: MovementBook;
@@ -48,6 +44,8 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   /** Ledger calls on their way, by movement id: one at a time per movement, shared by callers. */
   readonly #resolving = new Map<string, Promise<boolean>>();
   readonly #outbox: Outbox;
+  readonly #compensations: Compensations;
+  readonly #word: LedgerWord;
 
   constructor(book: MovementBook, options: MovementResolverOptions) {
     super();
@@ -59,6 +57,19 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
       retryMs: options.retryMs,
       maxRetryMs: options.maxRetryMs,
     });
+    this.#compensations = new Compensations(book, options.ledger, (delayMs) =>
+      this.#outbox.kick(delayMs),
+    );
+    this.#word = new LedgerWord(
+      book,
+      options.ledger,
+      {
+        resolve: (movement) => this.resolve(movement),
+        resolveOnEvidence: (...args) => this.resolveOnEvidence(...args),
+        resolved: (id) => this.#resolved(id),
+      },
+      this.#compensations,
+    );
   }
 
   /** Movements the ledger has not confirmed yet (posted or voided). */
@@ -102,7 +113,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   }
 
   async #resolveByPhase(movement: Movement): Promise<boolean> {
-    if (phaseOf(movement) === 'to-create' && !(await this.#createCompensation(movement))) {
+    if (phaseOf(movement) === 'to-create' && !(await this.#compensations.create(movement))) {
       return false;
     }
     const next = phaseOf(movement);
@@ -110,144 +121,24 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     return this.#resolveNow(movement, next === 'to-post' ? 'post' : 'void');
   }
 
-  /**
-   * The ledger's word on a movement this till left undecided, asked when its card cannot
-   * decide it (or it is no longer pending): one another till or an operator decided with
-   * evidence is taken as decided. Unless its card was seen (`cardSeen`: it cannot decide it),
-   * the outcome is journaled as learnt, and the card decides it when seen again (settle()).
-   * True when the journal now has it resolved.
-   */
-  async learn(movement: Movement, { cardSeen }: { cardSeen: boolean }): Promise<boolean> {
-    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
-    if (apiKey === undefined || phaseOf(movement) !== 'uncertain') return false;
-    let atLedger: LedgerMovement;
-    try {
-      atLedger = await this.#ledger.getMovement(apiKey, movement.id);
-    } catch {
-      return false;
-    }
-    if (atLedger.state === 'pending' || phaseOf(movement) !== 'uncertain') return false;
-    const landed = atLedger.state === 'posted';
-    // An operator's word given without the card holds the card until a till reads it: this
-    // one did, and the card cannot tell, so the operator's word stands.
-    if (
-      cardSeen &&
-      atLedger.awaitsCard === true &&
-      !(await this.#tellCardAgrees(apiKey, movement, atLedger.state, undefined))
-    ) {
-      return false;
-    }
-    this.#book.log.warn(
-      `movement ${movement.id}: ${atLedger.state} at the ledger by ${atLedger.resolvedByTill ? `till ${atLedger.resolvedByTill}` : 'an operator'} (${atLedger.evidence ?? 'no evidence given'}); taken as decided`,
-    );
-    await this.#book.append({
-      type: 'card',
-      id: movement.id,
-      outcome: landed ? 'committed' : 'not-written',
-      ...(cardSeen ? {} : { learnt: true }),
-    });
-    await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
-    this.#resolved(movement.id);
-    return true;
+  /** The ledger's word on an undecided movement (LedgerWord.learn). */
+  learn(movement: Movement, options: { cardSeen: boolean }): Promise<boolean> {
+    return this.#word.learn(movement, options);
   }
 
-  /**
-   * What the card shows of a movement whose outcome was learnt from the ledger: journaled as
-   * seen, and where it disagrees with the ledger's word, the compensating movement that sets
-   * the books right (outcome undefined: the card cannot tell, the ledger's word stands).
-   */
-  async seen(movement: Movement, outcome: 'committed' | 'not-written' | undefined): Promise<void> {
-    const seen = outcome ?? movement.card;
-    const resolved = movement.resolved;
-    if (!seen || resolved === undefined) return;
-    if (seen !== movement.card) {
-      this.#book.log.error(
-        `movement ${movement.id}: its card ${seen === 'committed' ? 'holds' : 'does not hold'} it, though the ledger's final word is ${resolved}`,
-      );
-    } else if (resolved !== 'absent') {
-      // The ledger may hold the card for it (an operator decided without the card): told the
-      // card agrees, it frees the card. Until it answers, the card decides it again when seen.
-      const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
-      if (apiKey !== undefined && !(await this.#tellCardAgrees(apiKey, movement, resolved, seen)))
-        return;
-    }
-    await this.#book.append({ type: 'card', id: movement.id, outcome: seen });
-    await this.#compensate(movement, resolved);
-    const compensation = this.#book.compensationOf(movement.id);
-    if (compensation) await this.resolve(compensation);
+  /** What the card shows of a movement whose outcome was learnt (LedgerWord.seen). */
+  seen(movement: Movement, outcome: 'committed' | 'not-written' | undefined): Promise<void> {
+    return this.#word.seen(movement, outcome);
   }
 
-  /**
-   * A movement an operator posted or voided without its card (`awaitsCard`), whatever till
-   * made it, read now at this one (POST /cards/settle): the ledger is told the card agrees with
-   * its word, or a compensating movement of this till sets the books right, which frees the
-   * card as well. Resolves with the compensation, if one was needed; throws when the ledger
-   * did not take the card's word.
-   */
-  async cardDecides(
+  /** An operator's word given without the card, decided from it now (LedgerWord.cardDecides). */
+  cardDecides(
     apiKey: string,
     atLedger: LedgerMovement,
     shows: 'committed' | 'not-written' | undefined,
     evidence: string,
   ): Promise<Movement | undefined> {
-    const state = atLedger.state === 'posted' ? 'posted' : 'voided';
-    const compensation = compensationOfWrite(
-      { kind: atLedger.kind, credits: atLedger.credits, card: shows },
-      state,
-    );
-    if (!compensation) {
-      await this.resolveOnEvidence(
-        apiKey,
-        atLedger.id,
-        state === 'posted' ? 'post' : 'void',
-        evidence,
-      );
-      return undefined;
-    }
-    const made =
-      this.#book.compensationOf(atLedger.id) ??
-      (await this.#startCompensation(
-        {
-          id: atLedger.id,
-          cardId: atLedger.cardId,
-          keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
-          shows,
-        },
-        state,
-        compensation,
-      ));
-    await this.resolve(made);
-    return made;
-  }
-
-  /** Tells the ledger the card agrees with its word on `movement`; false when it did not answer. */
-  async #tellCardAgrees(
-    apiKey: string,
-    movement: Movement,
-    state: 'posted' | 'voided',
-    shows: 'committed' | 'not-written' | undefined,
-  ): Promise<boolean> {
-    const what =
-      shows === undefined
-        ? "shows neither the balance before nor after it: the ledger's word stands"
-        : `${shows === 'committed' ? 'holds' : 'does not hold'} it`;
-    const evidence = `card ${movement.cardId} read at till ${this.#book.tillId}: it ${what}`;
-    try {
-      await this.resolveOnEvidence(
-        apiKey,
-        movement.id,
-        state === 'posted' ? 'post' : 'void',
-        evidence,
-      );
-      return true;
-    } catch (error) {
-      if (!(error instanceof LedgerRefusal)) return false;
-      // The ledger's word changed since it was learnt: nothing a retry would change.
-      this.#book.log.error(
-        `movement ${movement.id}: the ledger refused the card's word (${error.code})`,
-      );
-      return true;
-    }
+    return this.#word.cardDecides(apiKey, atLedger, shows, evidence);
   }
 
   /**
@@ -297,7 +188,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
       state = settledAs;
     }
     await this.#book.append({ type: 'resolved', id: movement.id, state });
-    await this.#compensate(movement, state);
+    await this.#compensations.compensate(movement, state);
     this.#resolved(movement.id);
     return true;
   }
@@ -307,91 +198,6 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     this.emit('unconfirmed', this.unconfirmed);
     this.emit('resolved', id);
     this.releaseIdleKeys();
-  }
-
-  /** When the ledger's final word disagrees with the card: a compensating movement. */
-  async #compensate(movement: Movement, ledger: 'posted' | 'voided' | 'absent'): Promise<void> {
-    const compensation = compensationFor(movement, ledger);
-    if (!compensation || this.#book.compensationOf(movement.id)) return;
-    await this.#startCompensation({ ...movement, shows: movement.card }, ledger, compensation);
-    this.#outbox.kick(0);
-  }
-
-  /** Journals a compensating movement of `of` (created and posted by the outbox, or resolve()). */
-  async #startCompensation(
-    of: {
-      id: string;
-      cardId: string;
-      keyFingerprint: string;
-      shows: 'committed' | 'not-written' | undefined;
-    },
-    ledger: 'posted' | 'voided' | 'absent',
-    compensation: { kind: MovementKind; credits: number },
-  ): Promise<Movement> {
-    const id = this.#book.newId();
-    this.#book.log.error(
-      `movement ${of.id}: the card ${of.shows === 'committed' ? 'holds' : 'does not hold'} it but the ledger has it ${ledger}; compensating ${compensation.kind} ${compensation.credits} (${id})`,
-    );
-    await this.#book.append({
-      type: 'started',
-      id,
-      kind: compensation.kind,
-      cardId: of.cardId,
-      keyFingerprint: of.keyFingerprint,
-      compensates: of.id,
-      credits: compensation.credits,
-    });
-    return this.#book.movement(id);
-  }
-
-  /** Creates a compensating movement (no card write); false when the ledger did not answer. */
-  async #createCompensation(movement: Movement): Promise<boolean> {
-    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
-    if (apiKey === undefined) return false;
-    let created: LedgerMovement;
-    try {
-      created = await this.#ledger.createMovement(apiKey, {
-        id: movement.id,
-        kind: movement.kind,
-        cardId: movement.cardId,
-        credits: movement.credits,
-        tillId: this.#book.tillId,
-        compensates: movement.compensates,
-      });
-    } catch (error) {
-      if (!(error instanceof LedgerRefusal || (error instanceof AppError && error.status < 500))) {
-        return false;
-      }
-      if (
-        error instanceof LedgerRefusal &&
-        error.code === ledgerErrorCodes.movementCompensated.code
-      ) {
-        // Another till read the card first and set the books right: nothing is left to do.
-        this.#book.log.info(
-          `compensating movement ${movement.id} for ${movement.compensates}: not needed (${error.detail ?? 'compensated already'})`,
-        );
-        await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
-        return true;
-      }
-      // Refused and flagged at the ledger: a conflict for the operator. An earlier try that
-      // lands late is voided like any create that was sent.
-      const code = error instanceof LedgerRefusal ? error.code : (error as AppError).code;
-      this.#book.log.error(
-        `compensating movement ${movement.id} for ${movement.compensates}: refused (${code}); the card is flagged for the operator`,
-      );
-      await this.#book.append({ type: 'conflict', id: movement.id, detail: code });
-      await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
-      return true;
-    }
-    await this.#book.append({
-      type: 'reserved',
-      id: movement.id,
-      credits: created.credits,
-      amount: created.amount,
-    });
-    // Nothing is written: the card already holds what this movement records.
-    await this.#book.append({ type: 'card', id: movement.id, outcome: 'committed' });
-    return true;
   }
 
   /**

@@ -1,11 +1,12 @@
 import { tornFirstWrite } from '../card/classic-wallet.ts';
-import type { WriteResult } from '../card/wallet-card.ts';
+import type { WriteResult } from '../card/card-face.ts';
 import { decodeWallet, encodeValueBlock } from '../card/wallet-format.ts';
 import { AppError, errors } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { CardAccess, CardOnReader } from './card-access.ts';
 import type { MovementEngine } from './movement-engine.ts';
-import type { MovementJournal, PersonalizationStep } from './movement-journal.ts';
+import type { MovementJournal } from './movement-journal.ts';
+import type { PersonalizationStep } from './journal-entries.ts';
 
 /** The answer of POST /cards/personalize. */
 export interface PersonalizeAnswer {

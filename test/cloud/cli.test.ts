@@ -109,6 +109,11 @@ describe('card-wallet-cloud CLI', () => {
       ['a bad --state', ['movements', 'list', '--state', 'done'], /--state must be/],
       ['a bad --till', ['movements', 'list', '--till', 'till-1'], /--till must be a UUID/],
       [
+        'a --limit over what the HTTP API gives',
+        ['movements', 'list', '--limit', '5000'],
+        /--limit must be an integer from 1 to 1000 \(got "5000"\)/,
+      ],
+      [
         'movements void without --evidence',
         ['movements', 'void', '--customer', randomUUID(), '--id', randomUUID()],
         /--evidence is required/,
@@ -183,7 +188,20 @@ describe('card-wallet-cloud CLI', () => {
       assert.match(customer.customerId, /^[0-9a-f-]{36}$/);
       assert.deepEqual(
         { ...customer, customerId: 'x' },
-        { customerId: 'x', name: 'Corner shop', credits: 500, creditCost: '0.25' },
+        {
+          customerId: 'x',
+          name: 'Corner shop',
+          credits: 500,
+          creditCost: '0.25',
+          // A new shop gives its tills no float until its operator sets a size.
+          float: {
+            size: 0,
+            lowWater: 0,
+            offlineCap: null,
+            offlineLimitSeconds: 86_400,
+            cardTypes: ['classic', 'desfire'],
+          },
+        },
       );
       customerId = customer.customerId;
     });

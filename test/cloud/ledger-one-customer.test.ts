@@ -42,7 +42,7 @@ defineLedgerSuite('the contract suite, its statements recorded (PGlite)', async 
 
 /** Tables (and the functions over them) that hold a customer's data: sharded by customer. */
 const CUSTOMER_DATA =
-  /\b(customers|movements|ledger_entries|card_accounts|card_imports|card_flags|void_tombstones|ledger_create_movement|ledger_resolve_movement)\b/;
+  /\b(customers|movements|ledger_entries|card_accounts|card_imports|card_flags|void_tombstones|tills|floats|float_topups|float_entries|ledger_create_movement|ledger_resolve_movement|ledger_open_float|ledger_top_up_float|ledger_report_float_movements|ledger_close_float|ledger_float_view)\b/;
 
 test('when the contract suite has run, then every transaction of the ledger that touches customer data names exactly one customer', () => {
   assert.ok(customers.size > 2, "the ledger acted for the suite's customers");
@@ -106,6 +106,9 @@ test("when the schema is migrated, then every table is keyed by its customer, bu
       card_flags: 'customer_id',
       card_imports: 'customer_id',
       customers: 'id',
+      float_entries: 'customer_id',
+      float_topups: 'customer_id',
+      floats: 'customer_id',
       ledger_entries: 'customer_id',
       movements: 'customer_id',
       schema_migrations: 'version',

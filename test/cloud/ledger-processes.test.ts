@@ -213,6 +213,14 @@ describe('several ledger processes on one PostgreSQL', () => {
       name: 'Admin shop',
       credits: 25,
       creditCost: '0.20',
+      floatCredits: 0,
+      float: {
+        size: 0,
+        lowWater: 0,
+        offlineCap: null,
+        offlineLimitSeconds: 86_400,
+        cardTypes: ['classic', 'desfire'],
+      },
     });
     const checked = await cli(['check', '--database', postgres.url]);
     assert.match(checked.stdout, /^ok: /);

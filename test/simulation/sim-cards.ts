@@ -26,7 +26,7 @@ import {
 } from '../../service/card/classic-wallet.ts';
 import { DesfireClient } from '../../service/card/desfire/desfire-client.ts';
 import { DesfireWalletSession } from '../../service/card/desfire/desfire-wallet-session.ts';
-import type { WalletCard } from '../../service/card/wallet-card.ts';
+import type { WalletCard } from '../../service/card/card-face.ts';
 import type { DesfireWalletKeys } from '../../service/card/wallet-keys.ts';
 import {
   powerOn,

@@ -6,7 +6,7 @@
  * directory's last fsync may be lost. fsync takes virtual time, so a crash can come in the
  * middle of one.
  */
-import type { JournalFile, JournalFiles } from '../../service/wallet/movement-journal.ts';
+import type { JournalFile, JournalFiles } from '../../service/wallet/journal-file-store.ts';
 import type { Life, Rng, Scheduler } from './scheduler.ts';
 
 interface Inode {

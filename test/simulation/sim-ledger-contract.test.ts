@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { addCustomer, issueKey } from '../../cloud/admin.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
+import { setFloatSettings } from '../../cloud/float-admin.ts';
+import { floatMovementId, parseFloatMovementId } from '../../common/float-ids.ts';
 import { LedgerClient, type Answer } from '../cloud/ledger-client.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 import { Rng } from './scheduler.ts';
@@ -18,7 +21,9 @@ import { ledgerOverHttp } from './sim-network.ts';
 // Tills too: creates name one of two tills (or none), a card with another till's movement
 // pending is refused, compensations name earlier movements, and posts and voids name a till
 // and sometimes evidence. An operator's word without a till (evidence, no till) on a movement
-// with a card state holds its card until a till confirms it or a compensation is made.
+// with a card state holds its card until a till confirms it or a compensation is made. Creates
+// carry a card's newest record (cardRecord) that explains the card or not: the flags it raises
+// show in `suspect`, and a discharge it does not explain is CardRecordMismatch.
 
 const SHOPS = [
   { id: '6f1c1c8e-0f5b-4c7e-9a52-1d4b2f7a00a1', key: 'contract-key-shop-a-012345', credits: 600 },
@@ -117,6 +122,9 @@ function simAnswer(
   return { status: answer.status, body: answer.body, contentType: 'application/json' };
 }
 
+/** POS references the seeds' creates carry (a few, so that a lookup finds several). */
+const REFERENCES = ['sale 1', 'sale-2', 'R#3/2026'];
+
 describe('the simulated ledger against the real one', () => {
   for (const seed of [1, 2, 3, 4, 5]) {
     test(`when seed ${seed}'s 150 calls go to both, then every answer is the same`, async () => {
@@ -163,7 +171,17 @@ describe('the simulated ledger against the real one', () => {
           const till = rng.pick(TILLS);
           if (till !== undefined) body.tillId = till;
           if (rng.chance(0.3)) body.cardBefore = `test:${rng.between(0, 300)}`;
+          // The card's newest record: above or below what it holds, naming a movement of the
+          // run (voided, posted, pending or unknown).
+          if (rng.chance(0.35)) {
+            body.cardRecord = {
+              counter: rng.between(1, 50),
+              movementId: rng.pick(ids),
+              valueAfter: rng.between(0, 300),
+            };
+          }
           if (rng.chance(0.15)) body.compensates = rng.pick(ids.filter((other) => other !== id));
+          if (rng.chance(0.5)) body.reference = rng.pick(REFERENCES);
           what = `create ${JSON.stringify(body)}`;
           realAnswer = await client.create(body);
           simulated = simAnswer(sim, 'POST', '/v1/movements', shop.key, body);
@@ -186,6 +204,18 @@ describe('the simulated ledger against the real one', () => {
           what = `card account ${card}`;
           realAnswer = await client.get(`/v1/cards/${card}`);
           simulated = simAnswer(sim, 'GET', `/v1/cards/${card}`, shop.key);
+        } else if (rng.chance(0.3)) {
+          const reference = rng.pick(REFERENCES);
+          const path = `/v1/movements?reference=${encodeURIComponent(reference)}`;
+          what = `movements of reference ${reference}`;
+          realAnswer = await client.get(path);
+          simulated = simAnswer(sim, 'GET', path, shop.key);
+          simulated.body.movements = (simulated.body.movements as { id: string }[]).filter(
+            (movement) => ids.includes(movement.id),
+          );
+          realAnswer.body.movements = (realAnswer.body.movements as { id: string }[]).filter(
+            (movement) => ids.includes(movement.id),
+          );
         } else {
           what = 'pending list';
           realAnswer = await client.get('/v1/movements?state=pending');
@@ -320,4 +350,247 @@ describe('the simulated ledger against the real one, on till heartbeats', () => 
       );
     }
   });
+});
+
+/** What both must agree on in a float call's answer (ids and times differ by nature). */
+function floatEssence(answer: Answer, prefixes: Map<string, string>): unknown {
+  if (answer.status >= 400) return { status: answer.status, error: answer.body?.error };
+  const seq = (id: string) => {
+    const parsed = parseFloatMovementId(id);
+    return parsed ? `${prefixes.get(parsed.prefix) ?? '?'}#${parsed.seq}` : id;
+  };
+  const float = (view: Record<string, unknown> | null) =>
+    view && {
+      till: view.tillId,
+      state: view.state,
+      credits: view.credits,
+      granted: view.granted,
+      idsIssued: view.idsIssued,
+      closedBy: view.closedBy,
+      returned: view.returned,
+      writtenOff: view.writtenOff,
+      overdrawn: view.overdrawn,
+      reported: view.reported,
+      found: view.found,
+      undecided: view.undecided,
+      notWritten: view.notWritten,
+      unaccountedIds: view.unaccountedIds,
+    };
+  const body = answer.body as Record<string, unknown>;
+  const results = (list: unknown) =>
+    (list as Record<string, unknown>[]).map((result) => ({
+      id: seq(String(result.id)),
+      outcome: result.outcome,
+      state: result.state,
+      flags: result.flags,
+    }));
+  if (Array.isArray(body.results) && !('float' in body)) {
+    return { status: answer.status, results: results(body.results) };
+  }
+  if ('closed' in body) {
+    return {
+      status: answer.status,
+      closed: body.closed,
+      results: results(body.results),
+      float: float(body.float as Record<string, unknown>),
+    };
+  }
+  if ('topUp' in body) {
+    const { granted, requested, ids } = body.topUp as Record<string, unknown>;
+    return { status: answer.status, granted, requested, ids, float: float(body.float as never) };
+  }
+  if (Array.isArray(body.tills)) {
+    return {
+      status: answer.status,
+      tills: (body.tills as Record<string, unknown>[]).map((till) => ({
+        till: till.tillId,
+        float: float(till.float as never),
+      })),
+    };
+  }
+  if ('floatCredits' in body) {
+    return { status: answer.status, credits: body.credits, floatCredits: body.floatCredits };
+  }
+  if ('idPrefix' in body) return { status: answer.status, float: float(body) };
+  if ('kind' in body) {
+    // A movement: a float movement's id named by its float and sequence number.
+    return essence({ ...answer, body: { ...body, id: seq(String(body.id)) } });
+  }
+  return essence(answer);
+}
+
+describe('the simulated ledger against the real one, on till floats', () => {
+  for (const seed of [11, 12, 13]) {
+    test(`when seed ${seed}'s 120 float calls go to both, then every answer is the same`, async () => {
+      const rng = new Rng(seed);
+      const settings = { size: 200, lowWater: 50, offlineCap: null, offlineLimitSeconds: 86_400 };
+      const customer = await addCustomer(server.db, {
+        name: `Float contract shop ${seed}`,
+        credits: 700,
+        creditCost: 5000n,
+      });
+      const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+      await setFloatSettings(server.db, customer.customerId, settings);
+      const sim = new SimLedger(() => 0);
+      sim.addShop(
+        {
+          id: customer.customerId,
+          name: customer.name,
+          credits: 700,
+          creditCost: '0.50',
+          float: { ...settings, cardTypes: ['classic', 'desfire'] },
+        },
+        [apiKey],
+      );
+      const real = new LedgerClient(server.url).withKey(apiKey);
+      const tills = [randomUUID(), randomUUID()];
+      const cards = cardsOf(seed + 40);
+      /** Each side's float of each till (ids and prefixes differ), named alike. */
+      const sides = {
+        real: {
+          floats: new Map<string, { id: string; prefix: string }>(),
+          prefixes: new Map<string, string>(),
+        },
+        sim: {
+          floats: new Map<string, { id: string; prefix: string }>(),
+          prefixes: new Map<string, string>(),
+        },
+      };
+      const openRequests: { till: string; requestId: string }[] = [];
+      const topUps: { till: string; body: Record<string, unknown> }[] = [];
+      for (let step = 0; step < 120; step += 1) {
+        const till = rng.pick(tills);
+        const roll = rng.int(10);
+        /** The call each side makes, from its own float of `till`. */
+        let make: (
+          side: 'real' | 'sim',
+        ) => { method: 'GET' | 'POST'; path: string; body?: unknown } | undefined;
+        const floatOf = (side: 'real' | 'sim') => sides[side].floats.get(till);
+        const idOf = (side: 'real' | 'sim', seq: number) => {
+          const float = floatOf(side);
+          return float ? floatMovementId(float.prefix, seq) : randomUUID();
+        };
+        if (roll === 0) {
+          const earlier = openRequests.find((request) => request.till === till);
+          const requestId = earlier && rng.chance(0.4) ? earlier.requestId : randomUUID();
+          if (!earlier || earlier.requestId !== requestId) openRequests.push({ till, requestId });
+          const body = {
+            tillId: rng.chance(0.1) ? rng.pick(tills) : till,
+            requestId,
+            ids: rng.between(3, 12),
+          };
+          make = () => ({ method: 'POST', path: '/v1/floats', body });
+        } else if (roll === 1) {
+          const earlier = topUps.filter((topUp) => topUp.till === till);
+          const body =
+            earlier.length > 0 && rng.chance(0.3)
+              ? rng.pick(earlier).body
+              : {
+                  id: randomUUID(),
+                  credits: rng.between(0, 250),
+                  ids: rng.between(0, 5),
+                  tillId: till,
+                };
+          topUps.push({ till, body });
+          make = (side) => {
+            const float = floatOf(side);
+            return float && { method: 'POST', path: `/v1/floats/${float.id}/topups`, body };
+          };
+        } else if (roll <= 5) {
+          const reporter = rng.chance(0.2) ? randomUUID() : till;
+          const items = Array.from({ length: rng.between(1, 4) }, () => {
+            const found = reporter !== till && rng.chance(0.8);
+            const card = found
+              ? 'written'
+              : rng.pick(['written', 'written', 'undecided', 'not-written']);
+            return {
+              seq: rng.between(1, 16),
+              cardId: rng.pick(cards),
+              credits: rng.between(1, 60),
+              card,
+              ...(found ? { found: true } : { creditCost: '0.50' }),
+            };
+          });
+          const unique = [...new Map(items.map((item) => [item.seq, item])).values()];
+          make = (side) =>
+            floatOf(side) && {
+              method: 'POST',
+              path: '/v1/float-reports',
+              body: {
+                tillId: reporter,
+                movements: unique.map(({ seq, ...item }) => ({ id: idOf(side, seq), ...item })),
+              },
+            };
+        } else if (roll === 6) {
+          const body = {
+            id: randomUUID(),
+            kind: rng.chance(0.5) ? 'recharge' : 'discharge',
+            cardId: rng.pick(cards),
+            credits: rng.between(1, 40),
+            tillId: rng.pick(tills),
+          };
+          make = () => ({ method: 'POST', path: '/v1/movements', body });
+        } else if (roll === 7) {
+          const seq = rng.between(1, 12);
+          const action = rng.chance(0.5) ? 'post' : 'void';
+          make = (side) =>
+            floatOf(side) && {
+              method: 'POST',
+              path: `/v1/movements/${idOf(side, seq)}/${action}`,
+              body: { tillId: till },
+            };
+        } else if (roll === 8) {
+          if (rng.chance(0.3)) {
+            make = (side) => {
+              const float = floatOf(side);
+              return (
+                float && {
+                  method: 'POST',
+                  path: `/v1/floats/${float.id}/close`,
+                  body: { tillId: till },
+                }
+              );
+            };
+          } else {
+            make = () => ({ method: 'GET', path: '/v1/tills' });
+          }
+        } else {
+          make = () => ({ method: 'GET', path: '/v1/customer' });
+        }
+        const realCall = make('real');
+        const simCall = make('sim');
+        if (!realCall || !simCall) {
+          assert.equal(
+            Boolean(realCall),
+            Boolean(simCall),
+            `step ${step}: both have a float of the till`,
+          );
+          continue;
+        }
+        const realAnswer = await (realCall.method === 'GET'
+          ? real.get(realCall.path)
+          : real.post(realCall.path, realCall.body));
+        const simulated = simAnswer(sim, simCall.method, simCall.path, apiKey, simCall.body);
+        for (const [side, answer] of [
+          ['real', realAnswer],
+          ['sim', simulated],
+        ] as const) {
+          const body = answer.body as Record<string, unknown>;
+          const view = (body &&
+            ('idPrefix' in body ? body : 'float' in body ? body.float : undefined)) as
+            { id: string; idPrefix: string; tillId: string; state: string } | undefined;
+          if (view && answer.status < 300) {
+            sides[side].prefixes.set(view.idPrefix, `float of ${view.tillId}`);
+            if (view.state === 'open')
+              sides[side].floats.set(view.tillId, { id: view.id, prefix: view.idPrefix });
+          }
+        }
+        assert.deepEqual(
+          floatEssence(simulated, sides.sim.prefixes),
+          floatEssence(realAnswer, sides.real.prefixes),
+          `step ${step}: ${realCall.method} ${realCall.path} ${JSON.stringify(realCall.body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
+        );
+      }
+    });
+  }
 });

@@ -24,7 +24,11 @@ import {
   type CardFlagKind,
   type TillHeartbeat,
   type TillState,
+  type FloatSettings,
 } from '../../common/ledger-contract.ts';
+import { parseFloatMovementId } from '../../common/float-ids.ts';
+import type { Rng } from './scheduler.ts';
+import { NO_FLOAT, SimFloats } from './sim-floats.ts';
 
 /** A refusal as the ledger answers it: HTTP status and `{ error: code }`. */
 export class SimLedgerError extends Error {
@@ -44,6 +48,10 @@ export interface SimShop {
   name: string;
   credits: number;
   creditCost: string;
+  /** The shop's float settings (none: no float). */
+  float?: FloatSettings;
+  /** Credits the shop bought (its pool at the start and top-ups): the book's source. */
+  provided?: number;
 }
 
 export interface StoredMovement {
@@ -69,6 +77,13 @@ export interface StoredMovement {
   cardEvidence: string | null;
   /** A posted movement's time by its till's clock (the post's occurredAt, else the ledger's). */
   occurredAt: string | null;
+  /** A float recharge's float and sequence number (null: a movement of the pool). */
+  floatId: string | null;
+  floatSeq: number | null;
+  reportedAs: 'till' | 'found' | 'operator' | null;
+  reportFlags: string[];
+  /** The POS's reference of the sale, or null. */
+  reference: string | null;
 }
 
 export class SimLedger {
@@ -90,25 +105,92 @@ export class SimLedger {
   /** Whether a void of an unknown id leaves a tombstone (contract v1 says it does). */
   readonly tombstones: boolean;
 
-  constructor(now: () => number, { tombstones = true } = {}) {
+  /** The till floats (sim-floats.ts). */
+  readonly floats: SimFloats;
+  /** Revoked keys and their shops: a revoked key still reports float movements. */
+  readonly #revoked = new Map<string, string>();
+
+  constructor(
+    now: () => number,
+    { tombstones = true, rng }: { tombstones?: boolean; rng?: Rng } = {},
+  ) {
     this.#now = now;
     this.tombstones = tombstones;
+    this.floats = new SimFloats(this, now, rng);
   }
 
   addShop(shop: SimShop, keys: string[]): void {
-    this.shops.set(shop.id, { ...shop });
+    this.shops.set(shop.id, { provided: shop.credits, ...shop });
     for (const key of keys) this.#keys.set(key, shop.id);
   }
 
   /** Revokes an API key, as the provider does once a till no longer needs it. */
   revokeKey(apiKey: string): void {
+    const shop = this.#keys.get(apiKey);
+    if (shop !== undefined) this.#revoked.set(apiKey, shop);
     this.#keys.delete(apiKey);
+  }
+
+  /** The shop of a key that may still report float movements (revoked or not). */
+  authenticateReport(apiKey: string): { shop: SimShop; revoked: boolean } {
+    const revokedShop = this.#revoked.get(apiKey);
+    if (revokedShop !== undefined)
+      return { shop: this.shops.get(revokedShop) as SimShop, revoked: true };
+    return { shop: this.authenticate(apiKey), revoked: false };
+  }
+
+  /** Stores a movement made elsewhere (a float report). */
+  store(movement: StoredMovement): StoredMovement {
+    this.movements.set(movement.id, movement);
+    return movement;
+  }
+
+  /** Flags a card (once per movement, as ledger_flag_card). */
+  flagCard(shopId: string, cardId: string, kind: CardFlagKind, movementId: string): void {
+    if (this.flags.some((flag) => flag.shopId === shopId && flag.movementId === movementId)) return;
+    this.flags.push({ kind, movementId, cardId, shopId });
+  }
+
+  /** The whole state, to put back (a call that must leave nothing when it fails). */
+  snapshot(): unknown {
+    return structuredClone({
+      shops: this.shops,
+      movements: this.movements,
+      cardAccounts: this.#cardAccounts,
+      flags: this.flags,
+      flagged: this.flagged,
+      floats: this.floats.floats,
+      tills: this.floats.tills,
+    });
+  }
+
+  restore(snapshot: unknown): void {
+    const state = structuredClone(snapshot) as {
+      shops: Map<string, SimShop>;
+      movements: Map<string, StoredMovement>;
+      cardAccounts: Map<string, number>;
+      flags: SimLedger['flags'];
+      flagged: Map<string, string>;
+      floats: SimFloats['floats'];
+      tills: SimFloats['tills'];
+    };
+    const refill = <K, V>(target: Map<K, V>, source: Map<K, V>) => {
+      target.clear();
+      for (const [key, value] of source) target.set(key, value);
+    };
+    refill(this.shops, state.shops);
+    refill(this.movements, state.movements);
+    refill(this.#cardAccounts, state.cardAccounts);
+    refill(this.flagged, state.flagged);
+    refill(this.floats.floats, state.floats);
+    refill(this.floats.tills, state.tills);
+    this.flags.splice(0, this.flags.length, ...state.flags);
   }
 
   /** Gives a card an account at a shop, as `card-wallet-cloud card import` does. */
   importCard(shopId: string, cardId: string, credits: number): void {
     this.#imported.set(`${shopId} ${cardId}`, credits);
-    this.#changeCardAccount(shopId, cardId, credits);
+    this.changeCardAccount(shopId, cardId, credits);
   }
 
   /**
@@ -117,7 +199,7 @@ export class SimLedger {
    * `movements` (POST /cards/settle).
    */
   cardAccountOf(apiKey: string, cardId: string): CardAccount {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     const suspect = this.flags.some((flag) => flag.cardId === cardId && flag.shopId === shop.id);
     return {
       cardId,
@@ -138,11 +220,11 @@ export class SimLedger {
     return this.#cardAccounts.get(`${shopId} ${cardId}`) ?? 0;
   }
 
-  #changeCardAccount(shopId: string, cardId: string, delta: number): void {
+  changeCardAccount(shopId: string, cardId: string, delta: number): void {
     this.#cardAccounts.set(`${shopId} ${cardId}`, this.cardAccount(shopId, cardId) + delta);
   }
 
-  #authenticate(apiKey: string): SimShop {
+  authenticate(apiKey: string): SimShop {
     const id = this.#keys.get(apiKey);
     const shop = id === undefined ? undefined : this.shops.get(id);
     if (!shop) throw refuse('invalidApiKey');
@@ -150,22 +232,25 @@ export class SimLedger {
   }
 
   customer(apiKey: string): Customer {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     return {
       customerId: shop.id,
       name: shop.name,
       credits: shop.credits,
       creditCost: canonical(shop.creditCost),
+      floatCredits: this.floats.floatCredits(shop.id),
+      float: shop.float ?? NO_FLOAT,
     };
   }
 
   create(apiKey: string, request: MovementRequest): { movement: Movement; replayed: boolean } {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     const id = request.id.toLowerCase();
     const tillId = request.tillId?.toLowerCase() ?? null;
     const compensates = request.compensates?.toLowerCase() ?? null;
     const requestedAmount =
       request.amount === undefined ? null : (parseDecimal(request.amount) ?? null);
+    if (parseFloatMovementId(id) !== undefined) throw new SimLedgerError(400, 'InvalidMovement');
     const existing = this.movements.get(id);
     if (existing) {
       const same =
@@ -233,7 +318,9 @@ export class SimLedger {
           ((movement.state === 'pending' && movement.tillId !== tillId) || movement.awaitsCard),
       );
       if (other) throw refuse('cardMovementPending');
+      if (this.floats.reportPending(shop.id, request.cardId)) throw refuse('floatReportPending');
     }
+    const recordFlagged = compensates === null && this.#flagRecord(shop.id, id, request, credits);
     if (request.kind === 'recharge' && request.cardCredits !== undefined && compensates === null) {
       const pending = [...this.movements.values()]
         .filter(
@@ -253,8 +340,9 @@ export class SimLedger {
     if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
       flag('discharge-exceeds-account');
       cardRead();
-      throw refuse('cardAccountExceeded');
+      throw refuse(recordFlagged ? 'cardRecordMismatch' : 'cardAccountExceeded');
     }
+    if (request.kind === 'discharge' && recordFlagged) throw refuse('cardRecordMismatch');
     if (request.cardBefore !== undefined && compensates === null) {
       // The card's latest posted movement, unless a compensation set it right.
       const latest = [...this.movements.values()]
@@ -273,7 +361,7 @@ export class SimLedger {
     }
     if (request.kind === 'recharge') shop.credits -= credits;
     // A pending discharge already counts against the card's account; a void gives it back.
-    if (request.kind === 'discharge') this.#changeCardAccount(shop.id, request.cardId, -credits);
+    if (request.kind === 'discharge') this.changeCardAccount(shop.id, request.cardId, -credits);
     const stored: StoredMovement = {
       id,
       shop: shop.id,
@@ -294,10 +382,49 @@ export class SimLedger {
       awaitsCard: false,
       cardEvidence: null,
       occurredAt: null,
+      floatId: null,
+      floatSeq: null,
+      reportedAs: null,
+      reportFlags: [],
+      reference: request.reference ?? null,
     };
     this.movements.set(id, stored);
+    if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
     cardRead();
     return { movement: this.#view(stored), replayed: false };
+  }
+
+  /**
+   * The record flags of a movement (cloud/db/routines/ledger-flag-card-record.ts): the card
+   * holds more than its newest record's value after, or the record names a movement of this
+   * shop and card the ledger voided, with no compensation and no operator's word awaiting the
+   * card. True when either is raised.
+   */
+  #flagRecord(shopId: string, id: string, request: MovementRequest, credits: number): boolean {
+    const record = request.cardRecord;
+    if (record === undefined) return false;
+    const flag = (kind: CardFlagKind) =>
+      this.flags.push({ kind, movementId: id, cardId: request.cardId, shopId });
+    const held = request.kind === 'discharge' ? credits : request.cardCredits;
+    let flagged = false;
+    if (held !== undefined && held > record.valueAfter) {
+      flag('card-above-record');
+      flagged = true;
+    }
+    const named = this.movements.get(record.movementId.toLowerCase());
+    if (
+      named?.shop === shopId &&
+      named.cardId === request.cardId &&
+      named.state === 'voided' &&
+      !named.awaitsCard &&
+      ![...this.movements.values()].some(
+        (fix) => fix.shop === shopId && fix.compensates === named.id && fix.state !== 'voided',
+      )
+    ) {
+      flag('record-of-voided-movement');
+      flagged = true;
+    }
+    return flagged;
   }
 
   resolve(
@@ -306,7 +433,7 @@ export class SimLedger {
     target: 'posted' | 'voided',
     by: ResolveRequest = {},
   ): Movement {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     const id = rawId.toLowerCase();
     const movement = this.movements.get(id);
     if (!movement || movement.shop !== shop.id) {
@@ -352,17 +479,17 @@ export class SimLedger {
       by.evidence !== undefined &&
       movement.cardBefore !== null &&
       movement.compensates === null;
-    if (movement.kind === 'recharge' && target === 'voided') shop.credits += movement.credits;
+    if (movement.kind === 'recharge' && target === 'voided') this.floats.release(shop, movement);
     if (movement.kind === 'discharge' && target === 'posted') shop.credits += movement.credits;
     // A card's account grows when a recharge is final, and gets back a voided discharge.
     if ((movement.kind === 'recharge') === (target === 'posted')) {
-      this.#changeCardAccount(shop.id, movement.cardId, movement.credits);
+      this.changeCardAccount(shop.id, movement.cardId, movement.credits);
     }
     return this.#view(movement);
   }
 
   get(apiKey: string, rawId: string): Movement {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     const movement = this.movements.get(rawId.toLowerCase());
     if (!movement || movement.shop !== shop.id) throw refuse('movementNotFound');
     return this.#view(movement);
@@ -374,7 +501,7 @@ export class SimLedger {
    * the till (the body is the worker's own, valid; the real ledger's checks are its tests').
    */
   heartbeat(apiKey: string, rawTillId: string, heartbeat: TillHeartbeat): TillState {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     const tillId = rawTillId.toLowerCase();
     const key = `${shop.id} ${tillId}`;
     const now = new Date(this.#now()).toISOString();
@@ -402,7 +529,7 @@ export class SimLedger {
   }
 
   listPending(apiKey: string, tillId?: string): Movement[] {
-    const shop = this.#authenticate(apiKey);
+    const shop = this.authenticate(apiKey);
     return [...this.movements.values()]
       .filter(
         (movement) =>
@@ -410,6 +537,15 @@ export class SimLedger {
           movement.state === 'pending' &&
           (tillId === undefined || movement.tillId === tillId.toLowerCase()),
       )
+      .reverse()
+      .map((movement) => this.#view(movement));
+  }
+
+  /** A shop's movements with one POS reference, newest first, like the real list. */
+  listByReference(apiKey: string, reference: string): Movement[] {
+    const shop = this.authenticate(apiKey);
+    return [...this.movements.values()]
+      .filter((movement) => movement.shop === shop.id && movement.reference === reference)
       .reverse()
       .map((movement) => this.#view(movement));
   }
@@ -436,6 +572,10 @@ export class SimLedger {
       awaitsCard: movement.awaitsCard,
       cardEvidence: movement.cardEvidence,
       occurredAt: movement.occurredAt,
+      floatId: movement.floatId,
+      reportedAs: movement.reportedAs,
+      reportFlags: movement.reportFlags,
+      reference: movement.reference,
     };
   }
 }

@@ -49,6 +49,10 @@ export function ledgerOverHttp(
     ) {
       return { status: 200, body: { movements: ledger.listPending(apiKey) } };
     }
+    const reference = searchParams.get('reference');
+    if (method === 'GET' && pathname === '/v1/movements' && reference !== null) {
+      return { status: 200, body: { movements: ledger.listByReference(apiKey, reference) } };
+    }
     if (parts[0] === 'v1' && parts[1] === 'movements' && parts[2] !== undefined) {
       const id = parts[2];
       if (method === 'GET' && parts.length === 3)
@@ -72,11 +76,51 @@ export function ledgerOverHttp(
     ) {
       return { status: 200, body: ledger.heartbeat(apiKey, parts[2] as string, body as never) };
     }
-    return { status: 404, body: { error: 'NotFound' } };
+    return floatsOverHttp(ledger, method, parts, apiKey, body);
   } catch (error) {
     if (!(error instanceof SimLedgerError)) throw error;
     return { status: error.status, body: { error: error.code } };
   }
+}
+
+/** The till floats' routes (cloud/http/create-app.ts, floatRoutes). */
+function floatsOverHttp(
+  ledger: SimLedger,
+  method: string,
+  parts: string[],
+  apiKey: string,
+  body: unknown,
+): HttpAnswer {
+  const floats = ledger.floats;
+  const [, what, id, action] = parts;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies as the routes parse them
+  const request = (body ?? {}) as any;
+  if (method === 'POST' && what === 'floats' && parts.length === 2) {
+    const opened = floats.open(apiKey, request);
+    return { status: opened.created ? 201 : 200, body: opened.float };
+  }
+  if (what === 'floats' && id !== undefined) {
+    if (method === 'GET' && parts.length === 3)
+      return { status: 200, body: floats.get(apiKey, id) };
+    if (method === 'POST' && action === 'topups') {
+      return { status: 200, body: floats.topUp(apiKey, id, request) };
+    }
+    if (method === 'POST' && action === 'close') {
+      const { tillId, movements = [] } = request;
+      return { status: 200, body: floats.close(apiKey, id, tillId, movements) };
+    }
+  }
+  if (method === 'POST' && what === 'float-reports' && parts.length === 2) {
+    const { tillId, movements } = request;
+    return { status: 200, body: floats.report(apiKey, tillId, movements) };
+  }
+  if (method === 'GET' && what === 'tills') {
+    if (parts.length === 2) return { status: 200, body: { tills: floats.tillsOf(apiKey) } };
+    if (parts.length === 4 && action === 'float') {
+      return { status: 200, body: floats.openFloatOfTill(apiKey, id as string) };
+    }
+  }
+  return { status: 404, body: { error: 'NotFound' } };
 }
 
 /** Per attempt, the chance of each fate (the rest arrive and are answered in time). */

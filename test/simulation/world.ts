@@ -37,7 +37,8 @@ import {
   type DischargeAnswer,
   type RechargeAnswer,
 } from '../../service/wallet/movement-engine.ts';
-import { FileJournalStore, MovementJournal } from '../../service/wallet/movement-journal.ts';
+import { FileJournalStore } from '../../service/wallet/journal-file-store.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import { settleCard } from '../../service/wallet/settle-card.ts';
 import { checkInvariants, counted } from './invariants.ts';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { classicWalletCard } from '../../service/card/classic-wallet.ts';
-import type { WriteResult } from '../../service/card/wallet-card.ts';
+import type { WriteResult } from '../../service/card/card-face.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
@@ -19,7 +19,8 @@ import {
   type MovementEngineOptions,
   type MovementLedger,
 } from '../../service/wallet/movement-engine.ts';
-import { MovementJournal, type JournalStore } from '../../service/wallet/movement-journal.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
+import type { JournalStore } from '../../service/wallet/journal-file-store.ts';
 import { SimLedger, SimLedgerError } from '../simulation/sim-ledger.ts';
 
 export const SHOP = '00000000-0000-4000-8000-0000000000a1';

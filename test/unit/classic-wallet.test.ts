@@ -14,8 +14,8 @@ import {
   planClassicWrite,
   readClassicWallet,
   tornFirstWrite,
-  type ClassicWriteIntent,
 } from '../../service/card/classic-wallet.ts';
+import type { ClassicWriteIntent } from '../../service/card/wallet-format.ts';
 import { balanceBefore, isKnownBefore, planWrite } from '../../service/card/wallet-card.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { AppError } from '../../service/errors.ts';

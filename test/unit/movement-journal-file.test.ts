@@ -7,13 +7,9 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import {
-  ANSWER_RETENTION_MS,
-  FileJournalStore,
-  MovementJournal,
-  type JournalEntry,
-  type JournalFiles,
-} from '../../service/wallet/movement-journal.ts';
+import { ANSWER_RETENTION_MS, type JournalEntry } from '../../service/wallet/journal-entries.ts';
+import { FileJournalStore, type JournalFiles } from '../../service/wallet/journal-file-store.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 
 const folders: string[] = [];
 after(() => Promise.all(folders.map((folder) => rm(folder, { recursive: true, force: true }))));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ANSWER_RETENTION_MS, MovementJournal } from '../../service/wallet/movement-journal.ts';
+import { ANSWER_RETENTION_MS } from '../../service/wallet/journal-entries.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { MemoryStore } from '../support/money-rig.ts';
 
 const at = '2024-01-01T00:00:00.000Z';

@@ -51,6 +51,7 @@ test('when a post gets through only after an outage and two restarts, then the l
   ledger.failPosts = true;
   const answer = await rechargeCard(access, first.engine, {
     keyFingerprint: fingerprint(KEY),
+    customer: { customerId: 'shop', name: 'A', credits: 1_000, creditCost: '0.50' },
     request: { credits: 5 },
   });
   assert.equal(answer.credits, 15, JSON.stringify(answer));

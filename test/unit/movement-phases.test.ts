@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
-import type { Movement } from '../../service/wallet/movement-journal.ts';
+import type { Movement } from '../../service/wallet/journal-entries.ts';
 import {
   compensationFor,
   decidePending,

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { WalletCard } from '../../service/card/wallet-card.ts';
+import type { WalletCard } from '../../service/card/card-face.ts';
 import {
   LedgerRefusal,
   type LedgerMovement,
@@ -18,7 +18,8 @@ import { silentLogger } from '../../service/logger.ts';
 import type { AnswerStore } from '../../service/wallet/answer-store.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
-import { MovementJournal, type Movement } from '../../service/wallet/movement-journal.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
+import type { Movement } from '../../service/wallet/journal-entries.ts';
 import { MovementRequests, type ReserveInput } from '../../service/wallet/movement-requests.ts';
 import type { MovementLedger, MovementResolver } from '../../service/wallet/movement-resolver.ts';
 import {
@@ -52,6 +53,7 @@ function pendingOf(request: NewMovement): LedgerMovement {
     awaitsCard: false,
     cardEvidence: null,
     occurredAt: null,
+    reference: null,
   };
 }
 

@@ -12,7 +12,8 @@ import { AppError, errors } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
-import { MovementJournal, type Movement } from '../../service/wallet/movement-journal.ts';
+import { MovementJournal } from '../../service/wallet/movement-journal.ts';
+import type { Movement } from '../../service/wallet/journal-entries.ts';
 import { MovementResolver, type MovementLedger } from '../../service/wallet/movement-resolver.ts';
 import {
   CARD,
@@ -47,6 +48,7 @@ function atLedger(fields: Partial<LedgerMovement> & { id: string }): LedgerMovem
     awaitsCard: false,
     cardEvidence: null,
     occurredAt: null,
+    reference: null,
     ...fields,
   };
 }

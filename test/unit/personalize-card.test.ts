@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { OpenedWith } from '../../service/card/card-session.ts';
-import type { WriteResult } from '../../service/card/wallet-card.ts';
+import type { WriteResult } from '../../service/card/card-face.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { errors, type AppError } from '../../service/errors.ts';
 import { silentLogger, type Logger } from '../../service/logger.ts';

@@ -26,7 +26,11 @@ CREATE TYPE ledger_answer AS (
   evidence text,
   awaits_card boolean,
   card_evidence text,
-  occurred_at timestamptz
+  occurred_at timestamptz,
+  float_id uuid,
+  reported_as text,
+  report_flags text[],
+  reference text
 );
 `,
 } as const;

@@ -14,6 +14,11 @@ BEGIN
   IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
     RETURN ledger_refusal('InvalidApiKey');
   END IF;
+  -- A float movement's float is locked before the movement, as a float report locks them.
+  PERFORM 1 FROM floats
+  WHERE customer_id = p_customer
+    AND id = (SELECT float_id FROM movements WHERE customer_id = p_customer AND id = p_id)
+  FOR UPDATE;
   SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
   IF NOT FOUND THEN
     IF p_target <> 'voided' THEN
@@ -67,7 +72,15 @@ BEGIN
   RETURNING * INTO m;
   -- The pool changes back only when credits come home: a voided recharge releases its
   -- reservation, a posted discharge returns the card's credits.
-  IF m.kind = 'recharge' AND p_target = 'voided' THEN
+  IF m.kind = 'recharge' AND p_target = 'voided' AND m.float_id IS NOT NULL
+     AND EXISTS (SELECT 1 FROM floats WHERE customer_id = p_customer AND id = m.float_id
+                 AND state = 'open') THEN
+    -- An undecided float recharge that did not land: back to its float.
+    PERFORM ledger_float_change(p_customer, m.float_id, m.credits, 'release', p_id, NULL);
+    SELECT credits INTO v_pool FROM customers WHERE id = p_customer;
+  ELSIF m.kind = 'recharge' AND p_target = 'voided' THEN
+    -- A reservation released to the pool (and a closed float's undecided recharge: its
+    -- float's balance went to the pool).
     v_pool := ledger_change_balance(p_customer, m.credits, 'release', p_id);
   ELSIF m.kind = 'discharge' AND p_target = 'posted' THEN
     v_pool := ledger_change_balance(p_customer, m.credits, 'return', p_id);

@@ -82,6 +82,40 @@ describe('tray state transitions', () => {
     assert.match(trayTooltip(waiting), /Ready \(1 movement\(s\) wait for their card\)/);
   });
 
+  test("when a card's movement records do not explain it (the till's finding, or the ledger's refusal), then the tooltip says why, within 127 characters, until another card is seen", () => {
+    const id = '04A1B2C3D4E5F6';
+    let snapshot = statusModel.reader(
+      running(),
+      reader({ card: { cardId: id, reader: 'ACS ACR122U', since: new Date(0) } }),
+    );
+    for (const [reason, words] of [
+      ['card-above-record', 'flagged suspect: it holds more than its newest movement record says'],
+      [
+        'record-of-voided-movement',
+        'flagged suspect: its newest movement record names a movement found not written',
+      ],
+      [
+        'CardRecordMismatch',
+        'flagged suspect by the ledger (discharge refused: its records do not explain it)',
+      ],
+    ] as const) {
+      snapshot = statusModel.cardCredits(snapshot, id, 45, new Date(1), true, reason);
+      const tooltip = trayTooltip(snapshot);
+      assert.equal(tooltip, `Card Wallet Worker: card ${id} ${words}`);
+      assert.ok(
+        tooltip.length <= 127,
+        `Windows cuts tooltips at 127 characters: ${tooltip.length}`,
+      );
+    }
+    // Read again (no flag in that answer), or refused for its account: still said the same way.
+    snapshot = statusModel.cardCredits(snapshot, id, 45, new Date(2));
+    snapshot = statusModel.cardCredits(snapshot, id, 45, new Date(3), true, 'CardAccountExceeded');
+    assert.match(trayTooltip(snapshot), /its records do not explain it\)$/);
+    snapshot = statusModel.cardCredits(snapshot, '0A0B0C0D', 0, new Date(4));
+    assert.equal(snapshot.lastCard?.suspect, false);
+    assert.equal(snapshot.lastCard?.suspectText, undefined);
+  });
+
   test('when the ledger refuses to pay a card out, then the tooltip and menu say it is flagged suspect until another card is seen', () => {
     const onReader = (cardId: string) =>
       reader({ card: { cardId, reader: 'ACS ACR122U', since: new Date(0) } });
@@ -186,7 +220,11 @@ describe('the reader named truthfully in the tray', () => {
   });
 
   test('when an update is downloaded, then the menu says so and offers to restart to install it; while off, no update line', () => {
-    const ready = statusModel.update(running(), { state: 'ready', version: '0.2.0' });
+    const ready = statusModel.update(running(), {
+      state: 'ready',
+      version: '0.2.0',
+      installs: null,
+    });
     const menu = trayMenu(ready, false);
     assert.equal(menu.find((item) => item.id === 'status-update')?.label, 'Updates: 0.2.0 ready');
     assert.equal(
@@ -312,8 +350,8 @@ describe('updateTray', () => {
     setStartAtLogin: () => undefined,
     quit: () => undefined,
   };
-  const counting = () => {
-    const tray = new FakeTray();
+  const counting = (platform: NodeJS.Platform = 'linux') => {
+    const tray = new FakeTray(platform);
     const parts = {
       tray: tray as never,
       icon: (state: string) => state as never,
@@ -358,6 +396,24 @@ describe('updateTray', () => {
     updater.update(running(), false);
     assert.deepEqual(calls, ['image', 'tooltip', 'menu', 'menu'], 'the menu was rebuilt');
     assert.equal(tray.item('Start at login').checked, false, 'it shows the saved setting');
+  });
+
+  test('when the service error makes the tooltip longer than Windows keeps, then it is shortened at a word with an ellipsis, not cut by Windows mid-word', async () => {
+    const { trayUpdater } = await import('../../../main/tray.ts');
+    const { tray, parts, actions } = counting('win32');
+    const failed = statusModel.service(running(), {
+      url: null,
+      state: 'error',
+      error:
+        'port 4178 is in use by another program: choose another port in the settings and save, then the service starts again',
+    });
+    trayUpdater(parts, actions, 'win32').update(failed, false);
+    assert.equal(tray.tooltip, tray.tooltipSet, 'Windows showed all of it: nothing was cut there');
+    assert.ok(tray.tooltip.length <= 127, `${tray.tooltip.length}: ${tray.tooltip}`);
+    assert.match(
+      tray.tooltip,
+      /^Card Wallet Worker: Needs attention \(port 4178 is in use .* and save…$/,
+    );
   });
 
   test('when on macOS, then the menu is not attached (a left click opens the window) and a right click pops it up', async () => {

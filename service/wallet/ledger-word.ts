@@ -1,0 +1,184 @@
+import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
+import type { Compensations } from './compensations.ts';
+import type { Movement } from './journal-entries.ts';
+import type { MovementBook } from './movement-book.ts';
+import { compensationOfWrite, phaseOf } from './movement-phases.ts';
+
+/** What the ledger's word needs of the resolver: resolving, and saying a movement is resolved. */
+export interface Resolving {
+  resolve(movement: Movement): Promise<boolean>;
+  resolveOnEvidence(
+    apiKey: string,
+    id: string,
+    action: 'post' | 'void',
+    evidence: string,
+  ): Promise<LedgerMovement>;
+  /** A movement is resolved at the ledger: counted, told, its key perhaps free. */
+  resolved(id: string): void;
+}
+
+/**
+ * The ledger's word on this till's movements that their card could not decide, and the card's
+ * answer to it: a movement another till or an operator decided on evidence is learnt from the
+ * ledger, the card decides it again when it is seen, and where they disagree a compensating
+ * movement sets the books right. Also a movement an operator decided without its card, read
+ * now at this till (cardDecides).
+ */
+export class LedgerWord {
+  readonly #book: MovementBook;
+  readonly #ledger: Pick<LedgerClient, 'getMovement'>;
+  readonly #resolving: Resolving;
+  readonly #compensations: Compensations;
+
+  constructor(
+    book: MovementBook,
+    ledger: Pick<LedgerClient, 'getMovement'>,
+    resolving: Resolving,
+    compensations: Compensations,
+  ) {
+    this.#book = book;
+    this.#ledger = ledger;
+    this.#resolving = resolving;
+    this.#compensations = compensations;
+  }
+
+  /**
+   * The ledger's word on a movement this till left undecided, asked when its card cannot
+   * decide it (or it is no longer pending): one another till or an operator decided with
+   * evidence is taken as decided. Unless its card was seen (`cardSeen`: it cannot decide it),
+   * the outcome is journaled as learnt, and the card decides it when seen again (settle()).
+   * True when the journal now has it resolved.
+   */
+  async learn(movement: Movement, { cardSeen }: { cardSeen: boolean }): Promise<boolean> {
+    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
+    if (apiKey === undefined || phaseOf(movement) !== 'uncertain') return false;
+    let atLedger: LedgerMovement;
+    try {
+      atLedger = await this.#ledger.getMovement(apiKey, movement.id);
+    } catch {
+      return false;
+    }
+    if (atLedger.state === 'pending' || phaseOf(movement) !== 'uncertain') return false;
+    const landed = atLedger.state === 'posted';
+    // An operator's word given without the card holds the card until a till reads it: this
+    // one did, and the card cannot tell, so the operator's word stands.
+    if (
+      cardSeen &&
+      atLedger.awaitsCard === true &&
+      !(await this.#tellCardAgrees(apiKey, movement, atLedger.state, undefined))
+    ) {
+      return false;
+    }
+    this.#book.log.warn(
+      `movement ${movement.id}: ${atLedger.state} at the ledger by ${atLedger.resolvedByTill ? `till ${atLedger.resolvedByTill}` : 'an operator'} (${atLedger.evidence ?? 'no evidence given'}); taken as decided`,
+    );
+    await this.#book.append({
+      type: 'card',
+      id: movement.id,
+      outcome: landed ? 'committed' : 'not-written',
+      ...(cardSeen ? {} : { learnt: true }),
+    });
+    await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
+    this.#resolving.resolved(movement.id);
+    return true;
+  }
+
+  /**
+   * What the card shows of a movement whose outcome was learnt from the ledger: journaled as
+   * seen, and where it disagrees with the ledger's word, the compensating movement that sets
+   * the books right (outcome undefined: the card cannot tell, the ledger's word stands).
+   */
+  async seen(movement: Movement, outcome: 'committed' | 'not-written' | undefined): Promise<void> {
+    const seen = outcome ?? movement.card;
+    const resolved = movement.resolved;
+    if (!seen || resolved === undefined) return;
+    if (seen !== movement.card) {
+      this.#book.log.error(
+        `movement ${movement.id}: its card ${seen === 'committed' ? 'holds' : 'does not hold'} it, though the ledger's final word is ${resolved}`,
+      );
+    } else if (resolved !== 'absent') {
+      // The ledger may hold the card for it (an operator decided without the card): told the
+      // card agrees, it frees the card. Until it answers, the card decides it again when seen.
+      const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
+      if (apiKey !== undefined && !(await this.#tellCardAgrees(apiKey, movement, resolved, seen)))
+        return;
+    }
+    await this.#book.append({ type: 'card', id: movement.id, outcome: seen });
+    await this.#compensations.compensate(movement, resolved);
+    const compensation = this.#book.compensationOf(movement.id);
+    if (compensation) await this.#resolving.resolve(compensation);
+  }
+
+  /**
+   * A movement an operator posted or voided without its card (`awaitsCard`), whatever till
+   * made it, read now at this one (POST /cards/settle): the ledger is told the card agrees with
+   * its word, or a compensating movement of this till sets the books right, which frees the
+   * card as well. Resolves with the compensation, if one was needed; throws when the ledger
+   * did not take the card's word.
+   */
+  async cardDecides(
+    apiKey: string,
+    atLedger: LedgerMovement,
+    shows: 'committed' | 'not-written' | undefined,
+    evidence: string,
+  ): Promise<Movement | undefined> {
+    const state = atLedger.state === 'posted' ? 'posted' : 'voided';
+    const compensation = compensationOfWrite(
+      { kind: atLedger.kind, credits: atLedger.credits, card: shows },
+      state,
+    );
+    if (!compensation) {
+      await this.#resolving.resolveOnEvidence(
+        apiKey,
+        atLedger.id,
+        state === 'posted' ? 'post' : 'void',
+        evidence,
+      );
+      return undefined;
+    }
+    const made =
+      this.#book.compensationOf(atLedger.id) ??
+      (await this.#compensations.start(
+        {
+          id: atLedger.id,
+          cardId: atLedger.cardId,
+          keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
+          shows,
+        },
+        state,
+        compensation,
+      ));
+    await this.#resolving.resolve(made);
+    return made;
+  }
+
+  /** Tells the ledger the card agrees with its word on `movement`; false when it did not answer. */
+  async #tellCardAgrees(
+    apiKey: string,
+    movement: Movement,
+    state: 'posted' | 'voided',
+    shows: 'committed' | 'not-written' | undefined,
+  ): Promise<boolean> {
+    const what =
+      shows === undefined
+        ? "shows neither the balance before nor after it: the ledger's word stands"
+        : `${shows === 'committed' ? 'holds' : 'does not hold'} it`;
+    const evidence = `card ${movement.cardId} read at till ${this.#book.tillId}: it ${what}`;
+    try {
+      await this.#resolving.resolveOnEvidence(
+        apiKey,
+        movement.id,
+        state === 'posted' ? 'post' : 'void',
+        evidence,
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof LedgerRefusal)) return false;
+      // The ledger's word changed since it was learnt: nothing a retry would change.
+      this.#book.log.error(
+        `movement ${movement.id}: the ledger refused the card's word (${error.code})`,
+      );
+      return true;
+    }
+  }
+}

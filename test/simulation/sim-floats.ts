@@ -1,0 +1,493 @@
+/**
+ * The till floats of contract v1 (docs/cloud-api.md, "Till floats") in the simulated ledger:
+ * what cloud/db/routines/ledger_*float* do, as an in-memory state machine over SimLedger's
+ * shops, movements and card accounts. sim-ledger-contract.test.ts compares its answers with the
+ * real ledger's.
+ */
+import { MAX_FLOAT_SEQ, parseFloatMovementId } from '../../common/float-ids.ts';
+import type {
+  Float,
+  FloatClosing,
+  FloatMovementReport,
+  FloatReportFlag,
+  FloatReportResult,
+  FloatSettings,
+  FloatTopUpAnswer,
+  OpenFloatRequest,
+  FloatTopUpRequest,
+  Till,
+} from '../../common/ledger-contract.ts';
+import type { Rng } from './scheduler.ts';
+import type { SimLedger, SimShop, StoredMovement } from './sim-ledger.ts';
+import { SimLedgerError } from './sim-ledger.ts';
+
+export const NO_FLOAT: FloatSettings = {
+  size: 0,
+  lowWater: 0,
+  offlineCap: null,
+  offlineLimitSeconds: 86_400,
+  cardTypes: ['classic', 'desfire'],
+};
+
+export interface SimFloat {
+  id: string;
+  shop: string;
+  tillId: string;
+  prefix: string;
+  state: 'open' | 'closed';
+  credits: number;
+  granted: number;
+  idsIssued: number;
+  openRequest: string;
+  openedAt: string;
+  closedAt: string | null;
+  closedBy: 'till' | 'operator' | null;
+  returned: number;
+  writtenOff: number;
+  writeOffReason: string | null;
+  overdrawn: number;
+}
+
+interface TopUp {
+  id: string;
+  floatId: string;
+  requested: number;
+  granted: number;
+  ids: number;
+  at: string;
+}
+
+const refuse = (code: string, status: number) => new SimLedgerError(status, code);
+
+export class SimFloats {
+  readonly floats = new Map<string, SimFloat>();
+  readonly #topUps = new Map<string, TopUp>();
+  /** Per shop and till: when it was first heard from and last reported. */
+  readonly tills = new Map<string, { firstSeenAt: string; lastReportAt: string | null }>();
+  readonly #ledger: SimLedger;
+  readonly #now: () => number;
+  readonly #random: () => string;
+
+  constructor(ledger: SimLedger, now: () => number, rng?: Rng) {
+    this.#ledger = ledger;
+    this.#now = now;
+    let made = 0;
+    // Prefixes: from the simulation's seeded generator when given, so runs replay.
+    this.#random = () =>
+      rng
+        ? Array.from({ length: 12 }, () => rng.int(16).toString(16)).join('')
+        : (made += 1).toString(16).padStart(12, 'f');
+  }
+
+  settings(shop: SimShop): FloatSettings {
+    return shop.float ?? NO_FLOAT;
+  }
+
+  /** What the shop's open floats hold. */
+  floatCredits(shopId: string): number {
+    let sum = 0;
+    for (const float of this.floats.values()) {
+      if (float.shop === shopId && float.state === 'open') sum += float.credits;
+    }
+    return sum;
+  }
+
+  open(apiKey: string, request: OpenFloatRequest): { float: Float; created: boolean } {
+    const shop = this.#ledger.authenticate(apiKey);
+    const tillId = request.tillId.toLowerCase();
+    const requestId = request.requestId.toLowerCase();
+    const earlier = [...this.floats.values()].find(
+      (float) => float.shop === shop.id && float.openRequest === requestId,
+    );
+    if (earlier) {
+      if (earlier.tillId !== tillId) throw refuse('FloatRequestConflict', 409);
+      return { float: this.view(earlier), created: false };
+    }
+    if (this.openFloatOf(shop.id, tillId)) throw refuse('FloatOpen', 409);
+    if (this.settings(shop).size === 0) throw refuse('FloatsOff', 409);
+    this.heardFrom(shop.id, tillId);
+    let prefix = this.#random();
+    while ([...this.floats.values()].some((float) => float.prefix === prefix))
+      prefix = this.#random();
+    const float: SimFloat = {
+      id: `f10a7000-0000-4000-8000-${(this.floats.size + 1).toString(16).padStart(12, '0')}`,
+      shop: shop.id,
+      tillId,
+      prefix,
+      state: 'open',
+      credits: 0,
+      granted: 0,
+      idsIssued: Math.min(request.ids ?? 100, MAX_FLOAT_SEQ),
+      openRequest: requestId,
+      openedAt: this.#iso(),
+      closedAt: null,
+      closedBy: null,
+      returned: 0,
+      writtenOff: 0,
+      writeOffReason: null,
+      overdrawn: 0,
+    };
+    this.floats.set(float.id, float);
+    this.#grant(shop, float, Math.min(this.settings(shop).size, shop.credits));
+    return { float: this.view(float), created: true };
+  }
+
+  topUp(apiKey: string, floatId: string, request: FloatTopUpRequest): FloatTopUpAnswer {
+    const shop = this.#ledger.authenticate(apiKey);
+    const key = `${shop.id} ${request.id.toLowerCase()}`;
+    let topUp = this.#topUps.get(key);
+    const ids = request.ids ?? 0;
+    if (topUp) {
+      if (
+        topUp.floatId !== floatId.toLowerCase() ||
+        topUp.requested !== request.credits ||
+        topUp.ids !== ids
+      ) {
+        throw refuse('TopUpConflict', 409);
+      }
+    } else {
+      const float = this.#float(shop.id, floatId);
+      if (request.tillId !== undefined && request.tillId.toLowerCase() !== float.tillId) {
+        throw refuse('FloatOfAnotherTill', 409);
+      }
+      if (float.state === 'closed') throw refuse('FloatClosed', 409);
+      const granted = Math.max(
+        0,
+        Math.min(request.credits, this.settings(shop).size - float.credits, shop.credits),
+      );
+      topUp = {
+        id: request.id.toLowerCase(),
+        floatId: float.id,
+        requested: request.credits,
+        granted,
+        ids,
+        at: this.#iso(),
+      };
+      this.#topUps.set(key, topUp);
+      this.#grant(shop, float, granted);
+      float.idsIssued = Math.min(MAX_FLOAT_SEQ, float.idsIssued + ids);
+    }
+    const { floatId: of, ...shown } = topUp;
+    return { topUp: shown, float: this.view(this.#float(shop.id, of)) };
+  }
+
+  report(
+    apiKey: string,
+    reporter: string,
+    movements: FloatMovementReport[],
+  ): { results: FloatReportResult[] } {
+    const { shop, revoked } = this.#ledger.authenticateReport(apiKey);
+    return { results: this.#report(shop, reporter.toLowerCase(), movements, revoked) };
+  }
+
+  close(
+    apiKey: string,
+    floatId: string,
+    tillId: string,
+    movements: FloatMovementReport[],
+  ): FloatClosing {
+    const { shop, revoked } = this.#ledger.authenticateReport(apiKey);
+    return this.#close(shop, floatId, tillId.toLowerCase(), movements, 0, null, revoked);
+  }
+
+  /** An operator closes a float (the admin CLI): final report, write-off, the rest returned. */
+  closeByOperator(
+    shopId: string,
+    floatId: string,
+    input: { movements: FloatMovementReport[]; writeOff: number; reason: string | null },
+  ): FloatClosing {
+    const shop = this.#ledger.shops.get(shopId) as SimShop;
+    return this.#close(shop, floatId, null, input.movements, input.writeOff, input.reason, false);
+  }
+
+  get(apiKey: string, floatId: string): Float {
+    const shop = this.#ledger.authenticate(apiKey);
+    return this.view(this.#float(shop.id, floatId));
+  }
+
+  tillsOf(apiKey: string): Till[] {
+    const shop = this.#ledger.authenticate(apiKey);
+    return [...this.tills.entries()]
+      .filter(([key]) => key.startsWith(`${shop.id} `))
+      .map(([key, till]) => this.#till(shop.id, key.split(' ')[1] as string, till));
+  }
+
+  openFloatOfTill(apiKey: string, tillId: string): Float {
+    const shop = this.#ledger.authenticate(apiKey);
+    const float = this.openFloatOf(shop.id, tillId.toLowerCase());
+    if (!float) throw refuse('FloatNotFound', 404);
+    return this.view(float);
+  }
+
+  openFloatOf(shopId: string, tillId: string): SimFloat | undefined {
+    return [...this.floats.values()].find(
+      (float) => float.shop === shopId && float.tillId === tillId && float.state === 'open',
+    );
+  }
+
+  /**
+   * Whether a card may carry float recharges not all reported (ledger_float_report_pending):
+   * an open float with a movement on the card at s, and an id below s nothing names.
+   */
+  reportPending(shopId: string, cardId: string): boolean {
+    const tops = new Map<string, number>();
+    for (const movement of this.#ledger.movements.values()) {
+      if (movement.shop !== shopId || movement.cardId !== cardId || movement.floatId === null)
+        continue;
+      tops.set(movement.floatId, Math.max(tops.get(movement.floatId) ?? 0, movement.floatSeq ?? 0));
+    }
+    for (const [floatId, top] of tops) {
+      if (this.floats.get(floatId)?.state !== 'open') continue;
+      const below = [...this.#ledger.movements.values()].filter(
+        (movement) => movement.floatId === floatId && (movement.floatSeq ?? 0) < top,
+      ).length;
+      if (below < top - 1) return true;
+    }
+    return false;
+  }
+
+  /** A pending float movement voided: back to its open float, or to the pool. */
+  release(shop: SimShop, movement: StoredMovement): void {
+    const float = movement.floatId === null ? undefined : this.floats.get(movement.floatId);
+    if (float?.state === 'open') float.credits += movement.credits;
+    else shop.credits += movement.credits;
+  }
+
+  view(float: SimFloat): Float {
+    const ofFloat = [...this.#ledger.movements.values()].filter(
+      (movement) => movement.floatId === float.id,
+    );
+    const tally = (keep: (movement: StoredMovement) => boolean) => {
+      const kept = ofFloat.filter(keep);
+      return {
+        count: kept.length,
+        credits: kept.reduce((sum, movement) => sum + movement.credits, 0),
+      };
+    };
+    return {
+      id: float.id,
+      tillId: float.tillId,
+      state: float.state,
+      credits: float.credits,
+      granted: float.granted,
+      idPrefix: float.prefix,
+      idsIssued: float.idsIssued,
+      openedAt: float.openedAt,
+      closedAt: float.closedAt,
+      closedBy: float.closedBy,
+      returned: float.returned,
+      writtenOff: float.writtenOff,
+      writeOffReason: float.writeOffReason,
+      overdrawn: float.overdrawn,
+      lastReportAt: this.tills.get(`${float.shop} ${float.tillId}`)?.lastReportAt ?? null,
+      reported: tally((movement) => movement.state === 'posted' && movement.reportedAs !== 'found'),
+      found: tally((movement) => movement.state === 'posted' && movement.reportedAs === 'found'),
+      undecided: tally((movement) => movement.state === 'pending'),
+      notWritten: ofFloat.filter((movement) => movement.state === 'voided').length,
+      unaccountedIds: float.idsIssued - ofFloat.length,
+    };
+  }
+
+  #till(
+    shopId: string,
+    tillId: string,
+    till: { firstSeenAt: string; lastReportAt: string | null },
+  ): Till {
+    const float = this.openFloatOf(shopId, tillId);
+    return { tillId, ...till, float: float ? this.view(float) : null };
+  }
+
+  /** A till the shop heard from (a movement or float naming it). */
+  heardFrom(shopId: string, tillId: string): void {
+    if (!this.tills.has(`${shopId} ${tillId}`)) {
+      this.tills.set(`${shopId} ${tillId}`, { firstSeenAt: this.#iso(), lastReportAt: null });
+    }
+  }
+
+  #float(shopId: string, floatId: string): SimFloat {
+    const float = this.floats.get(floatId.toLowerCase());
+    if (!float || float.shop !== shopId) throw refuse('FloatNotFound', 404);
+    return float;
+  }
+
+  #grant(shop: SimShop, float: SimFloat, credits: number): void {
+    if (credits <= 0) return;
+    shop.credits -= credits;
+    float.credits += credits;
+    float.granted += credits;
+  }
+
+  #close(
+    shop: SimShop,
+    floatId: string,
+    tillId: string | null,
+    movements: FloatMovementReport[],
+    writeOff: number,
+    reason: string | null,
+    revoked: boolean,
+  ): FloatClosing {
+    const float = this.#float(shop.id, floatId);
+    if (tillId !== null && tillId !== float.tillId) throw refuse('FloatOfAnotherTill', 409);
+    if (float.state === 'closed') return { closed: false, results: [], float: this.view(float) };
+    const undo = this.#ledger.snapshot();
+    const results = this.#report(shop, tillId, movements, revoked);
+    if (writeOff > float.credits) {
+      // Nothing of the call stays.
+      this.#ledger.restore(undo);
+      throw refuse('WriteOffBeyondFloat', 422);
+    }
+    float.credits -= writeOff;
+    float.writtenOff += writeOff;
+    shop.credits += float.credits;
+    float.returned += float.credits;
+    float.credits = 0;
+    float.state = 'closed';
+    float.closedAt = this.#iso();
+    float.closedBy = tillId === null ? 'operator' : 'till';
+    float.writeOffReason = writeOff > 0 ? reason : null;
+    return { closed: true, results, float: this.view(float) };
+  }
+
+  #report(
+    shop: SimShop,
+    reporter: string | null,
+    movements: FloatMovementReport[],
+    revoked: boolean,
+  ): FloatReportResult[] {
+    if (reporter !== null) {
+      this.heardFrom(shop.id, reporter);
+      (this.tills.get(`${shop.id} ${reporter}`) as { lastReportAt: string | null }).lastReportAt =
+        this.#iso();
+    }
+    return movements.map((movement) => this.#reportOne(shop, reporter, movement, revoked));
+  }
+
+  #reportOne(
+    shop: SimShop,
+    reporter: string | null,
+    item: FloatMovementReport,
+    revoked: boolean,
+  ): FloatReportResult {
+    const id = item.id.toLowerCase();
+    const parsed = parseFloatMovementId(id);
+    const float =
+      parsed &&
+      [...this.floats.values()].find(
+        (candidate) => candidate.shop === shop.id && candidate.prefix === parsed.prefix,
+      );
+    if (!parsed || !float || parsed.seq > float.idsIssued) {
+      this.#ledger.flagCard(shop.id, item.cardId, 'forged-float-movement', id);
+      return { id, outcome: 'refused', flags: ['forged-id'] };
+    }
+    const found = item.found === true;
+    const as = found
+      ? 'found'
+      : reporter === null
+        ? 'operator'
+        : reporter === float.tillId
+          ? 'till'
+          : undefined;
+    if (as === undefined) return { id, outcome: 'refused', flags: ['other-till'] };
+    const flags: FloatReportFlag[] = revoked ? ['key-revoked'] : [];
+    const existing = this.#ledger.movements.get(id);
+    if (existing) {
+      if (
+        existing.shop !== shop.id ||
+        existing.floatId !== float.id ||
+        existing.cardId !== item.cardId ||
+        existing.credits !== item.credits ||
+        (existing.state === 'posted' && item.card === 'not-written') ||
+        (existing.state === 'voided' && item.card === 'written')
+      ) {
+        return { id, outcome: 'refused', state: existing.state, flags: ['conflict'] };
+      }
+      if (existing.state === 'pending' && item.card !== 'undecided') {
+        const posted = item.card === 'written';
+        existing.state = posted ? 'posted' : 'voided';
+        existing.resolvedAt = this.#iso();
+        existing.transitions += 1;
+        existing.resolvedByTill = reporter;
+        existing.reportFlags = [...existing.reportFlags, ...flags];
+        if (posted) {
+          existing.occurredAt = new Date(item.occurredAt ?? existing.resolvedAt).toISOString();
+          if (found) {
+            existing.reportedAs = 'found';
+            existing.evidence = `found on card ${item.cardId} at till ${reporter}`;
+          }
+          this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits);
+        } else {
+          this.release(shop, existing);
+        }
+        return { id, outcome: 'recorded', state: existing.state, flags };
+      }
+      return {
+        id,
+        outcome: 'known',
+        state: existing.state,
+        flags: existing.reportFlags as FloatReportFlag[],
+      };
+    }
+    const cost = item.creditCost ?? shop.creditCost;
+    if (item.creditCost === undefined) flags.push('cost-estimated');
+    const state =
+      item.card === 'written' ? 'posted' : item.card === 'not-written' ? 'voided' : 'pending';
+    const now = this.#iso();
+    const stored = this.#ledger.store({
+      id,
+      shop: shop.id,
+      kind: 'recharge',
+      cardId: item.cardId,
+      credits: item.credits,
+      requestedAmount: null,
+      creditCost: cost,
+      state,
+      createdAt: now,
+      resolvedAt: state === 'pending' ? null : now,
+      transitions: 0,
+      tillId: float.tillId,
+      cardBefore: item.cardBefore ?? null,
+      compensates: null,
+      resolvedByTill: state === 'pending' ? null : reporter,
+      evidence: found ? `found on card ${item.cardId} at till ${reporter}` : null,
+      awaitsCard: false,
+      cardEvidence: null,
+      occurredAt: state === 'posted' ? new Date(item.occurredAt ?? now).toISOString() : null,
+      floatId: float.id,
+      floatSeq: parsed.seq,
+      reportedAs: as,
+      reportFlags: [],
+      // A float report carries no POS reference yet (the real one stores none either).
+      reference: null,
+    });
+    if (state !== 'voided') flags.push(...this.#draw(float, item.credits));
+    if (state === 'posted') this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits);
+    stored.reportFlags = [...flags];
+    return { id, outcome: 'recorded', state, flags };
+  }
+
+  /** ledger_float_draw: a float movement's credits, from its float whatever happened since. */
+  #draw(float: SimFloat, credits: number): FloatReportFlag[] {
+    const flags: FloatReportFlag[] = [];
+    let over: number;
+    if (float.state === 'closed') {
+      flags.push('float-closed');
+      const back = Math.min(credits, float.writtenOff);
+      float.writtenOff -= back;
+      float.credits += back;
+      over = credits - back;
+    } else {
+      over = Math.max(0, credits - float.credits);
+    }
+    if (over > 0) {
+      flags.push('beyond-float');
+      float.overdrawn += over;
+      float.credits += over;
+    }
+    float.credits -= credits;
+    return flags;
+  }
+
+  #iso(): string {
+    return new Date(this.#now()).toISOString();
+  }
+}
