@@ -360,10 +360,10 @@ async function check(io: CliIo, args: string[]): Promise<number> {
   if (report.ok) {
     io.stdout.write(
       `ok: ${report.customers} customers, ${report.movements} movements, ${report.entries} entries, ` +
-        `${report.cards} cards, ${report.floats} floats, ${report.auditRows} audit log rows; every ` +
-        'balance equals the sum of its entries, every card account its import and movements, ' +
-        "every shop's book sums to zero, the audit log chain is intact, its " +
-        `${report.operatorActions} operator decisions and top-ups are recorded, and the daily ` +
+        `${report.cards} cards, ${report.floats} floats; every balance equals the sum of its ` +
+        "entries, every card account its import and movements, and every shop's book sums to " +
+        `zero; the audit log's chain of ${report.auditRows} rows is intact and its ` +
+        `${report.operatorActions} operator decisions and top-ups are recorded; the daily ` +
         'takings are the posted movements per local day\n',
     );
     return 0;
