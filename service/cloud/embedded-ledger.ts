@@ -70,7 +70,10 @@ export async function startEmbeddedLedger(
   const keyName = (key: string) =>
     `key:${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
   const folder = join(dataDir, 'ledger');
-  const demoSeed = (key: string) => ({ customers: [{ ...DEMO_SHOP, keys: [key] }] });
+  // The demo shop's day is the till's local day: its day reports count in this computer's zone.
+  const demoSeed = (key: string) => ({
+    customers: [{ ...DEMO_SHOP, keys: [key], timeZone: systemTimeZone() }],
+  });
   let askToOpen!: () => void;
   const asked = new Promise<void>((resolve) => (askToOpen = resolve));
   let openAsked = false;
@@ -185,4 +188,12 @@ async function listenOn(
     );
     return listen(handler, 0);
   }
+}
+
+/** This computer's IANA time zone (UTC when it names none the ledger could take). */
+export function systemTimeZone(): string {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return zone && /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)+$/.test(zone) && zone.length <= 64
+    ? zone
+    : 'UTC';
 }

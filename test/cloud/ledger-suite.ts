@@ -390,6 +390,35 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.ok(result.customers.every((customer) => !customer.created));
         assert.deepEqual((await base.withKey(SUITE_KEYS.shopB).customer()).body, before.body);
       });
+
+      test('when a seeded shop names its time zone, then its days are counted in it; a zone the database does not know is InvalidSeed and nothing is made', async () => {
+        const name = `Zoned shop ${randomUUID().slice(0, 8)}`;
+        const seed = { customers: [{ name, credits: 0, creditCost: '0.50' }] };
+        const made = await applySeed(db, {
+          customers: [{ ...seed.customers[0]!, timeZone: 'Europe/Brussels' }],
+        });
+        const zone = await db.query<{ time_zone: string }>(
+          'SELECT time_zone FROM customers WHERE id = $1',
+          [made.customers[0]?.customerId],
+        );
+        assert.equal(zone.rows[0]?.time_zone, 'Europe/Brussels');
+        const other = `Unzoned shop ${randomUUID().slice(0, 8)}`;
+        await assert.rejects(
+          applySeed(db, {
+            customers: [{ name: other, credits: 0, creditCost: '0.50', timeZone: 'Mars/Olympus' }],
+          }),
+          (error: Error & { code?: string }) => {
+            assert.equal(error.code, 'InvalidSeed');
+            assert.match(
+              error.message,
+              /customers\.0\.timeZone: "Mars\/Olympus" is not a time zone/,
+            );
+            return true;
+          },
+        );
+        const none = await db.query('SELECT 1 FROM customers WHERE name = $1', [other]);
+        assert.equal(none.rows.length, 0);
+      });
     });
 
     describe('recharge', () => {

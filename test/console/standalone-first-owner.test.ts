@@ -12,6 +12,8 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 // prints, makes their account, and sees today's takings per till, matching the movements.
 
 const API_KEY = 'standalone-owner-key-0123456789';
+// The till's own time zone, far from UTC: the demo shop's days are the till's local days.
+const TILL_ZONE = 'Pacific/Auckland';
 const home = mkdtempSync(join(tmpdir(), 'cww-first-owner-'));
 let worker: WorkerProcess;
 
@@ -20,17 +22,20 @@ before(async () => {
   // Any free port for the back office (4179 may be another till's on this machine), and a
   // heartbeat every second so the till's page fills at once.
   writeFileSync(config, JSON.stringify({ consolePort: 0, heartbeatEveryMs: 1_000 }));
-  worker = await startWorkerProcess([
-    '--simulator',
-    '--port',
-    '0',
-    '--api-key',
-    API_KEY,
-    '--data-dir',
-    join(home, 'data'),
-    '--config',
-    config,
-  ]);
+  worker = await startWorkerProcess(
+    [
+      '--simulator',
+      '--port',
+      '0',
+      '--api-key',
+      API_KEY,
+      '--data-dir',
+      join(home, 'data'),
+      '--config',
+      config,
+    ],
+    { TZ: TILL_ZONE },
+  );
 });
 
 after(async () => {
@@ -108,6 +113,8 @@ test('when the owner opens the printed setup link on the till and makes their ac
     headers: { 'X-Api-Key': API_KEY },
     contract: false,
   });
+  assert.equal((report.json as { shop: { timeZone: string } }).shop.timeZone, TILL_ZONE);
+  assert.match(textOf(today), new RegExp(`So far today \\(\\d{4}-\\d{2}-\\d{2}, ${TILL_ZONE}\\)`));
   const totals = (report.json as { totals: Record<string, string> }).totals;
   assert.deepEqual(
     [totals.eurosTaken, totals.eurosPaidOut, totals.netCashExpected],
