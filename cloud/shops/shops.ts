@@ -145,7 +145,9 @@ async function updateShop(
 ): Promise<Shop> {
   return db.transaction(async (tx) => {
     // A change of zone counts the shop's days anew: it waits first for the posts in flight,
-    // before the shop's row, in the order a post takes them (ledger_count_posted).
+    // before the shop's row, in the order a post takes them (ledger_count_posted). A
+    // transaction that holds the shop's row before it posts (a float's close) can meet it in
+    // a deadlock: PostgreSQL ends one, and db.transaction makes it again.
     if (column === 'time_zone') {
       await tx.query('SELECT pg_advisory_xact_lock(11, hashtext($1::text))', [shopId]);
     }

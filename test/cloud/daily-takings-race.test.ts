@@ -170,3 +170,46 @@ test('when the zone changes first (made, not yet committed) and a post comes mea
     ['2026-03-28'],
   );
 });
+
+test('when a transaction holds the shop (a float closing) and then posts while the zone changes, then both are done (the two wait for each other in a circle, PostgreSQL ends one and it is made again), the post counted in the new zone', async () => {
+  const ledger = new Ledger(db);
+  const shop = (await addCustomer(db, { name: 'Closing shop', credits: 1_000, creditCost: 5000n }))
+    .customerId;
+  await setTimeZone(db, shop, 'Europe/Brussels', BY);
+  const id = randomUUID();
+  await ledger.createMovement(shop, {
+    id,
+    kind: 'recharge',
+    cardId: '04D00003',
+    credits: 5,
+    tillId: TILL,
+  });
+  let held!: () => void;
+  const holding = new Promise<void>((resolve) => (held = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  // As ledger_close_float does: the shop's row first, then its report posts movements.
+  const closing = db.transaction(async (tx) => {
+    await tx.query('SELECT 1 FROM customers WHERE id = $1 FOR UPDATE', [shop]);
+    held();
+    await released;
+    await resolveMovementIn(tx, shop, id, 'posted', {
+      tillId: TILL,
+      occurredAt: '2026-03-28T23:30:00Z',
+    });
+  });
+  await holding;
+  const change = setTimeZone(db, shop, 'America/New_York', BY);
+  while ((await lockWaiters()) < 1) await new Promise(setImmediate);
+  release();
+  await Promise.all([closing, change]);
+  assert.deepEqual((await checkLedger(db)).problems, []);
+  const { rows } = await db.query<{ day: string }>(
+    'SELECT day::text AS day FROM daily_takings WHERE customer_id = $1',
+    [shop],
+  );
+  assert.deepEqual(
+    rows.map((row) => row.day),
+    ['2026-03-28'],
+  );
+});
