@@ -106,6 +106,7 @@ test("when the schema is migrated, then every table is keyed by its customer, bu
       card_flags: 'customer_id',
       card_imports: 'customer_id',
       customers: 'id',
+      daily_takings: 'customer_id',
       float_entries: 'customer_id',
       float_topups: 'customer_id',
       floats: 'customer_id',
