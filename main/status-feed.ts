@@ -7,7 +7,8 @@ import { statusModel, type StatusSnapshot } from './status-model.ts';
 /**
  * Follows a running service core and keeps the window's snapshot current from its events (no
  * polling): reader and card changes, requests, rate-limit hits, ledger reachability, the
- * movements waiting for the ledger, and the simulated cards when the simulator is on. Calls
+ * movements waiting for the ledger, the till's name and back office from the ledger, and the
+ * simulated cards when the simulator is on. Calls
  * `publish` with each new snapshot; returns `stop`.
  */
 export function followService(
@@ -30,6 +31,7 @@ export function followService(
     ),
     service.simulator?.status() ?? null,
   );
+  snapshot = statusModel.console(statusModel.tillName(snapshot, service.tillName), service.console);
   const update = (next: StatusSnapshot) => {
     snapshot = next;
     publish(snapshot);
@@ -73,6 +75,11 @@ export function followService(
       ),
     );
   const onSimulator = (status: SimulatorStatus) => update(statusModel.simulator(snapshot, status));
+  const onTill = (till: { name: string | null }) => {
+    if (till.name !== snapshot.tillName) update(statusModel.tillName(snapshot, till.name));
+  };
+  const onConsole = (address: { url: string; setupUrl: string | null }) =>
+    update(statusModel.console(snapshot, address));
   service.readers.on('status', onReader);
   service.readers.on('event', onReaderEvent);
   service.activity.on('request', onRequest);
@@ -82,6 +89,8 @@ export function followService(
   service.on('movements', onLedger);
   service.on('waitingForCard', onLedger);
   service.on('listening', onListening);
+  service.on('till', onTill);
+  service.on('console', onConsole);
   service.simulator?.on('changed', onSimulator);
   return {
     snapshot: () => snapshot,
@@ -95,6 +104,8 @@ export function followService(
       service.off('movements', onLedger);
       service.off('waitingForCard', onLedger);
       service.off('listening', onListening);
+      service.off('till', onTill);
+      service.off('console', onConsole);
       service.simulator?.off('changed', onSimulator);
     },
   };

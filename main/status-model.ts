@@ -43,6 +43,13 @@ export interface StatusSnapshot {
   };
   /** This till's id at the ledger: the running service's, else the settings' (null: none yet). */
   tillId: string | null;
+  /** The name the shop gave this till in the back office (its heartbeat's answer), or null. */
+  tillName: string | null;
+  /**
+   * The back office: its address, and while the shop has no owner account (standalone) the
+   * one-time link that makes it; null before the service runs.
+   */
+  console: { url: string; setupUrl: string | null } | null;
   reader: {
     pcsc: ReaderStatus['pcsc'];
     name: string | null;
@@ -100,6 +107,8 @@ export function emptySnapshot(): StatusSnapshot {
   return {
     service: { url: null, state: 'starting', error: null },
     tillId: null,
+    tillName: null,
+    console: null,
     reader: { pcsc: 'stopped', name: null, readers: [], problem: null, advice: null },
     card: null,
     lastCard: null,
@@ -126,6 +135,17 @@ export const statusModel = {
 
   till(snapshot: StatusSnapshot, tillId: string | null): StatusSnapshot {
     return { ...snapshot, tillId };
+  },
+
+  tillName(snapshot: StatusSnapshot, tillName: string | null): StatusSnapshot {
+    return { ...snapshot, tillName };
+  },
+
+  console(
+    snapshot: StatusSnapshot,
+    address: { url: string; setupUrl: string | null },
+  ): StatusSnapshot {
+    return { ...snapshot, console: address.url ? { ...address } : null };
   },
 
   reader(

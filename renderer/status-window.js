@@ -189,6 +189,13 @@ function render(snapshot) {
   $('service-url').textContent = service.url ?? '-';
   $('copy-url').disabled = !service.url; // starting or failed: nothing to copy
   $('till-id').textContent = snapshot.tillId ?? 'made at the first start';
+  // The name the shop gave this till in the back office, when its heartbeat brought one.
+  $('till-name').hidden = !snapshot.tillName;
+  $('till-name').textContent = snapshot.tillName ?? '';
+  const backOffice = snapshot.console;
+  $('back-office').hidden = !backOffice;
+  $('back-office-url').textContent = backOffice ? backOffice.url : '';
+  $('back-office-setup').hidden = !backOffice || !backOffice.setupUrl;
   const last = requests[0];
   const lastRequest = $('last-request');
   const said = last ? describeRequest(last) : 'none yet';
@@ -605,6 +612,14 @@ $('reader-action').addEventListener('click', (event) => {
   void readerAction(event.currentTarget.dataset.action);
 });
 $('open-log-folder').addEventListener('click', () => void openLogFolder());
+$('open-back-office').addEventListener('click', async () => {
+  const result = await bridge.openBackOffice();
+  say(
+    'copy-result',
+    result.ok,
+    result.ok ? `Opened ${result.message} in the browser` : result.message,
+  );
+});
 $('install-update').addEventListener('click', () => void bridge.installUpdate());
 
 bridge.onStatus(render);

@@ -9,6 +9,8 @@ import {
   type Movement as LedgerMovement,
   type MovementRequest,
   type ResolveRequest,
+  type TillHeartbeat,
+  type TillState,
 } from '../../common/ledger-contract.ts';
 
 export type { LedgerCardAccount, LedgerCustomer, LedgerMovement };
@@ -189,6 +191,16 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
       `/v1/movements?reference=${encodeURIComponent(reference)}`,
     );
     return answer.movements;
+  }
+
+  /** This till's heartbeat; the answer is the till as the ledger knows it (its name). */
+  sendHeartbeat(apiKey: string, tillId: string, heartbeat: TillHeartbeat): Promise<TillState> {
+    return this.#call<TillState>(
+      apiKey,
+      'POST',
+      `/v1/tills/${encodeURIComponent(tillId)}/heartbeat`,
+      heartbeat,
+    );
   }
 
   getMovement(apiKey: string, id: string): Promise<LedgerMovement> {

@@ -74,6 +74,8 @@ interface Snapshot {
 }
 
 /** The failed-authentication limits, off: the tills share one address and key prefix here. */
+/** Who decides a movement without its card in the simulation: the shop's operator, as on the CLI. */
+const OPERATOR = { kind: 'cli', user: 'simulated-operator' } as const;
 const UNLIMITED = { perAddress: Number.MAX_SAFE_INTEGER, perKeyPrefix: Number.MAX_SAFE_INTEGER };
 
 interface Store {
@@ -145,7 +147,13 @@ export class RealLedger implements ShopLedger {
     await db.exec(`SET session_replication_role = replica;
       TRUNCATE ${data.join(', ')} RESTART IDENTITY CASCADE;
       RESET session_replication_role;`);
-    const app = await createLedgerApp(new Ledger(db), { error: onError }, UNLIMITED);
+    const app = await createLedgerApp(
+      new Ledger(db),
+      { error: onError },
+      {
+        failedAuthenticationLimits: UNLIMITED,
+      },
+    );
     return new RealLedger(db, app, now);
   }
 
@@ -203,7 +211,11 @@ export class RealLedger implements ShopLedger {
   decide(id: string, state: 'posted' | 'voided', evidence: string): Promise<void> {
     const customerId = this.movements.get(id)?.shop ?? '';
     return this.#change(async () => {
-      await resolveByOperator(this.#db, { customerId, id, target: state, evidence });
+      await resolveByOperator(
+        this.#db,
+        { customerId, id, target: state, evidence },
+        { actor: OPERATOR },
+      );
     });
   }
 

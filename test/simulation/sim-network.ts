@@ -82,6 +82,14 @@ export function ledgerOverHttp(
     if (method === 'GET' && parts[0] === 'v1' && parts[1] === 'cards' && parts.length === 3) {
       return { status: 200, body: ledger.cardAccountOf(apiKey, parts[2] as string) };
     }
+    if (
+      method === 'POST' &&
+      parts[1] === 'tills' &&
+      parts[3] === 'heartbeat' &&
+      parts.length === 4
+    ) {
+      return { status: 200, body: ledger.heartbeat(apiKey, parts[2] as string, body as never) };
+    }
     return floatsOverHttp(ledger, method, parts, apiKey, body);
   } catch (error) {
     if (!(error instanceof SimLedgerError)) throw error;
