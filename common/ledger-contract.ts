@@ -233,6 +233,7 @@ export type FloatReportFlag =
   | 'forged-id'
   | 'conflict'
   | 'other-till'
+  | 'other-shop'
   | 'float-closed'
   | 'beyond-float'
   | 'key-revoked'

@@ -1,6 +1,7 @@
 import type { ReaderEvent } from '../service/card/reader-manager.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { CardAnswer } from '../service/http/activity.ts';
+import type { FloatStatus } from '../service/wallet/float-status.ts';
 import type { WorkerService } from '../service/worker-service.ts';
 import { statusModel, type StatusSnapshot } from './status-model.ts';
 
@@ -16,17 +17,20 @@ export function followService(
   publish: (snapshot: StatusSnapshot) => void,
 ): { snapshot: () => StatusSnapshot; stop: () => void } {
   let snapshot = statusModel.simulator(
-    statusModel.ledger(
-      statusModel.reader(
-        statusModel.till(
-          statusModel.service(initial, { url: service.url, state: 'running', error: null }),
-          service.tillId,
+    statusModel.float(
+      statusModel.ledger(
+        statusModel.reader(
+          statusModel.till(
+            statusModel.service(initial, { url: service.url, state: 'running', error: null }),
+            service.tillId,
+          ),
+          service.readers.status,
         ),
-        service.readers.status,
+        service.ledger,
+        service.unconfirmedMovements,
+        service.movementsWaitingForCard,
       ),
-      service.ledger,
-      service.unconfirmedMovements,
-      service.movementsWaitingForCard,
+      service.float,
     ),
     service.simulator?.status() ?? null,
   );
@@ -66,6 +70,7 @@ export function followService(
       statusModel.cardCredits(snapshot, answer.cardId, answer.credits, answer.at, answer.suspect),
     );
   const onSimulator = (status: SimulatorStatus) => update(statusModel.simulator(snapshot, status));
+  const onFloat = (status: FloatStatus) => update(statusModel.float(snapshot, status));
   service.readers.on('status', onReader);
   service.readers.on('event', onReaderEvent);
   service.activity.on('request', onRequest);
@@ -75,6 +80,7 @@ export function followService(
   service.on('movements', onLedger);
   service.on('waitingForCard', onLedger);
   service.on('listening', onListening);
+  service.on('float', onFloat);
   service.simulator?.on('changed', onSimulator);
   return {
     snapshot: () => snapshot,
@@ -88,6 +94,7 @@ export function followService(
       service.off('movements', onLedger);
       service.off('waitingForCard', onLedger);
       service.off('listening', onListening);
+      service.off('float', onFloat);
       service.simulator?.off('changed', onSimulator);
     },
   };

@@ -375,6 +375,13 @@ export class SimFloats {
       [...this.floats.values()].find(
         (candidate) => candidate.shop === shop.id && candidate.prefix === parsed.prefix,
       );
+    if (
+      parsed &&
+      !float &&
+      [...this.floats.values()].some((other) => other.prefix === parsed.prefix)
+    ) {
+      return { id, outcome: 'refused', flags: ['other-shop'] };
+    }
     if (!parsed || !float || parsed.seq > float.idsIssued) {
       this.#ledger.flagCard(shop.id, item.cardId, 'forged-float-movement', id);
       return { id, outcome: 'refused', flags: ['forged-id'] };
