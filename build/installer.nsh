@@ -1,21 +1,19 @@
 ; Card Wallet Worker's additions to electron-builder's NSIS installer (nsis.include in
-; electron-builder.yml; checked by test/packaging/installer-script.test.ts).
+; electron-builder.yml; checked by test/packaging/installer-and-signing.test.ts).
+;
+; The installer is per user only (nsis.oneClick, perMachine false): updates then never need an
+; administrator. The Smart Card service setting, which does, is made once from the app's window
+; (main/smart-card-service.ts) or by IT (sc config SCardSvr start= auto); an installer hook
+; would run again on every update and undo what IT chose.
 
 !include LogicLib.nsh
 
-!macro customInstall
-  ; Windows installs the Smart Card service (SCardSvr) as manual (trigger) start: it runs only
-  ; while a reader is plugged in and stops when the last one is unplugged, and then the reader
-  ; needs to be found again. An install for all users runs elevated: set the service to start
-  ; automatically, once, and start it. An install for one user is not elevated; the app then
-  ; shows "starts only with a reader" with a button that asks for an administrator when the
-  ; operator clicks it (main/smart-card-service.ts). Failures change nothing else: the app
-  ; reads the service's state itself.
-  ${If} $installMode == "all"
-    DetailPrint "Setting the Smart Card service (SCardSvr) to start automatically"
-    nsExec::ExecToLog '"$SYSDIR\sc.exe" config SCardSvr start= auto'
-    Pop $0
-    nsExec::ExecToLog '"$SYSDIR\sc.exe" start SCardSvr'
-    Pop $0
+!macro customInit
+  ; A copy an earlier version installed "for all users" (its key under HKLM) starts at login
+  ; too and cannot update itself: say so, once, when installing by hand (not on an update).
+  ReadRegStr $0 HKLM "${INSTALL_REGISTRY_KEY}" InstallLocation
+  ${If} $0 != ""
+  ${AndIfNot} ${isUpdated}
+    MessageBox MB_OK|MB_ICONINFORMATION "Card Wallet Worker is also installed for all users of this computer, in $0.$\r$\n$\r$\nThis installer installs it for you only, so that updates need no administrator. Ask your IT to uninstall the copy for all users (Settings > Apps), so that only one starts." /SD IDOK
   ${EndIf}
 !macroend

@@ -102,7 +102,7 @@ export class Ledger {
       );
     }
     const answer = await this.call(
-      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
       [
         customerId,
         request.id.toLowerCase(),
@@ -116,6 +116,7 @@ export class Ledger {
         request.cardBefore ?? null,
         request.compensates?.toLowerCase() ?? null,
         keyHash ?? null,
+        request.reference ?? null,
       ],
       customerId,
     );
@@ -159,19 +160,24 @@ export class Ledger {
     return toMovement(row, row.customer_credits);
   }
 
-  /** The customer's movements, newest first, optionally in one state and of one till. */
+  /**
+   * The customer's movements, newest first, optionally in one state, of one till, or with one
+   * POS reference.
+   */
   async listMovements(
     customerId: string,
     {
       state,
       tillId,
+      reference,
       limit = DEFAULT_LIST_LIMIT,
-    }: { state?: MovementState; tillId?: string; limit?: number } = {},
+    }: { state?: MovementState; tillId?: string; reference?: string; limit?: number } = {},
   ): Promise<Movement[]> {
     const params: unknown[] = [customerId, Math.min(Math.max(1, limit), MAX_LIST_LIMIT)];
     const conditions = ['m.customer_id = $1'];
     if (state) conditions.push(`m.state = $${params.push(state)}`);
     if (tillId) conditions.push(`m.till_id = $${params.push(tillId.toLowerCase())}`);
+    if (reference !== undefined) conditions.push(`m.reference = $${params.push(reference)}`);
     const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
       `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
        FROM movements m JOIN customers c ON c.id = m.customer_id

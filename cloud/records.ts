@@ -54,6 +54,7 @@ export interface MovementRow {
   float_id: string | null;
   reported_as: 'till' | 'found' | 'operator' | null;
   report_flags: string[];
+  reference: string | null;
 }
 
 export const CUSTOMER_COLUMNS =
@@ -62,7 +63,7 @@ export const CUSTOMER_COLUMNS =
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
   'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at, ' +
-  'float_id, reported_as, report_flags';
+  'float_id, reported_as, report_flags, reference';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -115,6 +116,7 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     floatId: row.float_id,
     reportedAs: row.reported_as,
     reportFlags: row.report_flags,
+    reference: row.reference,
   };
 }
 

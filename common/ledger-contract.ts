@@ -77,6 +77,8 @@ export interface Movement {
   reportedAs?: 'till' | 'found' | 'operator' | null;
   /** What a float recharge's report was flagged with (FloatReportFlag). */
   reportFlags?: string[];
+  /** The POS's reference of the sale (the worker's `Pos-Reference`), or null. */
+  reference: string | null;
 }
 
 /**
@@ -116,7 +118,16 @@ export interface MovementRequest {
    * ones (NoCredits, CardAccountExceeded) flag the card `compensation-refused`.
    */
   compensates?: string;
+  /**
+   * The POS's reference of the sale (1 to 80 printable ASCII characters, no space at either
+   * end), kept with the movement and listed by `GET /v1/movements?reference=`. Not part of the
+   * identity: a till sends the same one with every try of an id.
+   */
+  reference?: string;
 }
+
+/** A POS reference's form, for both sides: 1 to 80 printable ASCII, no space at either end. */
+export const REFERENCE_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,78}[\x21-\x7e])?$/;
 
 /**
  * The optional body of `POST /v1/movements/{id}/post` and `/void`: the till resolving it, and
@@ -221,6 +232,8 @@ export interface FloatMovementReport {
   cardBefore?: string;
   /** Found on the card by a till that is not the float's (`card` is then 'written'). */
   found?: boolean;
+  /** The POS's reference of the sale (as `MovementRequest.reference`), kept with the movement. */
+  reference?: string;
 }
 
 export interface FloatReportRequest {

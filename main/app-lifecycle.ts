@@ -18,6 +18,18 @@ export interface LifecycleSteps {
   log(line: string): void;
 }
 
+export interface LifecycleOptions {
+  /**
+   * This copy was started by an update while the old one may still be quitting: it waits for
+   * the single-instance lock instead of exiting at once. AppImageUpdater starts the new
+   * AppImage before the old app quits (electron-updater's AppImageUpdater.doInstall, then
+   * BaseUpdater.quitAndInstall's app.quit on the next turn), so the old one still holds it.
+   */
+  startedByUpdate?: boolean;
+  /** How long, and how often, to ask for the lock then. */
+  lockRetry?: { everyMs: number; forMs: number };
+}
+
 /**
  * The tray app's life from launch to exit. One instance per user: a second launch shows the
  * first one's window and exits. Steps (the start-up, the service's start, restarts) run one
@@ -25,7 +37,12 @@ export interface LifecycleSteps {
  * running step, stops what was started, and only then exits. A failed start-up is reported and
  * the app exits 1 instead of living on invisibly, with no tray and no window.
  */
-export function appLifecycle(app: LifecycleApp, steps: LifecycleSteps) {
+export function appLifecycle(
+  app: LifecycleApp,
+  steps: LifecycleSteps,
+  options: LifecycleOptions = {},
+) {
+  const { everyMs, forMs } = options.lockRetry ?? { everyMs: 250, forMs: 30_000 };
   let quitting = false;
   let started = false;
   /** The step in progress; never rejects (each step reports its own errors). */
@@ -52,9 +69,21 @@ export function appLifecycle(app: LifecycleApp, steps: LifecycleSteps) {
       return quitting;
     },
     queue,
+    /** Stops what runs, then exits 0 (the OS shutting down, where no before-quit comes). */
+    quit: () => shutDown(0),
   };
 
-  if (!app.requestSingleInstanceLock()) {
+  /** The lock, waited for by a copy an update started (see LifecycleOptions). */
+  async function takeLock(): Promise<boolean> {
+    const until = Date.now() + forMs;
+    while (!app.requestSingleInstanceLock()) {
+      if (!options.startedByUpdate || quitting || Date.now() >= until) return false;
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+    }
+    return true;
+  }
+
+  if (!options.startedByUpdate && !app.requestSingleInstanceLock()) {
     quitting = true;
     app.exit(0);
     return lifecycle;
@@ -74,6 +103,12 @@ export function appLifecycle(app: LifecycleApp, steps: LifecycleSteps) {
   });
 
   void queue(async () => {
+    if (options.startedByUpdate && !(await takeLock())) {
+      steps.log('the app that was updating did not quit in time: this copy exits');
+      quitting = true;
+      app.exit(0);
+      return;
+    }
     await app.whenReady();
     if (quitting) return; // quit before ready: nothing to start
     try {

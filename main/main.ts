@@ -13,6 +13,7 @@ import {
   ipcMain,
   Menu,
   nativeImage,
+  powerMonitor,
   safeStorage,
   shell,
   Tray,
@@ -23,17 +24,29 @@ import { smartCardServiceProbe } from '../service/card/pcscd-probe.ts';
 import { parseConfig } from '../service/config.ts';
 import { lineLogger, type Logger } from '../service/logger.ts';
 import { startWorkerService, type WorkerService } from '../service/worker-service.ts';
+import { APP_USER_MODEL_ID, trayIconFile } from './app-identity.ts';
 import { appLifecycle } from './app-lifecycle.ts';
 import { openAppLog } from './app-log.ts';
 import { installedAppMenu } from './app-menu.ts';
 import type { ActionResult } from './ipc-contract.ts';
 import { createIpc, senderIsWindow } from './ipc.ts';
+import { canWriteFolder, updateBlocker } from './install-scope.ts';
 import { HIDDEN_FLAG, setStartAtLogin } from './login-item.ts';
 import { PcscHost } from './pcsc-host-client.ts';
 import { watchProcesses } from './process-watch.ts';
 import { saveSettings } from './save-settings.ts';
+import { asyncSecretBox } from './secret-box.ts';
+import { createSessionWindow, setupSessionEnd } from './session-end.ts';
 import { setupCardActionsIpc } from './card-actions-ipc.ts';
-import { serviceConfig, windowSettings, type Settings, type SettingsEdit } from './settings.ts';
+import { tillActivity } from './install-window.ts';
+import { platformUpdater } from './platform-updater.ts';
+import {
+  installPolicy,
+  serviceConfig,
+  windowSettings,
+  type Settings,
+  type SettingsEdit,
+} from './settings.ts';
 import { openSettingsFile } from './settings-file.ts';
 import { SettingsStore, type KeyValueStore } from './settings-store.ts';
 import { setupSimulatorIpc } from './simulator-ipc.ts';
@@ -41,14 +54,15 @@ import { fixSmartCardService } from './smart-card-service.ts';
 import { followService } from './status-feed.ts';
 import { emptySnapshot, statusModel, type Notice, type StatusSnapshot } from './status-model.ts';
 import { trayUpdater } from './tray.ts';
-import { updateChecker, type UpdaterLike } from './updates.ts';
+import type { TrayState } from './tray-state.ts';
+import { updateChecker } from './updates.ts';
 import { createStatusWindow, revealStatusWindow, type WindowFactory } from './window.ts';
 
 const root = app.getAppPath();
 const pageFile = join(root, 'renderer', 'index.html');
 const preload = join(root, 'dist', 'main', 'preload.cjs');
-const icon = (state: string) =>
-  nativeImage.createFromPath(join(root, 'main', 'assets', `tray-${state}.png`));
+const icon = (state: TrayState) =>
+  nativeImage.createFromPath(trayIconFile(join(root, 'main', 'assets'), state, process.platform));
 const startedHidden = process.argv.includes(HIDDEN_FLAG);
 /** The PC/SC host's name in the OS's task manager and in child-process-gone. */
 const PCSC_HOST_NAME = 'Card Wallet Worker PC/SC';
@@ -61,6 +75,13 @@ let trayIcon: Tray | undefined;
 let tray: ReturnType<typeof trayUpdater> | undefined;
 let store: SettingsStore | undefined;
 let settings: Settings | undefined;
+/** The stored keys, decrypted with safeStorage's asynchronous API (main/secret-box.ts). */
+const secretBox = asyncSecretBox(safeStorage);
+let settingsFile: KeyValueStore | undefined;
+/** Whether a card operation runs, and when the POS last asked (updates, shutdown). */
+const activity = tillActivity();
+/** What start at login starts: the AppImage (renamed by each update), else the executable. */
+let executable = process.env.APPIMAGE ?? process.execPath;
 
 /** Keys are never written to the log (the file an operator sends to support). */
 const secrets = () => [settings?.apiKey, settings?.cardMasterKey, ...(store?.earlierApiKeys ?? [])];
@@ -76,21 +97,29 @@ const log: Logger = (() => {
   }
 })();
 
+// The installer's shortcuts carry this id: the taskbar groups the running app with them.
+if (process.platform === 'win32') app.setAppUserModelId(APP_USER_MODEL_ID);
 // A tray app has no Dock icon on macOS: the installed app says so in its Info.plist
 // (LSUIElement, electron-builder.yml); this covers `npm run app`.
 app.dock?.hide();
 // Single instance, start-up, restarts and quit (main/app-lifecycle.ts); the quit handler is
 // registered before anything starts.
-const lifecycle = appLifecycle(app, {
-  start,
-  stop: shutDown,
-  showWindow,
-  fatal: (error) => {
-    log.error(`start-up failed: ${error.stack ?? error.message}`);
-    dialog.showErrorBox('Card Wallet Worker could not start', error.message);
+const lifecycle = appLifecycle(
+  app,
+  {
+    start,
+    stop: shutDown,
+    showWindow,
+    fatal: (error) => {
+      log.error(`start-up failed: ${error.stack ?? error.message}`);
+      dialog.showErrorBox('Card Wallet Worker could not start', error.message);
+    },
+    log: (line) => log.error(line),
   },
-  log: (line) => log.error(line),
-});
+  // electron-updater's AppImageUpdater starts the new AppImage with this in its environment
+  // (node_modules/electron-updater/out/AppImageUpdater.js, doInstall), before the old one quits.
+  { startedByUpdate: process.env.APPIMAGE_SILENT_INSTALL === 'true' },
+);
 
 const ipc = createIpc(
   ipcMain,
@@ -122,11 +151,29 @@ pcscHost.on('lost', (problem) =>
 );
 
 const updates = updateChecker({
-  createUpdater: async () =>
-    (await import('electron-updater')).autoUpdater as unknown as UpdaterLike,
+  createUpdater: platformUpdater,
   feedUrl: null,
   log,
   onStatus: (status) => publish(statusModel.update(snapshot, status)),
+  // Everything stops before the installer starts (main/updates.ts says why).
+  stopService: pauseService,
+  resumeService,
+  cannotInstall: () =>
+    app.isPackaged
+      ? updateBlocker({
+          platform: process.platform,
+          execPath: process.execPath,
+          appImage: process.env.APPIMAGE,
+          canWrite: canWriteFolder,
+        })
+      : null,
+  activity,
+  // The new AppImage has a name of its own (AppImageUpdater.doInstall): start at login must
+  // start that one, not the deleted old file.
+  onAppImageMoved: (path) => {
+    executable = path;
+    if (settings?.startAtLogin) applyStartAtLogin(true);
+  },
 });
 
 watchProcesses(app, process, {
@@ -197,6 +244,7 @@ async function startService(): Promise<void> {
     });
     if (lifecycle.quitting) return; // the lifecycle's stop closes it
     keepTillId(service.tillId);
+    activity.follow(service);
     feed = followService(service, statusModel.dismiss(snapshot, 'settings-locked'), publish);
     publish(feed.snapshot());
   } catch (error) {
@@ -233,6 +281,24 @@ async function stopService(): Promise<void> {
   await running?.close(); // the running card operation finishes, the listener closes
 }
 
+/**
+ * The service, the embedded ledger and the PC/SC host stop, the app stays (before an update
+ * installs, when the session ends), one step after whatever runs now (a restart after a save).
+ */
+function pauseService(): Promise<void> {
+  return lifecycle.queue(async () => {
+    await stopService();
+    pcscHost.stop();
+  });
+}
+
+function resumeService(): Promise<void> {
+  return lifecycle.queue(async () => {
+    pcscHost.resume();
+    await startService();
+  });
+}
+
 /** On quit: the service, the PC/SC host, the IPC handlers, and the tray icon (Windows leaves a dead one). */
 async function shutDown(): Promise<void> {
   updates.stop();
@@ -247,7 +313,7 @@ function applyStartAtLogin(enabled: boolean): void {
     {
       platform: process.platform,
       setLoginItemSettings: (options) => app.setLoginItemSettings(options),
-      executable: process.env.APPIMAGE ?? process.execPath,
+      executable,
       configHome: process.env.XDG_CONFIG_HOME ?? join(homedir(), '.config'),
     },
     enabled,
@@ -276,6 +342,7 @@ function saveFromWindow(next: SettingsEdit) {
     persist: (saved) => {
       settings = target.save(saved);
       if (saved.startAtLogin !== current.startAtLogin) applyStartAtLogin(saved.startAtLogin);
+      updates.setPolicy(installPolicy(saved));
       updates.setFeed(saved.updateFeedUrl);
     },
     restart: () => lifecycle.queue(() => stopService().then(startService)),
@@ -283,9 +350,10 @@ function saveFromWindow(next: SettingsEdit) {
 }
 
 /** Retry after the operator unlocked the keychain or keyring: read the stored keys again. */
-function unlockSettings(): ActionResult {
+async function unlockSettings(): Promise<ActionResult> {
   const target = store;
   if (!target?.locked) return { ok: true, message: 'The keys are readable.' };
+  if (settingsFile) await secretBox.read(settingsFile);
   settings = target.load(generateKey);
   if (target.locked) return { ok: false, message: target.locked };
   log.info('settings: the keys are readable again');
@@ -387,7 +455,10 @@ async function start(): Promise<void> {
   // No key yet: nobody has copied one into the POS (a file an installer wrote with the till id
   // alone is a first run too).
   const firstRun = file.store.get('apiKey') == null;
-  const opened = new SettingsStore(file.store, safeStorage, (raw) =>
+  settingsFile = file.store;
+  // Asynchronously: a locked keyring or a Keychain prompt must not hold the main process.
+  await secretBox.read(file.store);
+  const opened = new SettingsStore(file.store, secretBox, (raw) =>
     writeFileSync(backupPath(), JSON.stringify(raw, null, 2)),
   );
   store = opened;
@@ -420,6 +491,27 @@ async function start(): Promise<void> {
     () => service,
     (line) => log.error(line),
   );
+  // Windows sends no before-quit at shutdown or log-off: a hidden window hears it instead.
+  setupSessionEnd(
+    {
+      platform: process.platform,
+      window: () => createSessionWindow(BrowserWindow as unknown as WindowFactory),
+      // Electron's typings give 'shutdown' no event, but it emits one whose preventDefault
+      // delays the shutdown (shell/browser/api/electron_api_power_monitor.cc, ShouldShutdown:
+      // `return !Emit("shutdown")`; docs/api/power-monitor.md).
+      powerMonitor: powerMonitor as unknown as Parameters<
+        typeof setupSessionEnd
+      >[0]['powerMonitor'],
+    },
+    {
+      busy: activity.busy,
+      pause: pauseService,
+      resume: resumeService,
+      quit: lifecycle.quit,
+      exit: () => app.exit(0),
+      log: (line) => log.warn(line),
+    },
+  );
   trayIcon = new Tray(icon('no-reader'));
   tray = trayUpdater(
     { tray: trayIcon, icon, buildMenu: (template) => Menu.buildFromTemplate(template) },
@@ -440,6 +532,10 @@ async function start(): Promise<void> {
   )
     showWindow();
   if (recovery) log.warn(`settings: ${recovery}`);
+  // The login item is written again at each start, so it names this copy: an AppImage an
+  // update renamed, a deb or an installer that moved the app.
+  if (settings.startAtLogin) applyStartAtLogin(true);
+  updates.setPolicy(installPolicy(settings));
   updates.setFeed(settings.updateFeedUrl);
   // The tray and the window are up: the service starts as the next step, so a second launch
   // or a quit is answered while it starts (the embedded ledger takes seconds).

@@ -103,10 +103,15 @@ export class PcscHost extends EventEmitter<HostEvents> {
     return nfc as unknown as NFC;
   }
 
-  /** Stops the host for good (on quit): no restart afterwards. */
+  /** Stops the host (on quit, before an update): no restart until `resume`. */
   stop(): void {
     this.#stopped = true;
     this.#let('the PC/SC host was stopped', false);
+  }
+
+  /** The next createNfc starts a host again (an update whose installer did not start). */
+  resume(): void {
+    this.#stopped = false;
   }
 
   /** A CardReader call for a proxy; `callback` gets the host's answer or why there is none. */

@@ -5,6 +5,7 @@ import {
   originProblem,
   type ConfigInput,
 } from '../service/config.ts';
+import type { InstallPolicy } from './install-window.ts';
 
 /** What the operator sets in the window; stored by main/ (the key encrypted). */
 export interface Settings {
@@ -35,6 +36,16 @@ export interface Settings {
    * installers); null: the app never looks for updates.
    */
   updateFeedUrl: string | null;
+  /**
+   * When a downloaded update installs by itself: 'operator' (only on "Restart to install"),
+   * 'idle' (once the till has been idle for `updateIdleMinutes`) or 'hour' (during the hour
+   * `updateInstallHour`, local time, once idle). Never while a card operation runs.
+   */
+  updateInstall: 'operator' | 'idle' | 'hour';
+  /** For 'idle': minutes without a request or card operation, 5 to 1440. */
+  updateIdleMinutes: number;
+  /** For 'hour': the hour of the day, 0 to 23 (the till's local time). */
+  updateInstallHour: number;
   /**
    * This till's identity at the ledger (a UUID; docs/integrators.md, "Several tills"): set by
    * the operator or an installer, or learned from the service, which creates one in its data
@@ -77,6 +88,9 @@ export const DEFAULT_SETTINGS: Omit<Settings, 'apiKey'> = {
   simulator: false,
   // Off until a feed is set (docs/operators.md, "Updates").
   updateFeedUrl: null,
+  updateInstall: 'operator',
+  updateIdleMinutes: 30,
+  updateInstallHour: 3,
   // The service's, learned at its first start (or the one an installer wrote).
   tillId: null,
 };
@@ -104,6 +118,9 @@ const MESSAGES: Partial<Record<keyof Settings, string>> = {
   simulator: 'The card simulator setting must be on or off.',
   updateFeedUrl:
     'The update feed must be a full https:// (or http://) address, e.g. https://updates.example.com/card-wallet-worker/; leave it empty for no updates.',
+  updateInstall: 'When updates install must be on request, when idle, or at a set hour.',
+  updateIdleMinutes: 'The idle time before an update installs must be from 5 to 1440 minutes.',
+  updateInstallHour: 'The hour updates install at must be a whole hour from 0 to 23.',
   tillId:
     'The till id must be a UUID (8-4-4-4-12 hex digits), as support or your provider gave it; leave it as it is otherwise.',
 };
@@ -142,9 +159,27 @@ export function settingsProblems(settings: Settings): SettingsProblem[] {
   }
   if (settings.updateFeedUrl !== null && !isFeedUrl(settings.updateFeedUrl))
     problems.push({ field: 'updateFeedUrl', message: MESSAGES.updateFeedUrl as string });
+  if (!['operator', 'idle', 'hour'].includes(settings.updateInstall))
+    problems.push({ field: 'updateInstall', message: MESSAGES.updateInstall as string });
+  if (!wholeIn(settings.updateIdleMinutes, 5, 1440))
+    problems.push({ field: 'updateIdleMinutes', message: MESSAGES.updateIdleMinutes as string });
+  if (!wholeIn(settings.updateInstallHour, 0, 23))
+    problems.push({ field: 'updateInstallHour', message: MESSAGES.updateInstallHour as string });
   if (settings.tillId !== null && !isTillId(settings.tillId))
     problems.push({ field: 'tillId', message: MESSAGES.tillId as string });
   return problems;
+}
+
+function wholeIn(value: unknown, min: number, max: number): boolean {
+  return Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+}
+
+/** When a ready update installs by itself, from the settings (main/install-window.ts). */
+export function installPolicy(settings: Settings): InstallPolicy {
+  if (settings.updateInstall === 'idle')
+    return { when: 'idle', idleMinutes: settings.updateIdleMinutes };
+  if (settings.updateInstall === 'hour') return { when: 'hour', hour: settings.updateInstallHour };
+  return { when: 'operator' };
 }
 
 /** A till id as the service takes it (its own schema). */
@@ -220,6 +255,9 @@ const LIVE: readonly (keyof Settings)[] = [
   'port',
   'startAtLogin',
   'updateFeedUrl',
+  'updateInstall',
+  'updateIdleMinutes',
+  'updateInstallHour',
 ];
 
 export function needsRestart(before: Settings, after: Settings): boolean {

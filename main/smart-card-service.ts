@@ -11,12 +11,23 @@ export const ELEVATED_SCRIPT = [
   'exit 0',
 ].join('; ');
 
-/** The command that asks Windows for elevation (UAC) and runs ELEVATED_SCRIPT with it. */
+/** The exit code when the operator answers the administrator prompt "No" (ERROR_CANCELLED). */
+export const DECLINED_EXIT_CODE = 1223;
+
+/**
+ * The command that asks Windows for elevation (UAC) and runs ELEVATED_SCRIPT with it. A "No"
+ * makes Start-Process fail with a non-terminating error and return nothing: without
+ * ErrorAction Stop the script went on to `exit $p.ExitCode` with $p null, which exits 0, and a
+ * declined prompt was reported as done. Now it exits 1223, and so does a missing process.
+ */
 export function elevatedFixCommand(): { file: string; args: string[] } {
   const encoded = Buffer.from(ELEVATED_SCRIPT, 'utf16le').toString('base64');
   const outer = [
-    '$p = Start-Process -FilePath powershell.exe -Verb RunAs -WindowStyle Hidden -Wait -PassThru',
-    `-ArgumentList '-NoProfile','-NonInteractive','-EncodedCommand','${encoded}';`,
+    "$ErrorActionPreference = 'Stop';",
+    'try { $p = Start-Process -FilePath powershell.exe -Verb RunAs -WindowStyle Hidden -Wait -PassThru',
+    `-ArgumentList '-NoProfile','-NonInteractive','-EncodedCommand','${encoded}' }`,
+    `catch { exit ${DECLINED_EXIT_CODE} };`,
+    `if ($null -eq $p) { exit ${DECLINED_EXIT_CODE} };`,
     'exit $p.ExitCode',
   ].join(' ');
   return { file: 'powershell.exe', args: ['-NoProfile', '-NonInteractive', '-Command', outer] };

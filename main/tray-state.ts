@@ -80,7 +80,9 @@ function updateLine(update: StatusSnapshot['update']): string | null {
     case 'downloading':
       return `Updates: downloading ${update.version}${update.percent === null ? '' : ` (${update.percent}%)`}`;
     case 'ready':
-      return `Updates: ${update.version} ready`;
+      return `Updates: ${update.version} ready${update.installs ? `, installs ${update.installs}` : ''}`;
+    case 'installing':
+      return `Updates: installing ${update.version}`;
     case 'failed':
       return 'Updates: the last check failed (see the log)';
   }

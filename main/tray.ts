@@ -22,6 +22,23 @@ export interface TrayParts {
 }
 
 /**
+ * Windows keeps 127 UTF-16 units of a tray tooltip (NOTIFYICONDATA's szTip[128]; Electron's
+ * NotifyIcon::SetToolTip copies what fits, shell/browser/ui/win/notify_icon.cc), cutting mid
+ * word. A longer one is shortened here at a word, with an ellipsis: the window says it in full.
+ */
+export const WINDOWS_TOOLTIP_MAX = 127;
+
+export function fitTooltip(text: string, max = WINDOWS_TOOLTIP_MAX): string {
+  if (text.length <= max) return text;
+  const room = text.slice(0, max - 1);
+  const cut = room.lastIndexOf(' ');
+  // Not inside a surrogate pair: that half would show as a broken character.
+  let end = cut > max / 2 ? cut : room.length;
+  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
+  return `${text.slice(0, end).replace(/[\s,;:(]+$/, '')}…`;
+}
+
+/**
  * Keeps the tray in step with snapshots, touching it only when its icon, tooltip or menu would
  * change. The service publishes a snapshot on every HTTP request; rebuilding the menu each time
  * closes a menu the operator has open (electron/electron#4796) and makes the icon flicker.
@@ -61,7 +78,8 @@ export function trayUpdater(
         parts.tray.setImage(parts.icon(state));
         lastImage = state;
       }
-      const tooltip = trayTooltip(snapshot);
+      const full = trayTooltip(snapshot);
+      const tooltip = platform === 'win32' ? fitTooltip(full) : full;
       if (tooltip !== lastTooltip) {
         parts.tray.setToolTip(tooltip);
         lastTooltip = tooltip;

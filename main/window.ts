@@ -36,17 +36,18 @@ export function statusWindowOptions(
 }
 
 /**
- * Locks the window to its page: no navigation away, no new windows, no permission (camera,
- * notifications...) ever granted. `contents.session` carries the permission handlers.
+ * Locks the window to its page (null: to no page at all): no navigation away, no new windows,
+ * no permission (camera, notifications...) ever granted. `contents.session` carries the
+ * permission handlers.
  */
 export function lockDown(
   contents: Pick<WebContents, 'on' | 'setWindowOpenHandler' | 'session'>,
-  pageFile: string,
+  pageFile: string | null,
 ): void {
   // Electron 45 passes the target as `details.url` on the event; the positional url argument
   // is deprecated.
   contents.on('will-navigate', (details) => {
-    if (!isPageUrl(details.url, pageFile)) details.preventDefault();
+    if (pageFile === null || !isPageUrl(details.url, pageFile)) details.preventDefault();
   });
   contents.on('will-redirect', (event) => event.preventDefault());
   contents.on('will-attach-webview', (event) => event.preventDefault());

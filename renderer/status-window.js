@@ -158,7 +158,9 @@ const UPDATE_TEXT = {
   'up-to-date': (update) => `Up to date (checked at ${time(update.checkedAt)}).`,
   downloading: (update) =>
     `Downloading ${update.version}${update.percent === null ? '' : ` (${update.percent}%)`}…`,
-  ready: (update) => `Version ${update.version} is ready to install.`,
+  ready: (update) =>
+    `Version ${update.version} is ready to install${update.installs ? `: it installs ${update.installs}` : ''}.`,
+  installing: (update) => `Installing ${update.version}: the service has stopped…`,
   failed: (update) => `The last update check failed: ${update.message}`,
 };
 
@@ -460,6 +462,9 @@ function showSettings(next) {
   form.autoPersonalize.checked = settings.autoPersonalize;
   form.refuseCardsAboveAccount.checked = settings.refuseCardsAboveAccount;
   form.updateFeedUrl.value = settings.updateFeedUrl ?? '';
+  form.updateInstall.value = settings.updateInstall;
+  form.updateIdleMinutes.value = String(settings.updateIdleMinutes);
+  form.updateInstallHour.value = String(settings.updateInstallHour);
   // Empty until main keeps the id the service made; a save with it empty keeps that id.
   form.tillId.value = settings.tillId ?? '';
   showMasterKey(settings.cardMasterKeySet);
@@ -499,6 +504,9 @@ function readSettings() {
     autoPersonalize: form.autoPersonalize.checked,
     refuseCardsAboveAccount: form.refuseCardsAboveAccount.checked,
     updateFeedUrl: form.updateFeedUrl.value.trim() || null,
+    updateInstall: form.updateInstall.value,
+    updateIdleMinutes: Number(form.updateIdleMinutes.value),
+    updateInstallHour: Number(form.updateInstallHour.value),
     // Empty: this till's id is kept (an id is replaced, never cleared).
     tillId: form.tillId.value.trim() || null,
     // Absent: the stored key is kept; null: cleared; text: the new key.

@@ -1,6 +1,8 @@
 // Draws every icon of the tray app from one source drawing: a contactless card with a status dot.
 // - Tray: a dark glyph with a light outline, legible on light and dark panels; the dot shows the
-//   state. main/assets/tray-<state>.png (16 px) and tray-<state>@2x.png (32 px).
+//   state. main/assets/tray-<state>.png (16 px) and tray-<state>@2x.png (32 px); on Windows
+//   tray-<state>.ico (16 to 48 px: 100% to 300% scaling), which Electron's Tray recommends there
+//   (docs/api/tray.md): a PNG is scaled, blurry at 125% and 150%.
 // - The app (installers, menus, taskbar): the glyph in white on a dark rounded square, the dot
 //   green, anti-aliased. main/assets/app-icon/: NxN.png for Linux (16 to 512), icon.ico for
 //   Windows (16 to 256), icon.icns for macOS (16 to 1024); electron-builder.yml points there.
@@ -169,11 +171,17 @@ function icns(images: Map<number, Buffer>): Buffer {
   return Buffer.concat([head, ...chunks]);
 }
 
+/** The tray icon's sizes at 100%, 125%, 150%, 200%, 250% and 300% scaling. */
+const TRAY_ICO_SIZES = [16, 20, 24, 32, 40, 48];
 const out = fileURLToPath(new URL('../main/assets/', import.meta.url));
 mkdirSync(out, { recursive: true });
 for (const [state, color] of Object.entries(STATES)) {
   writeFileSync(`${out}tray-${state}.png`, draw(16, color));
   writeFileSync(`${out}tray-${state}@2x.png`, draw(32, color));
+  writeFileSync(
+    `${out}tray-${state}.ico`,
+    ico(new Map(TRAY_ICO_SIZES.map((size) => [size, draw(size, color)]))),
+  );
 }
 const appIcon = new Map(
   [16, 24, 32, 48, 64, 128, 256, 512, 1024].map((size) => [size, drawAppIcon(size)]),
@@ -184,4 +192,4 @@ for (const [size, image] of pick([16, 32, 48, 64, 128, 256, 512]))
   writeFileSync(`${out}app-icon/${size}x${size}.png`, image);
 writeFileSync(`${out}app-icon/icon.ico`, ico(pick([16, 24, 32, 48, 64, 128, 256])));
 writeFileSync(`${out}app-icon/icon.icns`, icns(pick([16, 32, 64, 128, 256, 512, 1024])));
-console.log(`wrote ${Object.keys(STATES).length * 2} tray icons and the app icons to ${out}`);
+console.log(`wrote ${Object.keys(STATES).length * 3} tray icons and the app icons to ${out}`);

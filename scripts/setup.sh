@@ -17,8 +17,9 @@ done
 packages=(pcscd libpcsclite-dev python3 make g++)
 if $with_tests; then
   # vpcd: the virtual reader the PC/SC tests put a virtual card into; PostgreSQL for the ledger;
-  # Chromium for the browser tests (driven by playwright-core, never a downloaded browser).
-  packages+=(vsmartcard-vpcd postgresql gcc util-linux chromium)
+  # Chromium for the browser tests (driven by playwright-core, never a downloaded browser);
+  # nsis compiles the Windows installer's include script in the packaging tests.
+  packages+=(vsmartcard-vpcd postgresql gcc util-linux chromium nsis)
 fi
 
 missing=()
@@ -32,6 +33,18 @@ if ((${#missing[@]} > 0)); then
   echo "setup: installing ${missing[*]}"
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The PC/SC binding is built by node-gyp, which downloads Node's headers from nodejs.org unless
+# told where they are: the installed ones are used when they are this Node's, so that setup
+# needs no network beyond the package registries (.ci/run proves it with downloads blocked).
+if [ -z "${npm_config_nodedir:-}" ]; then
+  if nodedir=$(bash scripts/node-headers.sh); then
+    export npm_config_nodedir="$nodedir"
+    echo "setup: native modules build with the Node headers in $nodedir/include/node"
+  else
+    echo "setup: no installed headers of Node $(node -v): node-gyp downloads them from nodejs.org (or set npm_config_nodedir to a folder holding include/node of this version)"
+  fi
 fi
 
 echo "setup: npm ci"

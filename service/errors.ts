@@ -128,6 +128,10 @@ export const errors = {
       400,
       'Idempotency-Key: must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
     ),
+  /** The `Pos-Reference` header (or a lookup's `reference`) is not a reference. */
+  invalidReference: (detail: string) => withDetail('InvalidReference', 400, detail),
+  /** `GET /movements/{id}`: neither this till's journal nor the ledger has it. */
+  movementNotFound: (detail: string) => withDetail('MovementNotFound', 404, detail),
   idempotencyKeyInUse: () =>
     new AppError('IdempotencyKeyInUse', 409, 'A request with this key is still running'),
   idempotencyKeyReused: () =>

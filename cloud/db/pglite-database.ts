@@ -7,13 +7,16 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeSync,
 } from 'node:fs';
+import { uptime } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Database, QueryResult, Queryable } from './database.ts';
 import { ledgerErrors } from '../errors.ts';
+import { DurableNodeFS, durableStartParams } from './pglite-durable-fs.ts';
 import { copyTemplate } from './pglite-template.ts';
 
 /** Present while a process has the folder open; holds that process's pid. */
@@ -35,7 +38,11 @@ export const LOCK_FILE = 'card-wallet-cloud.lock';
  */
 export async function openPgliteDatabase(
   folder: string,
-  options: { template?: boolean } = {},
+  options: {
+    template?: boolean;
+    /** Hears each path PostgreSQL syncs (tests model a power cut with it). */
+    onSync?: (path: string) => void;
+  } = {},
 ): Promise<Database> {
   const dataDir = resolve(folder);
   mkdirSync(dataDir, { recursive: true, mode: PRIVATE_FOLDER });
@@ -48,7 +55,11 @@ export async function openPgliteDatabase(
       existsSync(join(dataDir, 'PG_VERSION')) ||
       (options.template !== false && (await copyTemplate(dataDir)));
     compileWebAssembly(exists ? 'baseline' : 'optimised');
-    pglite = await PGlite.create({ dataDir, startParams: START_PARAMS });
+    // Durable: a committed transaction survives a power cut (pglite-durable-fs.ts).
+    pglite = await PGlite.create({
+      fs: new DurableNodeFS(dataDir, options.onSync),
+      startParams: durableStartParams(START_PARAMS),
+    });
     makePrivate(dataDir);
   } catch (error) {
     rmSync(lockPath, { force: true });
@@ -158,7 +169,10 @@ function acquireLock(lockPath: string, dataDir: string): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const holder = Number.parseInt(readFileSync(lockPath, 'utf8'), 10);
-    if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
+    // A lock from before this boot (a power cut or a crash of the machine) is stale whatever
+    // its pid: after a restart that pid may belong to another program.
+    const fromThisBoot = statSync(lockPath).mtimeMs >= Date.now() - uptime() * 1000;
+    if (fromThisBoot && Number.isInteger(holder) && holder > 0 && isAlive(holder)) {
       throw ledgerErrors.databaseInUse(
         `${dataDir} is open in process ${holder}${holder === process.pid ? ' (this one)' : ''}; ` +
           'stop it first (PGlite allows one process per folder)',

@@ -1,6 +1,10 @@
 import { parseFloatMovementId } from '../../common/float-ids.ts';
 import { ledgerErrors } from '../errors.ts';
-import type { MovementRequest, ResolveRequest } from '../../common/ledger-contract.ts';
+import {
+  REFERENCE_PATTERN,
+  type MovementRequest,
+  type ResolveRequest,
+} from '../../common/ledger-contract.ts';
 import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
 
@@ -19,7 +23,10 @@ const FIELDS = new Set([
   'tillId',
   'cardBefore',
   'compensates',
+  'reference',
 ]);
+const REFERENCE_RULE =
+  'reference: must be 1 to 80 printable ASCII characters, without a space at either end';
 /** What the card held, in the till's card format: opaque, visible ASCII. */
 export const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
 const MAX_EVIDENCE = 500;
@@ -100,13 +107,19 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   return { id, kind, cardId, amount, ...card, ...origin };
 }
 
-/** The optional `tillId`, `cardBefore` and `compensates` of a movement. */
+/** The optional `tillId`, `cardBefore`, `compensates` and `reference` of a movement. */
 function parseOrigin(
   fields: Record<string, unknown>,
-): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> {
+): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates' | 'reference'> {
   const invalid = ledgerErrors.invalidMovement;
-  const { tillId, cardBefore, compensates } = fields;
-  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> = {};
+  const { tillId, cardBefore, compensates, reference } = fields;
+  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates' | 'reference'> = {};
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(REFERENCE_RULE);
+    }
+    result.reference = reference;
+  }
   if (tillId !== undefined) {
     if (typeof tillId !== 'string' || !UUID.test(tillId)) throw invalid('tillId: must be a UUID');
     result.tillId = tillId;
@@ -210,17 +223,24 @@ export function parseMovementId(id: string): string {
 }
 
 /**
- * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID), `limit`
- * (1..1000, default 100).
+ * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID),
+ * `reference` (optional, a POS reference), `limit` (1..1000, default 100).
  */
 export function parseListQuery(query: Record<string, unknown>): {
   state?: MovementState;
   tillId?: string;
+  reference?: string;
   limit?: number;
 } {
   const invalid = (detail: string) => ledgerErrors.invalidQuery(detail);
-  const { state, till, limit } = query;
-  const result: { state?: MovementState; tillId?: string; limit?: number } = {};
+  const { state, till, reference, limit } = query;
+  const result: { state?: MovementState; tillId?: string; reference?: string; limit?: number } = {};
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(REFERENCE_RULE);
+    }
+    result.reference = reference;
+  }
   if (till !== undefined) {
     if (typeof till !== 'string' || !UUID.test(till)) throw invalid('till: must be a UUID');
     result.tillId = till;

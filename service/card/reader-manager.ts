@@ -183,6 +183,11 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     void this.#connect();
   }
 
+  /** True while a card operation holds the reader (a read, recharge, payout...). */
+  get busy(): boolean {
+    return this.#queue.busy;
+  }
+
   /** Lets the running card operation finish (bounded), then releases PC/SC. */
   async stop(graceMs = 10_000): Promise<void> {
     if (this.#state === 'stopped') return;

@@ -11,6 +11,8 @@ const OFFLINE =
 
 export interface DischargeInput {
   keyFingerprint: string;
+  /** The POS's reference of the sale, kept with the movement. */
+  reference?: string;
   idempotency?: Idempotency;
   /**
    * The ledger refused to pay the card out (CardAccountExceeded: it holds more than the shop
@@ -38,7 +40,15 @@ export function dischargeCard(
 
       const wallet = await movements.readWallet(card);
       if (wallet.balance === 0) {
-        return { cardId: card.cardId, dischargedCredits: 0, dischargedAmount: 0 };
+        // Nothing moves, and the receipt says so.
+        return {
+          cardId: card.cardId,
+          dischargedCredits: 0,
+          dischargedAmount: 0,
+          movementId: null,
+          occurredAt: null,
+          reference: input.reference ?? null,
+        };
       }
       if (wallet.balance < 0) throw errors.negativeCredits();
       const floats = movements.floats;
@@ -57,7 +67,10 @@ export function dischargeCard(
           keyFingerprint: input.keyFingerprint,
           idempotency,
           wallet,
-          request: { credits: wallet.balance },
+          request: {
+            credits: wallet.balance,
+            ...(input.reference === undefined ? {} : { reference: input.reference }),
+          },
           balanceAfter: () => 0,
         })
         .catch((error: unknown) => {

@@ -212,5 +212,6 @@ function reportOf(movement: Movement): FloatMovementReport {
     creditCost: sale.creditCost,
     ...(phase === 'to-post' ? { occurredAt: movement.cardAt ?? movement.startedAt } : {}),
     cardBefore: sale.cardBefore,
+    ...(movement.reference === undefined ? {} : { reference: movement.reference }),
   };
 }

@@ -13,6 +13,8 @@ export interface FloatSaleInput {
   plan: FloatPlan;
   /** The balance the card gets (throws to refuse it). */
   balanceAfter: (credits: number) => number;
+  /** The POS's reference of the sale (`Pos-Reference`), kept with the movement and reported. */
+  reference?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function startFloatSale(
       cardId: card.cardId,
       keyFingerprint: input.keyFingerprint,
       idempotency: input.idempotency,
+      ...(input.reference === undefined ? {} : { reference: input.reference }),
       float: {
         floatId: plan.float.floatId,
         seq: plan.seq,

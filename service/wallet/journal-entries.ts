@@ -53,6 +53,8 @@ export type JournalEntry =
       adopted?: boolean;
       /** Paid from the float: no ledger call before the answer. */
       float?: FloatSale;
+      /** The POS's reference of the sale (`Pos-Reference`), kept with the movement. */
+      reference?: string;
       at: string;
     }
   /**
@@ -113,6 +115,8 @@ export interface Movement {
   float?: FloatSale;
   /** A float recharge the ledger holds pending: reported while its card write was undecided. */
   reportedUndecided?: boolean;
+  /** The POS's reference of the sale, when it sent one. */
+  reference?: string;
   startedAt: string;
   reserved?: { credits: number; amount: string; intent?: WriteIntent };
   card?: 'committed' | 'not-written';
@@ -161,6 +165,7 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
         : { compensates: entry.compensates, credits: entry.credits }),
       ...(entry.adopted ? { adopted: true } : {}),
       ...(entry.float ? { float: entry.float } : {}),
+      ...(entry.reference === undefined ? {} : { reference: entry.reference }),
       startedAt: entry.at,
     });
     return;
@@ -209,6 +214,7 @@ export function entriesOf(movement: Movement): JournalEntry[] {
         : { compensates: movement.compensates, credits: movement.credits }),
       ...(movement.adopted ? { adopted: true } : {}),
       ...(movement.float ? { float: movement.float } : {}),
+      ...(movement.reference === undefined ? {} : { reference: movement.reference }),
       at: movement.startedAt,
     },
   ];

@@ -142,6 +142,21 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return this.#reconciler.waiting;
   }
 
+  /** This till's journal's record of a movement, if it still keeps it (a receipt's lookup). */
+  journaled(id: string): Movement | undefined {
+    return this.#book.movements.get(id.toLowerCase());
+  }
+
+  /** The movements this till's journal keeps. */
+  get journal(): Iterable<Movement> {
+    return this.#book.movements.values();
+  }
+
+  /** The movement that set right this one's disagreement with its card, if this till made it. */
+  compensationOf(id: string): Movement | undefined {
+    return this.#book.compensationOf(id);
+  }
+
   /** Compensating movements the ledger refused: cards whose books an operator must set right. */
   get conflicts(): readonly Movement[] {
     return [...this.#book.movements.values()].filter((m) => m.conflict !== undefined);

@@ -103,6 +103,7 @@ export class MovementRequests {
         cardId: card.cardId,
         keyFingerprint: input.keyFingerprint,
         idempotency: input.idempotency,
+        ...(input.request.reference === undefined ? {} : { reference: input.request.reference }),
       });
       const movement = this.#book.movement(id);
       const pending = await this.#create(movement, apiKey, {

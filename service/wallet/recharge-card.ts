@@ -12,6 +12,8 @@ import { floatReportRefusal } from './till-floats.ts';
 
 export interface RechargeInput {
   request: RechargeRequest;
+  /** The POS's reference of the sale, kept with the movement. */
+  reference?: string;
   customer: LedgerCustomer;
   keyFingerprint: string;
   idempotency?: Idempotency;
@@ -74,6 +76,7 @@ export function rechargeCard(
           wallet,
           plan,
           balanceAfter,
+          ...(input.reference === undefined ? {} : { reference: input.reference }),
         });
         const answer = await movements.commit<RechargeAnswer>(sale, card);
         floats?.sold(customer);
@@ -90,6 +93,7 @@ export function rechargeCard(
           // What the card holds, so the ledger can tell a card above its account.
           request: {
             ...request,
+            ...(input.reference === undefined ? {} : { reference: input.reference }),
             cardCredits: wallet.balance,
             ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
           },

@@ -839,6 +839,40 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.deepEqual((await other.get('/v1/movements')).body, { movements: [] });
       });
 
+      test('when movements carry a POS reference, then each keeps it and the reference lists every one of the shop’s, newest first', async () => {
+        const shop = await newShop(100);
+        const ids = [randomUUID(), randomUUID(), randomUUID()];
+        await shop.create({ ...recharge(1, ids[0]), reference: 'sale 7/2026' });
+        await shop.create({ ...recharge(2, ids[1]), reference: 'sale 8/2026' });
+        const created = await shop.create({ ...recharge(3, ids[2]), reference: 'sale 7/2026' });
+        assert.equal(created.body.reference, 'sale 7/2026', JSON.stringify(created.body));
+        // The same id again with the same request: replayed, reference and all.
+        const again = await shop.create({ ...recharge(3, ids[2]), reference: 'sale 7/2026' });
+        assert.deepEqual([again.status, again.body.reference], [200, 'sale 7/2026']);
+        await shop.resolve(ids[2] ?? '', 'post');
+        const found = await shop.get(
+          `/v1/movements?reference=${encodeURIComponent('sale 7/2026')}`,
+        );
+        assert.equal(found.status, 200, JSON.stringify(found.body));
+        assert.deepEqual(
+          found.body.movements.map((m: { id: string; reference: string; state: string }) => [
+            m.id,
+            m.reference,
+            m.state,
+          ]),
+          [
+            [ids[2], 'sale 7/2026', 'posted'],
+            [ids[0], 'sale 7/2026', 'pending'],
+          ],
+        );
+        assert.equal((await shop.movement(ids[1] ?? '')).body.reference, 'sale 8/2026');
+        assert.equal((await shop.create(recharge(1))).body.reference, null);
+        const other = await newShop(1);
+        assert.deepEqual((await other.get('/v1/movements?reference=sale%207%2F2026')).body, {
+          movements: [],
+        });
+      });
+
       test('when the list query is invalid, then it is 400 InvalidQuery naming the parameter', async () => {
         const shop = base.withKey(SUITE_KEYS.shopA);
         for (const [query, field] of [
@@ -846,6 +880,9 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           ['limit=0', 'limit'],
           ['limit=1001', 'limit'],
           ['limit=abc', 'limit'],
+          ['reference=', 'reference'],
+          [`reference=${'x'.repeat(81)}`, 'reference'],
+          ['reference=%20sale', 'reference'],
         ] as const) {
           const answer = await shop.get(`/v1/movements?${query}`);
           assert.equal(answer.status, 400, query);
@@ -1351,6 +1388,16 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         ['a zero amount', { id, kind: 'recharge', cardId: CARD, amount: '0.00' }, 'amount'],
         ['a negative amount', { id, kind: 'recharge', cardId: CARD, amount: '-1' }, 'amount'],
         ['an unknown field', { id, kind: 'recharge', cardId: CARD, credits: 1, note: 'x' }, 'note'],
+        [
+          'a reference over 80 characters',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, reference: 'r'.repeat(81) },
+          'reference',
+        ],
+        [
+          'a reference with a space at its end',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, reference: 'sale ' },
+          'reference',
+        ],
         ['an array', [], 'body'],
         [
           'a till id that is not a UUID',

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { _electron as electron, type ElectronApplication, type Page } from 'playwright-core';
+import { statusWindow } from './status-window.ts';
 
 // The tray app started the way an operator meets it when something is wrong: no smart-card
 // service, a ledger URL the service cannot use, a settings file that cannot be read, a quit
@@ -37,7 +38,7 @@ async function launch(options: { settingsFile?: string; env?: Record<string, str
 
 /** The window the app opens by itself (first run, recovered settings, or Linux). */
 async function ownWindow(app: ElectronApplication): Promise<Page> {
-  const window = await app.firstWindow();
+  const window = await statusWindow(app, false);
   await window.getByTestId('service-state').filter({ hasText: 'running' }).waitFor();
   return window;
 }

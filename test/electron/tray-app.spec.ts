@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { _electron as electron, type ElectronApplication, type Page } from 'playwright-core';
 import type { CardWalletBridge } from '../../main/ipc-contract.ts';
+import { statusWindow } from './status-window.ts';
 
 // The real tray app in Electron, run by `npm run test:electron` where Electron is installed
 // (not in .ci/run: the binary cannot be downloaded there). pcscd is pointed nowhere, so the
@@ -22,10 +23,8 @@ before(async () => {
     args: [root, `--user-data-dir=${userData}`],
     env: { ...process.env, PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' },
   });
-  // The window opens from the tray; a second launch shows it the same way.
-  const opened = app.waitForEvent('window');
-  await app.evaluate(({ app: electronApp }) => void electronApp.emit('second-instance'));
-  window = await opened;
+  // A first run opens the window by itself; otherwise a second launch shows it.
+  window = await statusWindow(app);
 });
 after(async () => {
   await app?.close();

@@ -58,11 +58,16 @@ describe('the till float', () => {
     assert.equal(placed.status, 200, JSON.stringify(placed.json));
     const recharged = await call('POST', '/writecard', { credits: 30 });
     assert.equal(recharged.status, 200, JSON.stringify(recharged.json));
-    assert.deepEqual(recharged.json, {
+    const { movementId, occurredAt, ...spec } = recharged.json as Record<string, unknown>;
+    assert.deepEqual(spec, {
       cardId: (placed.json as { cardId: string }).cardId,
       credits: 30,
       rechargeAmount: 15,
+      reference: null,
     });
+    // The receipt names the float movement: its id is the float's (version 8).
+    assert.match(String(movementId), /^[0-9a-f]{8}-[0-9a-f]{4}-8000-8000-000000[0-9a-f]{6}$/);
+    assert.equal(typeof occurredAt, 'string');
     await waitUntil(async () => (await floatAtLedger()).reported.count === 1, 30_000, 'reported');
     assert.equal((await floatAtLedger()).credits, 170);
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -16,17 +16,32 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 const makensis = spawnSync('sh', ['-c', 'command -v makensis'], { encoding: 'utf8' }).stdout.trim();
 
-describe("the installer's smart-card service setting (build/installer.nsh)", () => {
+describe("the Windows installer's include script (build/installer.nsh)", () => {
   const script = readFileSync(join(root, 'build', 'installer.nsh'), 'utf8');
 
-  test('when read, then only an install for all users (elevated) sets SCardSvr to start automatically, with the system sc.exe', () => {
-    const macro = script.slice(script.indexOf('!macro customInstall'), script.indexOf('!macroend'));
-    assert.match(macro, /\$\{If\} \$installMode == "all"/);
-    assert.match(macro, /nsExec::ExecToLog '"\$SYSDIR\\sc\.exe" config SCardSvr start= auto'/);
-    assert.match(macro, /nsExec::ExecToLog '"\$SYSDIR\\sc\.exe" start SCardSvr'/);
+  test('when read, then it changes no Windows service (it would run again on every update) and names the test that checks it', () => {
+    const code = script
+      .split('\n')
+      .filter((line) => !line.trim().startsWith(';'))
+      .join('\n');
+    assert.doesNotMatch(code, /sc\.exe|SCardSvr|customInstall\b/);
+    assert.match(script, /test\/packaging\/installer-and-signing\.test\.ts/);
+    const named = [...script.matchAll(/test\/[\w/-]+\.test\.ts/g)].map((match) => match[0]);
+    assert.deepEqual(
+      named.filter((file) => !existsSync(join(root, file))),
+      [],
+      'every test it names exists',
+    );
   });
 
-  test('when compiled by NSIS as electron-builder includes it (installMode, the customInstall macro), then it builds', (context) => {
+  test('when a copy for all users exists, then it says so on a manual install, never on an update', () => {
+    const macro = script.slice(script.indexOf('!macro customInit'), script.indexOf('!macroend'));
+    assert.match(macro, /ReadRegStr \$0 HKLM "\$\{INSTALL_REGISTRY_KEY\}" InstallLocation/);
+    assert.match(macro, /\$\{AndIfNot\} \$\{isUpdated\}/);
+    assert.match(macro, /MessageBox .* \/SD IDOK/);
+  });
+
+  test('when compiled by NSIS as electron-builder includes it (its registry key, isUpdated, customInit in .onInit), then it builds', (context) => {
     if (!makensis) {
       context.diagnostic(
         'makensis is not installed here (apt install nsis); the script was only read',
@@ -40,12 +55,17 @@ describe("the installer's smart-card service setting (build/installer.nsh)", () 
         'Unicode true',
         `OutFile "${join(work, 'check.exe')}"`,
         'RequestExecutionLevel user',
-        // electron-builder's multiUser.nsh declares it: "all" for an install for all users.
-        'Var installMode',
+        // What electron-builder's templates define before .onInit inserts customInit.
+        '!define INSTALL_REGISTRY_KEY "Software\\card-wallet-worker-test"',
+        '!macro _isUpdated _a _b _t _f',
+        '  StrCmp "" "updated" `${_t}` `${_f}`',
+        '!macroend',
+        '!define isUpdated `"" isUpdated ""`',
         `!include "${join(root, 'build', 'installer.nsh')}"`,
+        'Function .onInit',
+        '  !insertmacro customInit',
+        'FunctionEnd',
         'Section',
-        '  StrCpy $installMode all',
-        '  !insertmacro customInstall',
         'SectionEnd',
         '',
       ].join('\n'),

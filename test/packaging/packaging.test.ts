@@ -144,6 +144,7 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
       'renderer/index.html',
       'main/assets/tray-ready.png',
       'main/assets/tray-ready@2x.png',
+      'main/assets/tray-ready.ico',
       'docs/openapi.yaml',
     ])
       assert.ok(asar.files.includes(file), `${file} is missing from app.asar`);
@@ -176,7 +177,7 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
     assert.deepEqual(
       ours.filter(
         (file) =>
-          !/^(package\.json|docs\/openapi\.yaml|dist\/.*\.(js|cjs)|dist\/cloud\/db\/pglite-template\.(tar\.gz|json)|renderer\/[^/]+|main\/assets\/tray-[a-z-]+(@2x)?\.png)$/.test(
+          !/^(package\.json|docs\/openapi\.yaml|dist\/.*\.(js|cjs)|dist\/cloud\/db\/pglite-template\.(tar\.gz|json)|renderer\/[^/]+|main\/assets\/tray-[a-z-]+((@2x)?\.png|\.ico))$/.test(
             file,
           ),
       ),
@@ -326,14 +327,24 @@ describe('the Linux build (deb target) with a stand-in Electron', () => {
 });
 
 describe('the installers for Windows, macOS and the AppImage (configuration)', () => {
-  test('when configured, then NSIS is an assisted per-user or per-machine installer with our icon of 256 px and more', async () => {
+  test('when configured, then NSIS installs per user only (updates need no administrator), with our icon of 256 px and more', async () => {
     assert.deepEqual(config.nsis, {
-      oneClick: false,
+      oneClick: true,
       perMachine: false,
-      allowToChangeInstallationDirectory: true,
       runAfterFinish: true,
       include: 'build/installer.nsh',
     });
+    // electron-builder's one-click template, per user: it never asks for elevation.
+    const nsisTemplates = join(
+      builderLib.resolve('app-builder-lib/package.json'),
+      '..',
+      'templates',
+      'nsis',
+    );
+    assert.match(
+      readFileSync(join(nsisTemplates, 'oneClick.nsh'), 'utf8'),
+      /!ifdef INSTALL_MODE_PER_ALL_USERS\s+!insertmacro setInstallModePerAllUsers\s+!else\s+!insertmacro setInstallModePerUser/,
+    );
     assert.ok(existsSync(join(root, config.nsis.include)), 'the include script exists');
     // electron-builder's own check of a Windows icon (it refuses .ico files under 256 px).
     const result = await convertIcon({
@@ -349,8 +360,11 @@ describe('the installers for Windows, macOS and the AppImage (configuration)', (
     );
   });
 
+  test('when configured, then macOS gets a dmg to install and the zip MacUpdater downloads', () => {
+    assert.deepEqual(config.mac.target, ['dmg', 'zip']);
+  });
+
   test('when configured, then the macOS app has no Dock icon (LSUIElement) and an .icns up to 1024 px', () => {
-    assert.equal(config.mac.target, 'dmg');
     assert.equal(config.mac.extendInfo.LSUIElement, true);
     const icns = readFileSync(join(root, config.mac.icon));
     assert.equal(icns.subarray(0, 4).toString('ascii'), 'icns');
@@ -363,5 +377,33 @@ describe('the installers for Windows, macOS and the AppImage (configuration)', (
   test('when configured, then the AppImage uses the static runtime (no libfuse2 needed on the till)', () => {
     assert.equal(config.toolsets.appimage, '1.0.3');
     assert.ok(config.linux.target.includes('AppImage'));
+  });
+
+  test("when the AppImage starts where unprivileged user namespaces are refused (Ubuntu 24.04's AppArmor), then its AppRun adds --no-sandbox; an update's copy starts nothing", () => {
+    // The AppRun this electron-builder writes into the AppImage (the static runtime's).
+    const { generateAppRunScript } = builderLib(
+      'app-builder-lib/out/targets/appimage/appImageUtil.js',
+    ) as { generateAppRunScript(config: Record<string, string>): string };
+    const appRun = generateAppRunScript({
+      ExecutableName: 'card-wallet-worker',
+      DesktopFileName: 'card-wallet-worker.desktop',
+      ProductFilename: 'Card Wallet Worker',
+      ProductName: 'Card Wallet Worker',
+      ResourceName: 'appimagekit-card-wallet-worker',
+    });
+    assert.match(appRun, /! unshare -Ur true 2>\/dev\/null ; then\s+NO_SANDBOX=\(--no-sandbox\)/);
+    // electron-updater runs the new AppImage with APPIMAGE_EXIT_AFTER_INSTALL when it must not
+    // start the app; without the trap, AppRun exits.
+    assert.match(appRun, /if \[ -z "\$APPIMAGE_EXIT_AFTER_INSTALL" \] ; then\s+trap atexit EXIT/);
+  });
+
+  test('when the deb is made, then it carries the AppArmor profile that lets the sandbox run on Ubuntu 24.04 and later', () => {
+    const profile = readFileSync(join(unpacked, 'resources', 'apparmor-profile'), 'utf8');
+    assert.match(
+      profile,
+      /profile "card-wallet-worker" "\/opt\/Card Wallet Worker\/card-wallet-worker" flags=\(unconfined\)/,
+    );
+    assert.match(profile, /^\s*userns,$/m);
+    assert.equal(readFileSync(join(unpacked, 'resources', 'package-type'), 'utf8'), 'deb');
   });
 });

@@ -73,6 +73,9 @@ before(async () => {
     startAtLogin: false,
     simulator: false,
     updateFeedUrl: null,
+    updateInstall: 'operator',
+    updateIdleMinutes: 30,
+    updateInstallHour: 3,
     // Kept as main/ keeps it: the id the service made at its first start.
     tillId: rig.service.tillId,
   };

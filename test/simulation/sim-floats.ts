@@ -463,6 +463,7 @@ export class SimFloats {
       floatSeq: parsed.seq,
       reportedAs: as,
       reportFlags: [],
+      reference: item.reference ?? null,
     });
     if (state !== 'voided') flags.push(...this.#draw(float, item.credits));
     if (state === 'posted') this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits);

@@ -116,6 +116,9 @@ function simAnswer(
   return { status: answer.status, body: answer.body, contentType: 'application/json' };
 }
 
+/** POS references the seeds' creates carry (a few, so that a lookup finds several). */
+const REFERENCES = ['sale 1', 'sale-2', 'R#3/2026'];
+
 describe('the simulated ledger against the real one', () => {
   for (const seed of [1, 2, 3, 4, 5]) {
     test(`when seed ${seed}'s 150 calls go to both, then every answer is the same`, async () => {
@@ -163,6 +166,7 @@ describe('the simulated ledger against the real one', () => {
           if (till !== undefined) body.tillId = till;
           if (rng.chance(0.3)) body.cardBefore = `test:${rng.between(0, 300)}`;
           if (rng.chance(0.15)) body.compensates = rng.pick(ids.filter((other) => other !== id));
+          if (rng.chance(0.5)) body.reference = rng.pick(REFERENCES);
           what = `create ${JSON.stringify(body)}`;
           realAnswer = await client.create(body);
           simulated = simAnswer(sim, 'POST', '/v1/movements', shop.key, body);
@@ -185,6 +189,18 @@ describe('the simulated ledger against the real one', () => {
           what = `card account ${card}`;
           realAnswer = await client.get(`/v1/cards/${card}`);
           simulated = simAnswer(sim, 'GET', `/v1/cards/${card}`, shop.key);
+        } else if (rng.chance(0.3)) {
+          const reference = rng.pick(REFERENCES);
+          const path = `/v1/movements?reference=${encodeURIComponent(reference)}`;
+          what = `movements of reference ${reference}`;
+          realAnswer = await client.get(path);
+          simulated = simAnswer(sim, 'GET', path, shop.key);
+          simulated.body.movements = (simulated.body.movements as { id: string }[]).filter(
+            (movement) => ids.includes(movement.id),
+          );
+          realAnswer.body.movements = (realAnswer.body.movements as { id: string }[]).filter(
+            (movement) => ids.includes(movement.id),
+          );
         } else {
           what = 'pending list';
           realAnswer = await client.get('/v1/movements?state=pending');

@@ -79,6 +79,8 @@ export interface StoredMovement {
   floatSeq: number | null;
   reportedAs: 'till' | 'found' | 'operator' | null;
   reportFlags: string[];
+  /** The POS's reference of the sale, or null. */
+  reference: string | null;
 }
 
 export class SimLedger {
@@ -377,6 +379,7 @@ export class SimLedger {
       floatSeq: null,
       reportedAs: null,
       reportFlags: [],
+      reference: request.reference ?? null,
     };
     this.movements.set(id, stored);
     if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
@@ -466,6 +469,15 @@ export class SimLedger {
       .map((movement) => this.#view(movement));
   }
 
+  /** A shop's movements with one POS reference, newest first, like the real list. */
+  listByReference(apiKey: string, reference: string): Movement[] {
+    const shop = this.authenticate(apiKey);
+    return [...this.movements.values()]
+      .filter((movement) => movement.shop === shop.id && movement.reference === reference)
+      .reverse()
+      .map((movement) => this.#view(movement));
+  }
+
   #view(movement: StoredMovement): Movement {
     const shop = this.shops.get(movement.shop) as SimShop;
     const cost = parseStoredDecimal(movement.creditCost);
@@ -491,6 +503,7 @@ export class SimLedger {
       floatId: movement.floatId,
       reportedAs: movement.reportedAs,
       reportFlags: movement.reportFlags,
+      reference: movement.reference,
     };
   }
 }

@@ -1,5 +1,6 @@
 import { fork as forkNode, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import Module, { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { IpcMainInvokeEvent } from 'electron';
 
@@ -88,8 +89,22 @@ export class FakeBrowserWindow extends EventEmitter {
   readonly webContents: FakeWebContents;
   loaded?: string;
   shown = false;
+  destroyed = false;
+  title: string;
+  setTitle(title: string): void {
+    this.title = title;
+  }
+  /** Shown without taking the focus. */
+  showInactive(): void {
+    this.shown = true;
+  }
+  close(): void {
+    this.destroyed = true;
+    this.emit('closed');
+  }
   constructor(readonly options: Record<string, unknown>) {
     super();
+    this.title = String(options.title ?? '');
     this.webContents = new FakeWebContents(new FakeFrame('about:blank'));
     FakeBrowserWindow.created.push(this);
   }
@@ -138,6 +153,11 @@ export function chromiumFileUrl(file: string): string {
  */
 export class FakeSafeStorage {
   denied = false;
+  /**
+   * Synchronous decryptions: on a locked Linux keyring or a Keychain prompt each one holds the
+   * main process until the operator answers (docs/api/safe-storage.md).
+   */
+  syncDecrypts = 0;
   constructor(
     public available = true,
     public backend = 'gnome_libsecret',
@@ -155,7 +175,23 @@ export class FakeSafeStorage {
       );
     return Buffer.from(`enc:${text}`);
   }
+  async isAsyncEncryptionAvailable(): Promise<boolean> {
+    return this.available;
+  }
+  /** Rejects as Electron's does while the keyring is locked (os_crypt_async). */
+  async decryptStringAsync(buffer: Buffer): Promise<{ result: string; shouldReEncrypt: boolean }> {
+    if (this.denied)
+      throw new Error(
+        'safeStorage.decryptStringAsync is temporarily unavailable. Please try again.',
+      );
+    if (!buffer.toString().startsWith('enc:'))
+      throw new Error(
+        'Error while decrypting the ciphertext provided to safeStorage.decryptStringAsync.',
+      );
+    return { result: buffer.toString().slice(4), shouldReEncrypt: false };
+  }
   decryptString(buffer: Buffer): string {
+    this.syncDecrypts += 1;
     if (this.denied || !buffer.toString().startsWith('enc:'))
       throw new Error(
         'Error while decrypting the ciphertext provided to safeStorage.decryptString.',
@@ -175,12 +211,29 @@ export class FakeApp extends EventEmitter {
   #isReady = false;
   #ready: () => void = () => undefined;
   readonly #whenReady = new Promise<void>((resolve) => (this.#ready = resolve));
-  /** How the process ended, if it did. */
-  exited?: { code: number; viaQuit: boolean };
+  /** How the process ended, if it did (`killed`: by the OS at the end of the session). */
+  exited?: { code: number; viaQuit: boolean; killed?: boolean };
   /** Set when another instance holds the single-instance lock. */
   otherInstanceRunning = false;
-  constructor(readonly platform: NodeJS.Platform = 'linux') {
+  /** app.isPackaged: true in an installed app. */
+  isPackaged = true;
+  constructor(
+    readonly platform: NodeJS.Platform = 'linux',
+    readonly version = '2.0.0',
+  ) {
     super();
+  }
+  getVersion(): string {
+    return this.version;
+  }
+  getName(): string {
+    return 'card-wallet-worker';
+  }
+  getAppPath(): string {
+    return '/opt/Card Wallet Worker/resources/app.asar';
+  }
+  getPath(name: string): string {
+    return `/home/till/.config/card-wallet-worker/${name}`;
   }
   setLoginItemSettings(settings: { openAtLogin?: boolean }): void {
     if (this.platform === 'linux') return;
@@ -189,7 +242,10 @@ export class FakeApp extends EventEmitter {
   getLoginItemSettings(): { openAtLogin: boolean } {
     return { openAtLogin: this.#openAtLogin };
   }
+  lockRequests = 0;
+  /** As Electron: a refused request may be made again (App::RequestSingleInstanceLock). */
   requestSingleInstanceLock(): boolean {
+    this.lockRequests += 1;
     return !this.otherInstanceRunning;
   }
   whenReady(): Promise<void> {
@@ -210,6 +266,37 @@ export class FakeApp extends EventEmitter {
   }
   exit(code = 0): void {
     this.exited ??= { code, viaQuit: false };
+  }
+  /** powerMonitor: `shutdown` is Linux and macOS only (docs/api/power-monitor.md). */
+  readonly powerMonitor = new EventEmitter();
+  /**
+   * The OS ends the session (shutdown, restart, log-off), as Electron 45 reports it.
+   * Windows: no `before-quit`, `will-quit` or `quit` (docs/api/app.md); every open window gets
+   * `query-session-end`, which it may refuse; then `session-end`, after which Electron ends the
+   * process at once unless the app is already quitting (native_window_views_win.cc,
+   * WM_ENDSESSION); with no window, nothing is heard and the process is just ended. Linux and
+   * macOS: powerMonitor's `shutdown`, which may be delayed. Returns whether it was refused.
+   */
+  endSession(reasons: string[] = ['shutdown']): { refused: boolean; end: () => void } {
+    if (this.platform !== 'win32') {
+      let delayed = false;
+      this.powerMonitor.emit('shutdown', { preventDefault: () => (delayed = true) });
+      return {
+        refused: delayed,
+        end: () => void (this.exited ??= { code: 0, viaQuit: false, killed: true }),
+      };
+    }
+    const windows = FakeBrowserWindow.created.filter((window) => !window.destroyed);
+    let refused = false;
+    for (const window of windows)
+      window.emit('query-session-end', { reasons, preventDefault: () => (refused = true) });
+    return {
+      refused,
+      end: () => {
+        for (const window of windows) window.emit('session-end', { reasons });
+        this.exited ??= { code: 0, viaQuit: false, killed: true };
+      },
+    };
   }
 }
 
@@ -248,15 +335,25 @@ export function buildFakeMenu(template: MenuTemplateItem[]): { items: FakeMenuIt
   return { items: template.map((item) => new FakeMenuItem(item)) };
 }
 
-/** A Tray that records what was applied; `menu` is the context menu currently attached. */
+/**
+ * A Tray that records what was applied; `menu` is the context menu currently attached,
+ * `tooltip` what the OS shows: on Windows the first 127 UTF-16 units of it (szTip[128];
+ * Electron's NotifyIcon::SetToolTip copies what fits and drops the rest).
+ */
 export class FakeTray {
   readonly calls: string[] = [];
   menu?: { items: FakeMenuItem[] };
+  tooltip = '';
+  /** The tooltip as the app set it. */
+  tooltipSet = '';
+  constructor(readonly platform: NodeJS.Platform = 'linux') {}
   setImage(): void {
     this.calls.push('image');
   }
-  setToolTip(): void {
+  setToolTip(text: string): void {
     this.calls.push('tooltip');
+    this.tooltipSet = text;
+    this.tooltip = this.platform === 'win32' ? text.slice(0, 127) : text;
   }
   setContextMenu(menu: { items: FakeMenuItem[] }): void {
     this.calls.push('menu');
@@ -353,3 +450,68 @@ export class FakeUtilityProcess extends EventEmitter {
 
 /** Only MessagePortMain objects may be transferred (none are used by main/ today). */
 export class FakeMessagePortMain extends EventEmitter {}
+
+/**
+ * The `electron` module as electron-updater requires it in the main process (its app, its
+ * native autoUpdater's events, its net session), for loading the real package under Node:
+ * put it in require.cache where `require('electron')` resolves from electron-updater.
+ */
+export function fakeElectronModule(app: FakeApp) {
+  return {
+    app,
+    autoUpdater: new EventEmitter(),
+    session: { fromPartition: () => ({}) },
+    net: {
+      request: () => {
+        throw new Error('no network in the electron mock');
+      },
+    },
+  };
+}
+
+/**
+ * Puts fakeElectronModule(app) where electron-updater's `require('electron')` finds it (under
+ * Node that is the npm package, which would try to download Electron); returns it.
+ */
+export function installFakeElectron(app: FakeApp): ReturnType<typeof fakeElectronModule> {
+  const require = createRequire(import.meta.url);
+  const path = createRequire(require.resolve('electron-updater')).resolve('electron');
+  const cached = new Module(path);
+  cached.filename = path;
+  cached.loaded = true;
+  cached.exports = fakeElectronModule(app);
+  require.cache[path] = cached;
+  return cached.exports;
+}
+
+/**
+ * Windows PowerShell 5.1 running the smart-card fix's outer `-Command` script, for the answer
+ * the operator gives the administrator prompt. Modelled on what PowerShell does: a declined
+ * prompt makes `Start-Process -Verb RunAs` write a non-terminating error and return nothing, so
+ * the script goes on with `$p` null (and `exit $p.ExitCode` exits 0), unless the error is made
+ * terminating (`$ErrorActionPreference = 'Stop'` or `-ErrorAction Stop`): then a `catch` runs,
+ * or without one the script ends with exit code 1. An accepted prompt exits with the elevated
+ * script's code. A non-zero exit rejects, as execFile does.
+ */
+export function fakeWindowsPowerShell(answer: { declined: true } | { elevatedExitCode: number }) {
+  return async (_file: string, args: string[]): Promise<string> => {
+    const script = args.at(-1) ?? '';
+    let code: number;
+    if ('declined' in answer) {
+      const terminating =
+        /\$ErrorActionPreference\s*=\s*'Stop'/.test(script) ||
+        /Start-Process[^;}]*-ErrorAction Stop/.test(script);
+      const caught = /try\s*\{[^}]*Start-Process[^}]*\}\s*catch\s*\{\s*exit (\d+)/.exec(script);
+      const nullCheck = /if \(\$null -eq \$p\) \{ exit (\d+) \}/.exec(script);
+      if (terminating) code = caught ? Number(caught[1]) : 1;
+      else code = nullCheck ? Number(nullCheck[1]) : 0; // `exit $null` exits 0
+    } else {
+      code = answer.elevatedExitCode;
+    }
+    if (code !== 0)
+      throw new Error(
+        `Command failed: powershell.exe (exit code ${code})\nStart-Process : This command cannot be run due to the error: The operation was canceled by the user.`,
+      );
+    return '';
+  };
+}

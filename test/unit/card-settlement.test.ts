@@ -52,6 +52,7 @@ function atLedger(overrides: Partial<LedgerMovement> = {}): LedgerMovement {
     awaitsCard: true,
     cardEvidence: null,
     occurredAt: null,
+    reference: null,
     ...overrides,
   };
 }

@@ -29,7 +29,8 @@ CREATE TYPE ledger_answer AS (
   occurred_at timestamptz,
   float_id uuid,
   reported_as text,
-  report_flags text[]
+  report_flags text[],
+  reference text
 );
 `,
 } as const;

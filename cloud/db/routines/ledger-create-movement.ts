@@ -3,10 +3,12 @@ export const ledgerCreateMovement = {
   sql: /* sql */ `
 -- POST /v1/movements (docs/cloud-api.md). p_credits or p_amount (a recharge by amount).
 -- p_key_hash (optional): the caller's API key, checked in this transaction (see below).
+-- p_reference (optional): the POS's reference of the sale, kept with the movement; not part of
+-- its identity (the worker's Idempotency-Key covers it).
 CREATE FUNCTION ledger_create_movement(
   p_customer uuid, p_id uuid, p_kind text, p_card text, p_credits bigint, p_amount numeric,
   p_card_credits bigint, p_refuse_above boolean, p_till uuid, p_card_before text,
-  p_compensates uuid, p_key_hash text DEFAULT NULL)
+  p_compensates uuid, p_key_hash text DEFAULT NULL, p_reference text DEFAULT NULL)
 RETURNS ledger_answer LANGUAGE plpgsql AS $$
 DECLARE
   c customers%ROWTYPE;
@@ -184,9 +186,9 @@ BEGIN
   -- ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
   -- takes no row lock) makes this wait for it, then yields no row: answered as a replay.
   INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount,
-                         till_id, card_before, compensates)
+                         till_id, card_before, compensates, reference)
   VALUES (p_id, p_customer, p_kind, p_card, v_credits, c.credit_cost, p_amount, p_till,
-          p_card_before, p_compensates)
+          p_card_before, p_compensates, p_reference)
   ON CONFLICT (id) DO NOTHING
   RETURNING * INTO m;
   IF NOT FOUND THEN

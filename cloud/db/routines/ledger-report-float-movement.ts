@@ -117,11 +117,12 @@ BEGIN
                             ELSE 'pending' END;
   INSERT INTO movements (id, customer_id, kind, card_id, state, credits, credit_cost,
                          resolved_at, till_id, card_before, resolved_by_till, evidence,
-                         occurred_at, float_id, float_seq, reported_as)
+                         occurred_at, float_id, float_seq, reported_as, reference)
   VALUES (v_id, p_customer, 'recharge', v_card, v_state, v_credits, v_cost,
           CASE WHEN v_state <> 'pending' THEN now() END, f.till_id, p_item->>'cardBefore',
           CASE WHEN v_state <> 'pending' THEN p_reporter END, v_evidence,
-          CASE WHEN v_state = 'posted' THEN COALESCE(v_occurred, now()) END, f.id, v_seq, v_as);
+          CASE WHEN v_state = 'posted' THEN COALESCE(v_occurred, now()) END, f.id, v_seq, v_as,
+          p_item->>'reference');
   IF v_state <> 'voided' THEN
     v_flags := v_flags || ledger_float_draw(p_customer, f.id, v_id, v_credits);
   END IF;

@@ -132,6 +132,56 @@ describe('the app lifecycle', () => {
     assert.deepEqual(app.exited, { code: 0, viaQuit: false });
   });
 
+  test('when an update started this copy while the old one still quits, then it waits for the lock and starts once the old one is gone', async () => {
+    const app = new FakeApp('linux');
+    app.otherInstanceRunning = true;
+    const events: string[] = [];
+    appLifecycle(
+      app as never,
+      {
+        start: async () => void events.push('start'),
+        stop: async () => void events.push('stop'),
+        showWindow: () => undefined,
+        fatal: () => undefined,
+        log: (line) => void events.push(`log: ${line}`),
+      },
+      { startedByUpdate: true, lockRetry: { everyMs: 1, forMs: 60_000 } },
+    );
+    app.becomeReady();
+    // Until it asked three times, or gave up (exited): a condition, not a time.
+    while (app.lockRequests < 3 && app.exited === undefined)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    assert.equal(app.exited, undefined, 'it waits instead of exiting');
+    assert.deepEqual(events, [], 'nothing starts while the old copy holds the lock');
+    app.otherInstanceRunning = false; // the old copy has exited
+    while (events.length === 0 && app.exited === undefined)
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    assert.deepEqual(events, ['start']);
+    assert.equal(app.exited, undefined);
+  });
+
+  test('when an update started this copy and the old one never lets go, then it exits 0 after the wait, having started nothing', async () => {
+    const app = new FakeApp('linux');
+    app.otherInstanceRunning = true;
+    const events: string[] = [];
+    appLifecycle(
+      app as never,
+      {
+        start: async () => void events.push('start'),
+        stop: async () => void events.push('stop'),
+        showWindow: () => undefined,
+        fatal: () => undefined,
+        log: (line) => void events.push(`log: ${line}`),
+      },
+      { startedByUpdate: true, lockRetry: { everyMs: 1, forMs: 20 } },
+    );
+    app.becomeReady();
+    while (app.exited === undefined) await new Promise((resolve) => setTimeout(resolve, 1));
+    assert.deepEqual(app.exited, { code: 0, viaQuit: false });
+    assert.ok(!events.includes('start'));
+    assert.ok(app.lockRequests > 1);
+  });
+
   test('when the app is launched again or re-opened on macOS, then the window shows (once started)', async () => {
     const { app, events } = run();
     app.emit('second-instance');

@@ -5,6 +5,7 @@ import {
   elevatedFixCommand,
   fixSmartCardService,
 } from '../../../main/smart-card-service.ts';
+import { fakeWindowsPowerShell } from '../../support/electron-mock.ts';
 
 // The Smart Card service set to start automatically, asking for an administrator only when the
 // operator clicks the fix.
@@ -27,14 +28,20 @@ describe('the smart-card service fix', () => {
     assert.match(ELEVATED_SCRIPT, /Start-Service -Name SCardSvr/);
   });
 
-  test('when the administrator prompt is declined, then it says nothing was changed', async () => {
-    const result = await fixSmartCardService('win32', async () => {
-      throw new Error(
-        'Start-Process : This command cannot be run due to the error: The operation was canceled by the user.',
-      );
-    });
-    assert.equal(result.ok, false);
+  test('when the administrator prompt is declined (UAC "No"), then it says nothing was changed, not done', async () => {
+    const result = await fixSmartCardService('win32', fakeWindowsPowerShell({ declined: true }));
+    assert.equal(result.ok, false, result.message);
     assert.match(result.message, /^Nothing was changed: the administrator prompt was declined/);
+  });
+
+  test('when the prompt is accepted, then it is done; when the elevated change fails, then it says so', async () => {
+    const done = await fixSmartCardService('win32', fakeWindowsPowerShell({ elevatedExitCode: 0 }));
+    assert.equal(done.ok, true);
+    const failed = await fixSmartCardService(
+      'win32',
+      fakeWindowsPowerShell({ elevatedExitCode: 1 }),
+    );
+    assert.equal(failed.ok, false);
   });
 
   test('when not on Windows, then nothing is run', async () => {

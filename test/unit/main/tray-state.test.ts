@@ -186,7 +186,11 @@ describe('the reader named truthfully in the tray', () => {
   });
 
   test('when an update is downloaded, then the menu says so and offers to restart to install it; while off, no update line', () => {
-    const ready = statusModel.update(running(), { state: 'ready', version: '0.2.0' });
+    const ready = statusModel.update(running(), {
+      state: 'ready',
+      version: '0.2.0',
+      installs: null,
+    });
     const menu = trayMenu(ready, false);
     assert.equal(menu.find((item) => item.id === 'status-update')?.label, 'Updates: 0.2.0 ready');
     assert.equal(
@@ -312,8 +316,8 @@ describe('updateTray', () => {
     setStartAtLogin: () => undefined,
     quit: () => undefined,
   };
-  const counting = () => {
-    const tray = new FakeTray();
+  const counting = (platform: NodeJS.Platform = 'linux') => {
+    const tray = new FakeTray(platform);
     const parts = {
       tray: tray as never,
       icon: (state: string) => state as never,
@@ -358,6 +362,24 @@ describe('updateTray', () => {
     updater.update(running(), false);
     assert.deepEqual(calls, ['image', 'tooltip', 'menu', 'menu'], 'the menu was rebuilt');
     assert.equal(tray.item('Start at login').checked, false, 'it shows the saved setting');
+  });
+
+  test('when the service error makes the tooltip longer than Windows keeps, then it is shortened at a word with an ellipsis, not cut by Windows mid-word', async () => {
+    const { trayUpdater } = await import('../../../main/tray.ts');
+    const { tray, parts, actions } = counting('win32');
+    const failed = statusModel.service(running(), {
+      url: null,
+      state: 'error',
+      error:
+        'port 4178 is in use by another program: choose another port in the settings and save, then the service starts again',
+    });
+    trayUpdater(parts, actions, 'win32').update(failed, false);
+    assert.equal(tray.tooltip, tray.tooltipSet, 'Windows showed all of it: nothing was cut there');
+    assert.ok(tray.tooltip.length <= 127, `${tray.tooltip.length}: ${tray.tooltip}`);
+    assert.match(
+      tray.tooltip,
+      /^Card Wallet Worker: Needs attention \(port 4178 is in use .* and save…$/,
+    );
   });
 
   test('when on macOS, then the menu is not attached (a left click opens the window) and a right click pops it up', async () => {

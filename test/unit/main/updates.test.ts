@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,15 +13,28 @@ import {
   type DownloadOptions,
 } from 'builder-util-runtime';
 import { AppImageUpdater } from 'electron-updater';
-import { updateChecker, type UpdateStatus, type UpdaterLike } from '../../../main/updates.ts';
+import type { InstallPolicy } from '../../../main/install-window.ts';
+import {
+  updateChecker,
+  type UpdateCheckerOptions,
+  type UpdateStatus,
+  type UpdaterLike,
+} from '../../../main/updates.ts';
 import { silentLogger } from '../../../service/logger.ts';
+import { FakeApp, installFakeElectron } from '../../support/electron-mock.ts';
 
 // Updates with electron-updater's own updater (the AppImage one: the one that runs on this OS)
 // against a feed this test serves, as electron-builder publishes it to a generic server:
 // latest-linux.yml and the file it names, with its SHA-512.
 
 const work = mkdtempSync(join(tmpdir(), 'cww-updates-'));
-const release = Buffer.from(`card-wallet-worker 0.2.0 ${'x'.repeat(4096)}`);
+// BaseUpdater.quitAndInstall emits Electron's own autoUpdater 'before-quit-for-update'.
+installFakeElectron(new FakeApp('linux'));
+/** The new AppImage: a program that says it ran (electron-updater starts it after the move). */
+const started = join(work, 'new-appimage-started');
+const release = Buffer.from(
+  `#!/bin/sh\necho "$0" > '${started}'\n# card-wallet-worker 0.2.0 ${'x'.repeat(4096)}\n`,
+);
 const sha512 = (bytes: Buffer) => createHash('sha512').update(bytes).digest('base64');
 /** What the feed serves: path -> body. */
 let feed: Record<string, Buffer | string> = {};
@@ -99,6 +113,9 @@ class NodeDownloadExecutor extends NodeHttpExecutor {
 
 let updaters = 0;
 
+/** What the app did, in order: the service stopped, the new AppImage moved in, the app quit. */
+let events: string[] = [];
+
 /** electron-updater's AppImage updater for app 0.1.0, with a download cache of its own. */
 function appImageUpdater(): UpdaterLike {
   updaters += 1;
@@ -111,7 +128,7 @@ function appImageUpdater(): UpdaterLike {
     baseCachePath: join(work, `cache-${updaters}`),
     whenReady: () => Promise.resolve(),
     relaunch: () => undefined,
-    quit: () => undefined,
+    quit: () => void events.push('app quits'),
     onQuit: () => undefined,
   });
   Object.assign(updater, { httpExecutor: new NodeDownloadExecutor() });
@@ -120,7 +137,11 @@ function appImageUpdater(): UpdaterLike {
   return updater as unknown as UpdaterLike;
 }
 
-function checker(url: string | null, createUpdater = appImageUpdater) {
+function checker(
+  url: string | null,
+  createUpdater = appImageUpdater,
+  more: Partial<UpdateCheckerOptions> = {},
+) {
   const seen: UpdateStatus[] = [];
   let notify = () => {};
   const started = updateChecker({
@@ -131,6 +152,10 @@ function checker(url: string | null, createUpdater = appImageUpdater) {
       seen.push(status);
       notify();
     },
+    stopService: async () => void events.push('service stopped'),
+    resumeService: async () => void events.push('service started again'),
+    onAppImageMoved: (path) => events.push(`new AppImage at ${path}`),
+    ...more,
   });
   checkers.push(started);
   /** Resolves with the first status that matches (no sleeping). */
@@ -166,7 +191,11 @@ describe('updates from a feed', () => {
     const { started, reaches, seen } = checker(feedUrl);
     started.start();
     const ready = await reaches(['ready', 'failed']);
-    assert.deepEqual(ready, { state: 'ready', version: '0.2.0' }, JSON.stringify(seen));
+    assert.deepEqual(
+      ready,
+      { state: 'ready', version: '0.2.0', installs: null },
+      JSON.stringify(seen),
+    );
     assert.ok(seen.some((status) => status.state === 'downloading'));
     const downloaded = readFileSync(
       join(
@@ -190,7 +219,7 @@ describe('updates from a feed', () => {
     const failed = await reaches(['ready', 'failed']);
     assert.equal(failed.state, 'failed');
     assert.match((failed as { message: string }).message, /sha512|checksum|size/i);
-    assert.equal(started.install(), false);
+    assert.equal(await started.install(), false);
   });
 
   test('when the feed has this version, then it is up to date; when it cannot be reached, the check fails and says why', async () => {
@@ -206,3 +235,174 @@ describe('updates from a feed', () => {
     assert.match((failed as { message: string }).message, /ECONNREFUSED|connect/);
   });
 });
+
+describe('installing an update', () => {
+  const readyRelease = async (more: Partial<UpdateCheckerOptions> = {}) => {
+    events = [];
+    rmSync(started, { force: true });
+    process.env.APPIMAGE = join(work, 'card-wallet-worker-0.1.0.AppImage');
+    writeFileSync(process.env.APPIMAGE, 'the installed app');
+    feed = {
+      'latest-linux.yml': latest('0.2.0', release),
+      'card-wallet-worker-0.2.0.AppImage': release,
+    };
+    const made = checker(feedUrl, appImageUpdater, more);
+    made.started.start();
+    assert.equal((await made.reaches(['ready', 'failed'])).state, 'ready');
+    return made;
+  };
+
+  test('when the operator installs, then the service has stopped before the new AppImage moves in and starts, and the app quits after', async () => {
+    let finishStop!: () => void;
+    const { started: updates } = await readyRelease({
+      // The service takes its time (a card operation finishing, the ledger closing).
+      stopService: () =>
+        new Promise<void>((resolve) => {
+          events.push('service stopping');
+          finishStop = () => {
+            events.push('service stopped');
+            resolve();
+          };
+        }),
+    });
+    const installing = updates.install();
+    assert.deepEqual(events, ['service stopping'], 'nothing installs while the service stops');
+    assert.equal(updates.status.state, 'installing');
+    finishStop();
+    assert.equal(await installing, true);
+    await new Promise((resolve) => setImmediate(resolve));
+    const moved = join(work, 'card-wallet-worker-0.2.0.AppImage');
+    assert.deepEqual(events, [
+      'service stopping',
+      'service stopped',
+      `new AppImage at ${moved}`,
+      'app quits',
+    ]);
+    assert.ok(!existsSync(join(work, 'card-wallet-worker-0.1.0.AppImage')), 'the old one is gone');
+    await waitForFile(started);
+    assert.equal(readFileSync(started, 'utf8').trim(), moved);
+  });
+
+  test('when the installer cannot start (the installed AppImage is gone), then the service starts again and the update stays ready', async () => {
+    const { started: updates } = await readyRelease();
+    rmSync(process.env.APPIMAGE as string);
+    assert.equal(await updates.install(), false);
+    assert.deepEqual(events, ['service stopped', 'service started again']);
+    assert.deepEqual(updates.status, { state: 'ready', version: '0.2.0', installs: null });
+  });
+
+  test('when this copy cannot replace its own files (installed for all users), then no update is even looked for, and the window says why', async () => {
+    let made = 0;
+    const { started: updates } = checker(
+      feedUrl,
+      () => {
+        made += 1;
+        return appImageUpdater();
+      },
+      { cannotInstall: () => 'installed for all users: ask for an administrator' },
+    );
+    await updates.checkNow();
+    assert.deepEqual(updates.status, {
+      state: 'unsupported',
+      message: 'installed for all users: ask for an administrator',
+    });
+    assert.equal(made, 0);
+  });
+});
+
+/** An updater that has a download ready at once (for the shop's install times). */
+class ReadyUpdater extends EventEmitter {
+  autoDownload = false;
+  autoInstallOnAppQuit = true;
+  autoRunAppAfterInstall = false;
+  logger = null;
+  installs = 0;
+  setFeedURL(): void {}
+  async checkForUpdates() {
+    this.emit('update-downloaded', { version: '0.2.0' });
+    return { downloadPromise: Promise.resolve() };
+  }
+  quitAndInstall(): void {
+    this.installs += 1;
+  }
+}
+
+describe('the time the shop chose for installing', () => {
+  const minutes = (n: number) => n * 60_000;
+  async function readyAt(
+    policy: InstallPolicy,
+    activity: { busy: boolean; lastAt: number },
+    at: Date,
+  ) {
+    const updater = new ReadyUpdater();
+    const { started: updates } = checker(feedUrl, () => updater as unknown as UpdaterLike, {
+      policy,
+      now: () => at,
+      activity: { busy: () => activity.busy, lastActivityAt: () => activity.lastAt },
+    });
+    await updates.checkNow();
+    return { updates, updater };
+  }
+
+  test('when idle-time install is chosen, then a ready update installs once the till has been idle that long, never while a card operation runs', async () => {
+    const now = new Date('2025-03-01T14:00:00');
+    const activity = { busy: false, lastAt: now.getTime() - minutes(29) };
+    const { updates, updater } = await readyAt({ when: 'idle', idleMinutes: 30 }, activity, now);
+    assert.deepEqual(updates.status, {
+      state: 'ready',
+      version: '0.2.0',
+      installs: 'when the till has been idle for 30 minutes',
+    });
+    updates.installIfDue();
+    assert.equal(updater.installs, 0, 'idle for 29 minutes only');
+    activity.lastAt = now.getTime() - minutes(31);
+    activity.busy = true;
+    updates.installIfDue();
+    assert.equal(updater.installs, 0, 'a card operation runs');
+    activity.busy = false;
+    updates.installIfDue();
+    await waitFor(() => updater.installs === 1);
+  });
+
+  test('when a set hour is chosen, then it installs in that hour once no request came for two minutes, and not in another hour', async () => {
+    const activity = { busy: false, lastAt: new Date('2025-03-01T02:00:00').getTime() };
+    const at = (time: string) => new Date(`2025-03-01T${time}`);
+    const early = await readyAt({ when: 'hour', hour: 3 }, activity, at('02:59:00'));
+    early.updates.installIfDue();
+    assert.equal(early.updater.installs, 0, 'before the hour');
+    const mid = await readyAt(
+      { when: 'hour', hour: 3 },
+      { ...activity, lastAt: at('03:09:00').getTime() },
+      at('03:10:00'),
+    );
+    mid.updates.installIfDue();
+    assert.equal(mid.updater.installs, 0, 'a sale a minute ago');
+    const quiet = await readyAt({ when: 'hour', hour: 3 }, activity, at('03:10:00'));
+    assert.equal(
+      (quiet.updates.status as { installs: string }).installs,
+      'at 03:00 when the till is idle',
+    );
+    quiet.updates.installIfDue();
+    await waitFor(() => quiet.updater.installs === 1);
+  });
+
+  test("when the operator's word is the policy (the default), then a ready update never installs by itself", async () => {
+    const { updates, updater } = await readyAt(
+      { when: 'operator' },
+      { busy: false, lastAt: 0 },
+      new Date('2025-03-01T03:30:00'),
+    );
+    updates.installIfDue();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(updater.installs, 0);
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+async function waitForFile(file: string): Promise<void> {
+  while (!existsSync(file) || readFileSync(file, 'utf8') === '')
+    await new Promise((resolve) => setTimeout(resolve, 10));
+}
