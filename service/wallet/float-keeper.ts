@@ -59,6 +59,8 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
   readonly #opening: FloatOpening;
   readonly #customer: (apiKey: string) => Promise<LedgerCustomer>;
   #lastStatus = '';
+  #probe: unknown;
+  #closed = false;
 
   constructor(
     book: MovementBook,
@@ -88,6 +90,9 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
   }
 
   close(): Promise<void> {
+    this.#closed = true;
+    if (this.#probe !== undefined) this.#book.clock.clearTimer(this.#probe);
+    this.#probe = undefined;
     return this.#schedule.close();
   }
 
@@ -253,8 +258,13 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
     }
   }
 
+  /** One probe waits at a time: every failed sync setting its own would multiply them. */
   #retrySoon(): void {
-    this.#book.clock.setTimer(() => this.#schedule.soon(), this.#timing.probeEveryMs);
+    if (this.#probe !== undefined || this.#closed) return;
+    this.#probe = this.#book.clock.setTimer(() => {
+      this.#probe = undefined;
+      this.#schedule.soon();
+    }, this.#timing.probeEveryMs);
   }
 
   #publish(): void {

@@ -78,9 +78,12 @@ export function rechargeCard(
           balanceAfter,
           ...(input.reference === undefined ? {} : { reference: input.reference }),
         });
-        const answer = await movements.commit<RechargeAnswer>(sale, card);
-        floats?.sold(customer);
-        return answer;
+        try {
+          return await movements.commit<RechargeAnswer>(sale, card);
+        } finally {
+          // Sold or undecided (the card left mid-write): either way reported, and the float kept.
+          floats?.sold(customer);
+        }
       }
       // The ledger counts this till's float recharges of the card before it reserves.
       await floats?.reportBeforeLedger();

@@ -76,18 +76,17 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
   }
 
   /**
-   * The shop last learnt for a key, while this till may still sell from its float offline
-   * (the shop gives floats, and its offline limit has not passed): customer resolution answers
-   * it when the ledger cannot be reached. A key revoked meanwhile keeps selling until the ledger
-   * answers again (docs/integrators.md).
+   * The shop last learnt for a key, when the shop gives its tills a float: customer resolution
+   * answers it when the ledger cannot be reached, so a recharge is decided by plan() (sold
+   * within the float's bounds, or NoCredits saying which bound: past the offline limit too)
+   * rather than failing as LedgerUnavailable. A key revoked meanwhile keeps selling until the
+   * ledger answers again (docs/integrators.md).
    */
   learntShop(apiKey: string): LedgerCustomer | undefined {
     const shop = this.keeper.shopOf(this.#book.keys.fingerprintOf(apiKey));
     const settings = shop?.customer.float;
-    const since = this.keeper.lastAnsweredAt;
-    if (!shop || !settings || settings.size === 0 || since === undefined) return undefined;
-    const within = this.#book.clock.now() - since < settings.offlineLimitSeconds * 1000;
-    return within ? shop.customer : undefined;
+    if (!shop || !settings || settings.size === 0) return undefined;
+    return shop.customer;
   }
 
   /**
