@@ -102,7 +102,7 @@ export class Ledger {
       );
     }
     const answer = await this.call(
-      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
       [
         customerId,
         request.id.toLowerCase(),
@@ -117,6 +117,9 @@ export class Ledger {
         request.compensates?.toLowerCase() ?? null,
         keyHash ?? null,
         request.reference ?? null,
+        request.cardRecord?.counter ?? null,
+        request.cardRecord?.movementId.toLowerCase() ?? null,
+        request.cardRecord?.valueAfter ?? null,
       ],
       customerId,
     );
@@ -268,6 +271,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.amountBelowOneCredit();
     case 'CardAccountExceeded':
       return ledgerErrors.cardAccountExceeded();
+    case 'CardRecordMismatch':
+      return ledgerErrors.cardRecordMismatch();
     case 'MovementIdConflict':
       return ledgerErrors.movementIdConflict();
     case 'MovementNotFound':

@@ -101,6 +101,16 @@ export interface MovementRequest {
   cardCredits?: number;
   refuseAboveAccount?: boolean;
   /**
+   * Optional: the card's newest movement record as the till read it (a MIFARE DESFire card;
+   * none on a card without records). The ledger flags the card `card-above-record` when what
+   * it holds (`cardCredits`; a discharge's `credits`) is above the record's `valueAfter`, and
+   * `record-of-voided-movement` when the record names a movement of this shop and card that the
+   * ledger voided with no compensation to explain the card; a discharge of such a card is
+   * refused (CardRecordMismatch). Not part of the movement's identity; ignored by a
+   * compensating movement.
+   */
+  cardRecord?: CardRecord;
+  /**
    * The till making it (a UUID the till keeps for good). Part of the movement's identity. A
    * card with another till's movement pending at this shop is refused (CardMovementPending):
    * that movement's card write may still have to be decided on the card.
@@ -128,6 +138,19 @@ export interface MovementRequest {
 
 /** A POS reference's form, for both sides: 1 to 80 printable ASCII, no space at either end. */
 export const REFERENCE_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,78}[\x21-\x7e])?$/;
+
+/**
+ * A card's newest movement record (docs/card-format.md section 9.4): every till write adds one
+ * in the same transaction as the value change, so only a till's record explains a card's value.
+ */
+export interface CardRecord {
+  /** The card's till write counter: 1 for the first till write, then one more each. */
+  counter: number;
+  /** The movement it names: its 16 bytes as a UUID (lowercase). */
+  movementId: string;
+  /** The value the till left on the card with it. */
+  valueAfter: number;
+}
 
 /**
  * The optional body of `POST /v1/movements/{id}/post` and `/void`: the till resolving it, and
@@ -289,7 +312,8 @@ export interface Till {
 
 /**
  * Why a card is suspect: each refused overdraw, each recharge of a card that held more than its
- * account, and legacy overdraws found by migration 3.
+ * account, each movement of a card its newest record does not explain, and legacy overdraws
+ * found by migration 3.
  */
 export type CardFlagKind =
   | 'discharge-exceeds-account'
@@ -297,6 +321,13 @@ export type CardFlagKind =
   | 'overdrawn-before-accounts'
   /** A compensating movement the ledger refused: the card and the books disagree. */
   | 'compensation-refused'
+  /** The card held more than its newest movement record says: credits no till wrote. */
+  | 'card-above-record'
+  /**
+   * The card's newest record names a movement the ledger voided, and nothing (no compensation,
+   * no operator's word awaiting the card) explains the card holding it: credits nobody paid for.
+   */
+  | 'record-of-voided-movement'
   /** A float recharge reported with an id no float of the shop handed out. */
   | 'forged-float-movement';
 
@@ -308,6 +339,8 @@ export interface CardFlag {
   requestedCredits: number | null;
   /** What the card's account held then (negative: the overdraw written off by migration 3). */
   accountCredits: number | null;
+  /** For the two record flags: the card's newest record as the till read it; else null. */
+  record: CardRecord | null;
   createdAt: string;
 }
 
@@ -338,6 +371,11 @@ export const ledgerErrorCodes = {
   noCredits: { code: 'NoCredits', status: 422 },
   /** A discharge for more than the card's account at this shop; the card is flagged suspect. */
   cardAccountExceeded: { code: 'CardAccountExceeded', status: 422 },
+  /**
+   * A discharge of a card whose newest movement record does not explain it (`cardRecord`:
+   * above the record, or the record names a voided movement); the card is flagged suspect.
+   */
+  cardRecordMismatch: { code: 'CardRecordMismatch', status: 422 },
   invalidCardId: { code: 'InvalidCardId', status: 400 },
   movementIdConflict: { code: 'MovementIdConflict', status: 409 },
   movementNotFound: { code: 'MovementNotFound', status: 404 },

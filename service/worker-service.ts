@@ -280,6 +280,16 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     service.emit('float', status);
   });
   movements.on('unconfirmed', (count) => service.emit('movements', count));
+  // A card whose newest movement record does not explain it, read in any request: the tray shows it.
+  movements.on('cardSuspect', ({ cardId, credits, suspicion }) =>
+    activity.emit('card-answer', {
+      at: new Date(),
+      cardId,
+      credits,
+      suspect: true,
+      suspectReason: suspicion,
+    }),
+  );
   movements.on('waitingForCard', (waiting) => service.emit('waitingForCard', waiting));
   // A key no movement needs is released (and revoked) at once.
   for (const earlier of options.earlierKeys?.keys ?? []) movements.retireKey(earlier);

@@ -257,6 +257,7 @@ export const operations = {
         'NegativeCredits',
         'CardBalanceOverflow',
         'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
         'CardRemovedDuringPersonalization',
         'PersonalizationTorn',
         'CorruptCard',
@@ -302,8 +303,10 @@ export const operations = {
       500: [
         'ErrorTrackingDischargeMovement',
         'CardAccountExceeded',
+        'CardRecordMismatch',
         'NegativeCredits',
         'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
         'CorruptCard',
         'NoReader',
         'CardNotResponding',

@@ -141,8 +141,8 @@ const REFERENCE = /^[\x21-\x7e](?:[\x20-\x7e]{0,78}[\x21-\x7e])?$/;
  * - `429 TooManyRequests`: after its Retry-After, when that is at most `maxRetryAfterSeconds`;
  * - `409 IdempotencyKeyInUse` (the first attempt is still running) and `500 CardBusy` (nothing
  *   was done): after a short wait.
- * Everything else is the caller's to decide, in particular `CardRemovedDuringWrite` and
- * `CardNotResponding`: ask for the card, then `wallet.retry(error)`.
+ * Everything else is the caller's to decide, in particular `CardRemovedDuringWrite`,
+ * `CardAnswerUnverified` and `CardNotResponding`: ask for the card, then `wallet.retry(error)`.
  */
 export class CardWalletClient {
   readonly #apiKey: string;

@@ -2,6 +2,7 @@ import { parseFloatMovementId } from '../../common/float-ids.ts';
 import { ledgerErrors } from '../errors.ts';
 import {
   REFERENCE_PATTERN,
+  type CardRecord,
   type MovementRequest,
   type ResolveRequest,
 } from '../../common/ledger-contract.ts';
@@ -24,6 +25,7 @@ const FIELDS = new Set([
   'cardBefore',
   'compensates',
   'reference',
+  'cardRecord',
 ]);
 const REFERENCE_RULE =
   'reference: must be 1 to 80 printable ASCII characters, without a space at either end';
@@ -90,7 +92,10 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   if (typeof cardId !== 'string' || !CARD_ID.test(cardId)) {
     throw invalid('cardId: must be 8 or 14 uppercase hexadecimal characters');
   }
-  const card = parseCardCredits(kind, cardCredits, refuseAboveAccount);
+  const card = {
+    ...parseCardCredits(kind, cardCredits, refuseAboveAccount),
+    ...parseCardRecord(fields.cardRecord),
+  };
   const hasCredits = credits !== undefined && credits !== null;
   const hasAmount = amount !== undefined && amount !== null;
   if (hasCredits === hasAmount) throw invalid('credits, amount: give exactly one of the two');
@@ -215,6 +220,42 @@ function parseCardCredits(
     result.refuseAboveAccount = refuseAboveAccount;
   }
   return result;
+}
+
+const MAX_RECORD_COUNTER = 4_294_967_295;
+const INT32 = { min: -2_147_483_648, max: 2_147_483_647 };
+const RECORD_FIELDS = ['counter', 'movementId', 'valueAfter'];
+
+/**
+ * The optional `cardRecord`: the card's newest movement record, as the till read it (a record's
+ * counter is a uint32, its value an int32, its movement 16 bytes shown as a UUID).
+ */
+function parseCardRecord(record: unknown): Pick<MovementRequest, 'cardRecord'> {
+  if (record === undefined) return {};
+  const invalid = ledgerErrors.invalidMovement;
+  const shape = 'cardRecord: must be { counter, movementId, valueAfter }';
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) throw invalid(shape);
+  const fields = record as Record<string, unknown>;
+  const keys = Object.keys(fields);
+  if (keys.length !== RECORD_FIELDS.length || !keys.every((key) => RECORD_FIELDS.includes(key))) {
+    throw invalid(shape);
+  }
+  const { counter, movementId, valueAfter } = fields;
+  if (!isInteger(counter, 0, MAX_RECORD_COUNTER)) {
+    throw invalid(`cardRecord.counter: must be an integer from 0 to ${MAX_RECORD_COUNTER}`);
+  }
+  if (typeof movementId !== 'string' || !UUID.test(movementId)) {
+    throw invalid('cardRecord.movementId: must be a UUID');
+  }
+  if (!isInteger(valueAfter, INT32.min, INT32.max)) {
+    throw invalid(`cardRecord.valueAfter: must be an integer from ${INT32.min} to ${INT32.max}`);
+  }
+  const parsed: CardRecord = { counter, movementId, valueAfter };
+  return { cardRecord: parsed };
+}
+
+function isInteger(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
 }
 
 export function parseMovementId(id: string): string {

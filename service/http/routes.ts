@@ -40,9 +40,9 @@ export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
     deps;
   const { limits } = deps;
-  // The ledger refused a card that holds more than the shop put on it: the tray shows it.
-  const flaggedSuspect = (cardId: string, credits: number) =>
-    activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true });
+  // The ledger refused a card and flagged it (the refusal's code says why): the tray shows it.
+  const flaggedSuspect = (cardId: string, credits: number, suspectReason: string) =>
+    activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true, suspectReason });
   // Exact paths only: /writecard/ or /WriteCard are not the documented endpoint (404).
   const router = Router({ strict: true, caseSensitive: true });
   const limited = (endpoint: Endpoint) => [authenticate, endpointLimit(endpoint, limits, activity)];

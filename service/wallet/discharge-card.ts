@@ -16,9 +16,10 @@ export interface DischargeInput {
   idempotency?: Idempotency;
   /**
    * The ledger refused to pay the card out (CardAccountExceeded: it holds more than the shop
-   * put on it) and flagged it suspect: the host shows it to the operator.
+   * put on it; CardRecordMismatch: its movement records do not explain it) and flagged it
+   * suspect: the host shows it to the operator, with the refusal's code.
    */
-  onFlagged?: (cardId: string, credits: number) => void;
+  onFlagged?: (cardId: string, credits: number, reason: string) => void;
 }
 
 /**
@@ -78,7 +79,7 @@ export function dischargeCard(
           // card), or another till's movement of the card is open; otherwise, spec: the
           // "before" record failed. Either way the card is untouched.
           const refusal = cardAccountRefusal(error);
-          if (refusal) input.onFlagged?.(card.cardId, wallet.balance);
+          if (refusal) input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
           throw (
             refusal ??
             otherTillRefusal(error) ??

@@ -22,7 +22,7 @@ export interface RechargeInput {
   /** Refuse a card holding more than its account at the ledger (default: only flagged). */
   refuseAboveAccount?: boolean;
   /** The ledger refused the card (refuseAboveAccount) and flagged it: the host shows it. */
-  onFlagged?: (cardId: string, credits: number) => void;
+  onFlagged?: (cardId: string, credits: number, reason: string) => void;
 }
 
 /**
@@ -106,7 +106,7 @@ export function rechargeCard(
           // Only with refuseAboveAccount: the card holds more than the shop put on it.
           const refusal = cardAccountRefusal(error);
           if (refusal) {
-            input.onFlagged?.(card.cardId, wallet.balance);
+            input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
             throw refusal;
           }
           return rechargeRefusal(error);

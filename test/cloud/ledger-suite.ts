@@ -1504,6 +1504,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             movementId: id,
             requestedCredits: 2147483647,
             accountCredits: 0,
+            record: null,
             createdAt: undefined,
           },
         );
@@ -1540,6 +1541,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             movementId: id,
             requestedCredits: 500,
             accountCredits: 30,
+            record: null,
             createdAt: undefined,
           },
         );
@@ -1605,6 +1607,215 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           assert.deepEqual(answer.body, { error: 'InvalidMovement', detail }, JSON.stringify(body));
         }
         assert.equal(await poolOf(shop), 200);
+      });
+
+      describe("a card's newest movement record (cardRecord)", () => {
+        /** A DESFire card's newest record as a till reads it. */
+        const recordOf = (movementId: string, valueAfter: number, counter = 4) => ({
+          counter,
+          movementId,
+          valueAfter,
+        });
+        const flagsOf = async (shop: LedgerClient, cardId = CARD) =>
+          ((await cardOf(shop, cardId)).flags as { kind: string; movementId: string }[]).map(
+            (flag) => [flag.kind, flag.movementId],
+          );
+
+        test('when the record explains the card (at or below its value after, naming a posted, pending or unknown movement), then nothing is flagged and the discharge goes through', async () => {
+          const shop = await newShop(200);
+          const last = randomUUID();
+          assert.equal((await shop.create(recharge(40, last))).status, 201);
+          assert.equal((await shop.resolve(last, 'post')).status, 200);
+          // Spent at a machine since: below the record is normal.
+          for (const movementId of [last, randomUUID()]) {
+            const answer = await shop.create({
+              ...recharge(5),
+              cardCredits: 33,
+              cardRecord: recordOf(movementId, 40),
+            });
+            assert.equal(answer.status, 201, JSON.stringify(answer.body));
+          }
+          const payout = await shop.create({
+            ...discharge(40),
+            cardRecord: recordOf(last, 40),
+          });
+          assert.equal(payout.status, 201, JSON.stringify(payout.body));
+          assert.equal((await cardOf(shop)).suspect, false);
+        });
+
+        test('when a card holds more than its newest record says, then a recharge goes through flagged card-above-record, and its discharge is 422 CardRecordMismatch, flagged, even within its account', async () => {
+          const shop = await newShop(500);
+          const last = randomUUID();
+          assert.equal((await shop.create(recharge(100, last))).status, 201);
+          assert.equal((await shop.resolve(last, 'post')).status, 200);
+          const record = recordOf(last, 30, 7);
+          const id = randomUUID();
+          const topUp = await shop.create({
+            ...recharge(5, id),
+            cardCredits: 35,
+            cardRecord: record,
+          });
+          assert.equal(topUp.status, 201, JSON.stringify(topUp.body));
+          const card = await cardOf(shop);
+          assert.equal(card.suspect, true);
+          assert.deepEqual(
+            { ...card.flags[0], createdAt: undefined },
+            {
+              kind: 'card-above-record',
+              movementId: id,
+              requestedCredits: 35,
+              accountCredits: null,
+              record: { counter: 7, movementId: last, valueAfter: 30 },
+              createdAt: undefined,
+            },
+          );
+          const before = await poolOf(shop);
+          const payoutId = randomUUID();
+          const payout = await shop.create({
+            ...discharge(35, CARD, payoutId),
+            cardRecord: record,
+          });
+          assert.equal(payout.status, 422, JSON.stringify(payout.body));
+          assert.deepEqual(payout.body, { error: 'CardRecordMismatch' });
+          assert.equal((await shop.movement(payoutId)).status, 404);
+          assert.equal(await poolOf(shop), before);
+          // Refused again on a retry, with no second flag.
+          assert.equal(
+            (await shop.create({ ...discharge(35, CARD, payoutId), cardRecord: record })).status,
+            422,
+          );
+          assert.deepEqual(await flagsOf(shop), [
+            ['card-above-record', id],
+            ['card-above-record', payoutId],
+          ]);
+          assert.ok((await checkLedger(db)).ok);
+        });
+
+        test('when the newest record names a movement the ledger voided, then the card is flagged record-of-voided-movement and not paid out, even within its account; once a compensation explains it, it is', async () => {
+          const shop = await newShop(500);
+          const loaded = randomUUID();
+          assert.equal((await shop.create(recharge(200, loaded))).status, 201);
+          assert.equal((await shop.resolve(loaded, 'post')).status, 200);
+          // The till decided this write did not land, and voided it; its record is on the card.
+          const voided = randomUUID();
+          assert.equal((await shop.create(recharge(5, voided))).status, 201);
+          assert.equal((await shop.resolve(voided, 'void')).status, 200);
+          const record = recordOf(voided, 105);
+          const topUpId = randomUUID();
+          const topUp = await shop.create({
+            ...recharge(1, topUpId),
+            cardCredits: 105,
+            cardRecord: record,
+          });
+          assert.equal(topUp.status, 201, JSON.stringify(topUp.body));
+          const payoutId = randomUUID();
+          const payout = await shop.create({
+            ...discharge(105, CARD, payoutId),
+            cardRecord: record,
+          });
+          assert.deepEqual(payout.body, { error: 'CardRecordMismatch' });
+          assert.deepEqual(await flagsOf(shop), [
+            ['record-of-voided-movement', topUpId],
+            ['record-of-voided-movement', payoutId],
+          ]);
+          // The books set right (a compensating recharge of the voided one): explained.
+          const fix = { ...recharge(5), compensates: voided };
+          assert.equal((await shop.create(fix)).status, 201);
+          assert.equal((await shop.resolve(fix.id, 'post')).status, 200);
+          assert.equal((await shop.resolve(topUpId, 'void')).status, 200);
+          const settled = await shop.create({ ...discharge(105), cardRecord: record });
+          assert.equal(settled.status, 201, JSON.stringify(settled.body));
+          assert.equal((await flagsOf(shop)).length, 2, 'no new flag');
+          assert.ok((await checkLedger(db)).ok);
+        });
+
+        test("when the voided movement waits for its card (an operator's word without it), or the record is another card's or shop's, or the movement is a compensation, then nothing is flagged", async () => {
+          const shop = await newShop(500);
+          const other = await newShop(500);
+          const cardId = CARD_7;
+          const lost = {
+            ...recharge(10),
+            cardId,
+            tillId: randomUUID(),
+            cardBefore: 'desfire:v1:0:0',
+          };
+          assert.equal((await shop.create(lost)).status, 201);
+          assert.equal(
+            (await shop.resolve(lost.id, 'void', { evidence: 'card lost' })).status,
+            200,
+          );
+          const elsewhere = randomUUID();
+          assert.equal((await other.create({ ...recharge(10, elsewhere), cardId })).status, 201);
+          assert.equal((await other.resolve(elsewhere, 'void')).status, 200);
+          for (const movementId of [lost.id, elsewhere]) {
+            // A create that names no till: the held card does not stop it (only tills wait).
+            const answer = await shop.create({
+              ...recharge(1),
+              cardId,
+              cardCredits: 0,
+              cardRecord: recordOf(movementId, 10),
+            });
+            assert.equal(answer.status, 201, JSON.stringify(answer.body));
+          }
+          const otherCard = randomUUID();
+          assert.equal((await shop.create(recharge(3, otherCard))).status, 201);
+          assert.equal((await shop.resolve(otherCard, 'void')).status, 200);
+          const named = await shop.create({
+            ...recharge(1),
+            cardId,
+            cardCredits: 0,
+            cardRecord: recordOf(otherCard, 0),
+          });
+          assert.equal(named.status, 201, JSON.stringify(named.body));
+          const fix = {
+            ...recharge(10),
+            cardId,
+            compensates: lost.id,
+            cardCredits: 99,
+            cardRecord: recordOf(lost.id, 0),
+          };
+          assert.equal((await shop.create(fix)).status, 201);
+          assert.deepEqual(await flagsOf(shop, cardId), []);
+        });
+
+        test('when cardRecord is malformed, then 400 InvalidMovement names the field and nothing is reserved', async () => {
+          const shop = await newShop(200);
+          const shape = 'cardRecord: must be { counter, movementId, valueAfter }';
+          const good = recordOf(randomUUID(), 1);
+          for (const [cardRecord, detail] of [
+            ['x', shape],
+            [null, shape],
+            [[1, 2, 3], shape],
+            [{ counter: 1, movementId: good.movementId }, shape],
+            [{ ...good, extra: 1 }, shape],
+            [
+              { ...good, counter: -1 },
+              'cardRecord.counter: must be an integer from 0 to 4294967295',
+            ],
+            [
+              { ...good, counter: 4294967296 },
+              'cardRecord.counter: must be an integer from 0 to 4294967295',
+            ],
+            [{ ...good, movementId: 'm-1' }, 'cardRecord.movementId: must be a UUID'],
+            [
+              { ...good, valueAfter: 2147483648 },
+              'cardRecord.valueAfter: must be an integer from -2147483648 to 2147483647',
+            ],
+            [
+              { ...good, valueAfter: 1.5 },
+              'cardRecord.valueAfter: must be an integer from -2147483648 to 2147483647',
+            ],
+          ] as const) {
+            const answer = await shop.create({ ...recharge(1), cardRecord });
+            assert.equal(answer.status, 400, JSON.stringify(answer.body));
+            assert.deepEqual(
+              answer.body,
+              { error: 'InvalidMovement', detail },
+              JSON.stringify(cardRecord),
+            );
+          }
+          assert.equal(await poolOf(shop), 200);
+        });
       });
 
       test('when a card loaded at shop A is discharged at shop B, then shop B pays out nothing and shop A still can', async () => {

@@ -21,7 +21,9 @@ import { ledgerOverHttp } from './sim-network.ts';
 // Tills too: creates name one of two tills (or none), a card with another till's movement
 // pending is refused, compensations name earlier movements, and posts and voids name a till
 // and sometimes evidence. An operator's word without a till (evidence, no till) on a movement
-// with a card state holds its card until a till confirms it or a compensation is made.
+// with a card state holds its card until a till confirms it or a compensation is made. Creates
+// carry a card's newest record (cardRecord) that explains the card or not: the flags it raises
+// show in `suspect`, and a discharge it does not explain is CardRecordMismatch.
 
 const SHOPS = [
   { id: '6f1c1c8e-0f5b-4c7e-9a52-1d4b2f7a00a1', key: 'contract-key-shop-a-012345', credits: 600 },
@@ -165,6 +167,15 @@ describe('the simulated ledger against the real one', () => {
           const till = rng.pick(TILLS);
           if (till !== undefined) body.tillId = till;
           if (rng.chance(0.3)) body.cardBefore = `test:${rng.between(0, 300)}`;
+          // The card's newest record: above or below what it holds, naming a movement of the
+          // run (voided, posted, pending or unknown).
+          if (rng.chance(0.35)) {
+            body.cardRecord = {
+              counter: rng.between(1, 50),
+              movementId: rng.pick(ids),
+              valueAfter: rng.between(0, 300),
+            };
+          }
           if (rng.chance(0.15)) body.compensates = rng.pick(ids.filter((other) => other !== id));
           if (rng.chance(0.5)) body.reference = rng.pick(REFERENCES);
           what = `create ${JSON.stringify(body)}`;

@@ -315,6 +315,7 @@ export class SimLedger {
       if (other) throw refuse('cardMovementPending');
       if (this.floats.reportPending(shop.id, request.cardId)) throw refuse('floatReportPending');
     }
+    const recordFlagged = compensates === null && this.#flagRecord(shop.id, id, request, credits);
     if (request.kind === 'recharge' && request.cardCredits !== undefined && compensates === null) {
       const pending = [...this.movements.values()]
         .filter(
@@ -334,8 +335,9 @@ export class SimLedger {
     if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
       flag('discharge-exceeds-account');
       cardRead();
-      throw refuse('cardAccountExceeded');
+      throw refuse(recordFlagged ? 'cardRecordMismatch' : 'cardAccountExceeded');
     }
+    if (request.kind === 'discharge' && recordFlagged) throw refuse('cardRecordMismatch');
     if (request.cardBefore !== undefined && compensates === null) {
       // The card's latest posted movement, unless a compensation set it right.
       const latest = [...this.movements.values()]
@@ -385,6 +387,39 @@ export class SimLedger {
     if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
     cardRead();
     return { movement: this.#view(stored), replayed: false };
+  }
+
+  /**
+   * The record flags of a movement (cloud/db/routines/ledger-flag-card-record.ts): the card
+   * holds more than its newest record's value after, or the record names a movement of this
+   * shop and card the ledger voided, with no compensation and no operator's word awaiting the
+   * card. True when either is raised.
+   */
+  #flagRecord(shopId: string, id: string, request: MovementRequest, credits: number): boolean {
+    const record = request.cardRecord;
+    if (record === undefined) return false;
+    const flag = (kind: CardFlagKind) =>
+      this.flags.push({ kind, movementId: id, cardId: request.cardId, shopId });
+    const held = request.kind === 'discharge' ? credits : request.cardCredits;
+    let flagged = false;
+    if (held !== undefined && held > record.valueAfter) {
+      flag('card-above-record');
+      flagged = true;
+    }
+    const named = this.movements.get(record.movementId.toLowerCase());
+    if (
+      named?.shop === shopId &&
+      named.cardId === request.cardId &&
+      named.state === 'voided' &&
+      !named.awaitsCard &&
+      ![...this.movements.values()].some(
+        (fix) => fix.shop === shopId && fix.compensates === named.id && fix.state !== 'voided',
+      )
+    ) {
+      flag('record-of-voided-movement');
+      flagged = true;
+    }
+    return flagged;
   }
 
   resolve(

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { CardRecord } from '../../../common/ledger-contract.ts';
 import { MAX_CARD_BALANCE } from '../wallet-format.ts';
 import type { AccessRights, RecordFileSpec, ValueFileSpec } from './desfire-client.ts';
 
@@ -166,6 +167,18 @@ export function floatEvidenceOf(
 function uuidOf(bytes: Buffer): string {
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * A record as the ledger sees it (`cardRecord`): its movement's 16 bytes written as a UUID, so
+ * the ledger finds a movement whose id is a UUID by it.
+ */
+export function cardRecordOf(bytes: Buffer): CardRecord {
+  const { counter, movementId, valueAfter } = decodeMovementRecord(bytes);
+  const uuid = movementId
+    .toString('hex')
+    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  return { counter, movementId: uuid, valueAfter };
 }
 
 /** What a till reads of a DESFire wallet. */
