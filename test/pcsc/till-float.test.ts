@@ -36,10 +36,11 @@ before(async () => {
       ledgerReady: async (ledger) => {
         customerId = await ledger.ledger.authenticate(TEST_API_KEY);
         await setFloatSettings(ledger.db, customerId, { size: 200, lowWater: 50, offlineCap: 40 });
+        // The pool before any till opens its float: what the pool, floats and cards add up to.
+        poolAtStart = await shopCredits(ledger.url);
       },
     },
   );
-  poolAtStart = await shopCredits(rig.ledger.url);
   tillA = {
     service: rig.service,
     apiKey: TEST_API_KEY,
@@ -165,6 +166,7 @@ describe('the till float, two tills, the ledger on PostgreSQL', () => {
     await tillB.takeAway();
     const closeB = tillB.service.close;
     await closeB();
+    // Dead: the rig's close must not stop it again.
     tillB.service.close = async () => {};
     assert.deepEqual((await floatOf(tillB)).reported, floatB.reported);
 
