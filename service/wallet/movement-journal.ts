@@ -69,13 +69,19 @@ export class MovementJournal {
     const latestOfCard = new Map<string, string>();
     for (const movement of this.#movements.values()) latestOfCard.set(movement.cardId, movement.id);
     for (const [id, movement] of this.#movements) {
-      const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
+      // A key's landed write whose answer line a crash kept out is answered as of its card
+      // line (answerFor): kept as long as an answer would be.
+      const answeredAt =
+        movement.answer?.at ??
+        (movement.idempotency && movement.card === 'committed' ? movement.cardAt : undefined);
       // A torn write stays while it is its card's latest: it proves what the card held. A
       // learnt outcome too: the card still has to be seen.
       const proof =
         (movement.torn === true || movement.learnt === true) &&
         latestOfCard.get(movement.cardId) === id;
-      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS && !proof) {
+      const expired =
+        answeredAt === undefined || now - Date.parse(answeredAt) > ANSWER_RETENTION_MS;
+      if (phaseOf(movement) === 'done' && expired && !proof) {
         this.#movements.delete(id);
         // A float's dropped sales stay counted: what it sold, and the ids it used.
         if (movement.float && movement.float.floatId === this.#floats.float?.floatId) {

@@ -428,7 +428,22 @@ export class SimLedger {
     target: 'posted' | 'voided',
     by: ResolveRequest = {},
   ): Movement {
-    const shop = this.authenticate(apiKey);
+    return this.#resolve(this.authenticate(apiKey), rawId, target, by);
+  }
+
+  /** The provider's admin command (resolveByOperator): an operator's word, naming no till. */
+  decide(id: string, state: 'posted' | 'voided', evidence: string): void {
+    const shop = this.shops.get(this.movements.get(id)?.shop ?? '');
+    if (!shop) throw refuse('movementNotFound');
+    this.#resolve(shop, id, state, { evidence });
+  }
+
+  #resolve(
+    shop: SimShop,
+    rawId: string,
+    target: 'posted' | 'voided',
+    by: ResolveRequest,
+  ): Movement {
     const id = rawId.toLowerCase();
     const movement = this.movements.get(id);
     if (!movement || movement.shop !== shop.id) {
