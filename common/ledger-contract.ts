@@ -255,6 +255,8 @@ export interface FloatMovementReport {
   cardBefore?: string;
   /** Found on the card by a till that is not the float's (`card` is then 'written'). */
   found?: boolean;
+  /** The POS's reference of the sale (as `MovementRequest.reference`), kept with the movement. */
+  reference?: string;
 }
 
 export interface FloatReportRequest {
@@ -267,6 +269,7 @@ export type FloatReportFlag =
   | 'forged-id'
   | 'conflict'
   | 'other-till'
+  | 'other-shop'
   | 'float-closed'
   | 'beyond-float'
   | 'key-revoked'

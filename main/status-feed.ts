@@ -1,6 +1,7 @@
 import type { ReaderEvent } from '../service/card/reader-manager.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { CardAnswer } from '../service/http/activity.ts';
+import type { FloatStatus } from '../service/wallet/float-status.ts';
 import type { WorkerService } from '../service/worker-service.ts';
 import { statusModel, type StatusSnapshot } from './status-model.ts';
 
@@ -17,17 +18,20 @@ export function followService(
   publish: (snapshot: StatusSnapshot) => void,
 ): { snapshot: () => StatusSnapshot; stop: () => void } {
   let snapshot = statusModel.simulator(
-    statusModel.ledger(
-      statusModel.reader(
-        statusModel.till(
-          statusModel.service(initial, { url: service.url, state: 'running', error: null }),
-          service.tillId,
+    statusModel.float(
+      statusModel.ledger(
+        statusModel.reader(
+          statusModel.till(
+            statusModel.service(initial, { url: service.url, state: 'running', error: null }),
+            service.tillId,
+          ),
+          service.readers.status,
         ),
-        service.readers.status,
+        service.ledger,
+        service.unconfirmedMovements,
+        service.movementsWaitingForCard,
       ),
-      service.ledger,
-      service.unconfirmedMovements,
-      service.movementsWaitingForCard,
+      service.float,
     ),
     service.simulator?.status() ?? null,
   );
@@ -80,6 +84,7 @@ export function followService(
   };
   const onConsole = (address: { url: string; setupUrl: string | null }) =>
     update(statusModel.console(snapshot, address));
+  const onFloat = (status: FloatStatus) => update(statusModel.float(snapshot, status));
   service.readers.on('status', onReader);
   service.readers.on('event', onReaderEvent);
   service.activity.on('request', onRequest);
@@ -91,6 +96,7 @@ export function followService(
   service.on('listening', onListening);
   service.on('till', onTill);
   service.on('console', onConsole);
+  service.on('float', onFloat);
   service.simulator?.on('changed', onSimulator);
   return {
     snapshot: () => snapshot,
@@ -106,6 +112,7 @@ export function followService(
       service.off('listening', onListening);
       service.off('till', onTill);
       service.off('console', onConsole);
+      service.off('float', onFloat);
       service.simulator?.off('changed', onSimulator);
     },
   };

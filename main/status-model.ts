@@ -2,6 +2,7 @@ import type { ReaderStatus } from '../service/card/reader-manager.ts';
 import type { ReaderProblemCode } from '../service/card/reader-problems.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { LedgerReachability } from '../service/cloud/ledger-client.ts';
+import type { FloatStatus } from '../service/wallet/float-status.ts';
 import type { RateLimitHit, RequestRecord } from '../service/http/activity.ts';
 import type { WaitingMovement } from '../service/wallet/movement-engine.ts';
 import { readerAdvice, type ReaderAdvice } from './reader-advice.ts';
@@ -93,6 +94,12 @@ export interface StatusSnapshot {
       WaitingMovement,
       'kind' | 'cardId' | 'credits' | 'since' | 'owner' | 'overdue'
     >[];
+    /**
+     * The till float (docs/operators.md, "When the internet drops"): its state and the tray's
+     * line, e.g. "offline since 10:42: 7 recharges to report, float 340 of 500 credits left,
+     * offline sales stop at 10:42 tomorrow"; null before the service says.
+     */
+    float: Pick<FloatStatus, 'state' | 'line'> | null;
   };
   /** The card simulator's cards when the service runs with it; null: a real reader is used. */
   simulator: SimulatorStatus | null;
@@ -114,7 +121,13 @@ export function emptySnapshot(): StatusSnapshot {
     lastCard: null,
     rateLimits: [],
     requests: [],
-    ledger: { reachable: null, at: null, unconfirmedMovements: 0, waitingForCard: [] },
+    ledger: {
+      reachable: null,
+      at: null,
+      unconfirmedMovements: 0,
+      waitingForCard: [],
+      float: null,
+    },
     simulator: null,
     notices: [],
     update: { state: 'off' },
@@ -247,6 +260,14 @@ export const statusModel = {
     return { ...snapshot, update };
   },
 
+  /** The till float's state changed. */
+  float(snapshot: StatusSnapshot, status: FloatStatus): StatusSnapshot {
+    return {
+      ...snapshot,
+      ledger: { ...snapshot.ledger, float: { state: status.state, line: status.line } },
+    };
+  },
+
   ledger(
     snapshot: StatusSnapshot,
     reachability: LedgerReachability,
@@ -256,6 +277,7 @@ export const statusModel = {
     return {
       ...snapshot,
       ledger: {
+        ...snapshot.ledger,
         reachable: reachability.reachable,
         at: reachability.at?.toISOString() ?? null,
         unconfirmedMovements,

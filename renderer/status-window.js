@@ -234,6 +234,14 @@ function render(snapshot) {
       ? 'no movement waiting'
       : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
   $('ledger-waiting').classList.toggle('warning', ledger.unconfirmedMovements > 0);
+  // The till float: "offline since 10:42: 7 recharges to report, float 340 of 500 credits left, ..."
+  const float = ledger.float;
+  $('ledger-float').hidden = float === null || float === undefined || float.state === 'off';
+  $('ledger-float').textContent = float ? float.line : '';
+  $('ledger-float').classList.toggle(
+    'warning',
+    Boolean(float) && ['offline', 'stopped', 'held'].includes(float.state),
+  );
   // Reserved at the ledger, decided by what the card holds when it is presented again: here
   // (this till's), at the till that made it or by an operator's settle (another till's), or by
   // the provider (one this till lost with no card state to decide it by).

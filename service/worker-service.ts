@@ -27,7 +27,9 @@ import { listen, type RunningServer } from '../common/listen.ts';
 import type { Logger } from './logger.ts';
 import { KeyRing } from './wallet/key-ring.ts';
 import { MovementEngine, type WaitingMovement } from './wallet/movement-engine.ts';
+import type { FloatStatus } from './wallet/float-status.ts';
 import { MovementJournal } from './wallet/movement-journal.ts';
+import type { TillFloats } from './wallet/till-floats.ts';
 import {
   CardPersonalizer,
   personalizeCard,
@@ -88,6 +90,8 @@ interface WorkerServiceEvents {
   till: [TillState];
   /** The back office's address, or its setup link, changed. */
   console: [ConsoleAddress];
+  /** The till float's state changed (the tray's line: docs/operators.md). */
+  float: [FloatStatus];
 }
 
 export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
@@ -109,6 +113,8 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
   readonly unconfirmedMovements: number;
   /** Movements pending at the ledger until their card is presented again (reconciliation). */
   readonly movementsWaitingForCard: readonly WaitingMovement[];
+  /** The till float: online or offline, what it can still sell, what is left to report. */
+  readonly float: FloatStatus;
   readonly readers: ReaderManager;
   /** The built-in card simulator when the service runs with it (`simulator` setting), else undefined. */
   readonly simulator: CardSimulator | undefined;
@@ -165,7 +171,6 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     timeoutMs: config.ledgerTimeoutMs,
     opened: embedded?.opened,
   });
-  const customers = new CustomerDirectory(ledger);
   const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
   if (config.unknownPendingGraceMs !== undefined) {
     log.warn(
@@ -183,6 +188,16 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
     reconcileEveryMs: config.reconcileEveryMs,
     uncertainMovementBoundMs: config.uncertainMovementBoundMs,
+    // The till float: it sells through an outage once the shop gives its tills one.
+    floats: { ledger, customer: (apiKey) => customers.resolve(apiKey) },
+  });
+  const floats = movements.floats as TillFloats;
+  const customers = new CustomerDirectory(ledger, {
+    learnt: (apiKey) => floats.learntShop(apiKey),
+    onResolved: (apiKey, customer) =>
+      void floats.keeper
+        .learnShop(apiKey, customer)
+        .catch((error: unknown) => log.warn(`float: noting the shop: ${(error as Error).message}`)),
   });
   watchMoneyPaths({ ledger, keys, movements, embedded, log, host: options.earlierKeys });
   const walletKeys = new WalletKeys({
@@ -215,7 +230,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
   });
   const activity = new HttpActivity();
-  const events = new CardEventStream(readers, options.eventHeartbeatMs);
+  const events = new CardEventStream(readers, options.eventHeartbeatMs, floats);
   // The Host check asks for the port on every request: it changes when the service moves.
   const current: { service?: WorkerService } = {};
   const personalizer = new CardPersonalizer({
@@ -264,11 +279,13 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
       // waiting movements are theirs to report.
       waitingMovements: movements.waitingForCard.filter((waiting) => waiting.owner !== 'other-till')
         .length,
+      float: floats.heartbeatReport(),
     }),
   });
   readers.on('status', () => heartbeat.changed());
   movements.on('unconfirmed', () => heartbeat.changed());
   movements.on('waitingForCard', () => heartbeat.changed());
+  floats.on('status', () => heartbeat.changed());
   movements.start();
   readers.start();
   let server: RunningServer;
@@ -308,6 +325,10 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   ledger.on('reachability', (state) => service.emit('ledger', state));
   heartbeat.on('till', (till) => service.emit('till', till));
   embedded?.on('console', (address) => service.emit('console', address));
+  floats.on('status', (status) => {
+    log.info(`till float: ${status.line}`);
+    service.emit('float', status);
+  });
   movements.on('unconfirmed', (count) => service.emit('movements', count));
   // A card whose newest movement record does not explain it, read in any request: the tray shows it.
   movements.on('cardSuspect', ({ cardId, credits, suspicion }) =>
@@ -392,6 +413,10 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
 
   get movementsWaitingForCard(): readonly WaitingMovement[] {
     return this.#parts.movements.waitingForCard;
+  }
+
+  get float(): FloatStatus {
+    return (this.#parts.movements.floats as TillFloats).status();
   }
 
   get settings(): Readonly<HttpSettings> {

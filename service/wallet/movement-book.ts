@@ -107,12 +107,15 @@ export class MovementBook {
 
   /**
    * Whether a movement made with this key is unresolved, or resolved at the ledger while its
-   * card was away (a compensating movement may follow when the card is seen), or the key is
-   * lent (lendKey): the key is kept.
+   * card was away (a compensating movement may follow when the card is seen), or the till's
+   * float is its shop's, or the key is lent (lendKey): the key is kept.
    */
   keyInUse(print: string): boolean {
     if (this.#lent.has(print)) return true;
     for (const owner of this.owned.values()) if (owner === print) return true;
+    // The till's float belongs to the key's shop: closing it needs the key.
+    const float = this.journal.floats.float;
+    if (float && !float.closed && float.keyFingerprint === print) return true;
     for (const movement of this.journal.movements.values()) {
       if (movement.keyFingerprint !== print) continue;
       if (phaseOf(movement) !== 'done' || movement.learnt) return true;
