@@ -35,11 +35,20 @@ export class Compensations {
     this.#kick = kick;
   }
 
-  /** When the ledger's final word disagrees with the card: a compensating movement. */
-  async compensate(movement: Movement, ledger: 'posted' | 'voided' | 'absent'): Promise<void> {
-    const compensation = compensationFor(movement, ledger);
+  /**
+   * When the ledger's final word disagrees with what the card shows (by default, what the
+   * journal says it shows): a compensating movement. Journaled before the line that makes the
+   * movement done (its card or resolved line), so that no crash leaves a movement done, its
+   * card disagreeing with the ledger, and nothing to set the books right.
+   */
+  async compensate(
+    movement: Movement,
+    ledger: 'posted' | 'voided' | 'absent',
+    shows: Movement['card'] = movement.card,
+  ): Promise<void> {
+    const compensation = compensationFor({ ...movement, card: shows }, ledger);
     if (!compensation || this.#book.compensationOf(movement.id)) return;
-    await this.start({ ...movement, shows: movement.card }, ledger, compensation);
+    await this.start({ ...movement, shows }, ledger, compensation);
     this.#kick(0);
   }
 

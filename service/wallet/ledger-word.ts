@@ -131,8 +131,10 @@ export class LedgerWord {
       if (apiKey !== undefined && !(await this.#tellCardAgrees(apiKey, movement, resolved, seen)))
         return;
     }
+    // The compensation first: a crash between the two lines then leaves the movement learnt,
+    // its card to be seen again, never done without the compensation its card called for.
+    await this.#compensations.compensate(movement, resolved, seen);
     await this.#book.append({ type: 'card', id: movement.id, outcome: seen });
-    await this.#compensations.compensate(movement, resolved);
     const compensation = this.#book.compensationOf(movement.id);
     if (compensation) await this.#resolving.resolve(compensation);
   }

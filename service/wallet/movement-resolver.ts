@@ -199,8 +199,10 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
       }
       state = settledAs;
     }
-    await this.#book.append({ type: 'resolved', id: movement.id, state });
+    // The compensation before the resolved line (Compensations.compensate): after a crash
+    // between the two, the movement is resolved again, and finds its compensation made.
     await this.#compensations.compensate(movement, state);
+    await this.#book.append({ type: 'resolved', id: movement.id, state });
     this.#resolved(movement.id);
     return true;
   }
