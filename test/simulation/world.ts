@@ -387,8 +387,23 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     engine.start();
     note(`${till.name}: started`);
   };
+  /**
+   * Movements a till's journal has decided from their card (what the card showed, or a
+   * compensation): kept when its worker stops, as the journal had them durable then, though a
+   * later start's compaction may drop them.
+   */
+  const decidedFromCard = new Set<string>();
+  const decidedIn = (journaled: ReadonlyMap<string, JournalMovement>): Set<string> => {
+    const decided = new Set<string>();
+    for (const movement of journaled.values()) {
+      if (movement.card !== undefined && movement.learnt !== true) decided.add(movement.id);
+      if (movement.compensates !== undefined) decided.add(movement.compensates);
+    }
+    return decided;
+  };
   /** The worker process ends: what it was doing dies with it. */
   const stop = (till: Till) => {
+    for (const id of decidedIn(till.journal?.movements ?? new Map())) decidedFromCard.add(id);
     till.life.alive = false;
     till.lastJournal = till.journal?.movements;
     till.client = undefined;
@@ -657,6 +672,21 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
    * The tills a customer may carry a card to: any, but its shop's only while a movement of it
    * is pending there and the shops' cards share keys (see the customers below).
    */
+  /**
+   * Whether the ledger holds the card for an operator's word given without it (`awaitsCard`)
+   * that no till has decided from the card yet: no till's journal holds what the card showed
+   * of it, nor a compensation of it. Its customer presents it at a till before a machine: a Classic
+   * card spent from after a write landed cannot tell the write any more, and the operator's
+   * word then stands (docs/card-format.md, section 6; docs/testing.md, "What it cannot see").
+   */
+  const awaitsTill = (card: SimCard): boolean =>
+    [...ledger.movements.values()].some(
+      (movement) =>
+        movement.cardId === card.uid &&
+        movement.awaitsCard &&
+        !decidedFromCard.has(movement.id) &&
+        !tills.some((till) => till.journal && decidedIn(till.journal.movements).has(movement.id)),
+    );
   const tillsFor = (card: SimCard): Till[] => {
     const held = [...ledger.movements.values()].find(
       (movement) => movement.cardId === card.uid && movement.state === 'pending',
@@ -718,6 +748,7 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
         const card = rng.pick(cards);
         if (card.lost) return;
         if (rng.chance(0.2)) {
+          if (awaitsTill(card)) return;
           takeAway(card);
           card.at = `machine of shop ${card.home}`;
           // A machine holds the debit key of its shop's cards; the card may leave too soon.
