@@ -62,6 +62,11 @@ export function dischargeCard(
         });
       }
 
+      // This till's own recharge of the card whose post is still on its way (answered just
+      // before): posted first, or the ledger's check of the card's account would not count
+      // it, refuse the payout and flag the card. Unposted, the ledger decides as before.
+      await movements.postCard(card.cardId);
+
       const reservation = await movements
         .reserve(card, {
           kind: 'discharge',

@@ -227,6 +227,11 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return this.#settlement.tornProof(cardId);
   }
 
+  /** Posts this till's movements of a card still to post (MovementResolver.postCard). */
+  postCard(cardId: string): Promise<boolean> {
+    return this.#resolver.postCard(cardId);
+  }
+
   reserve(card: WalletCard, input: ReserveInput): Promise<Reservation> {
     return this.#requests.reserve(card, input);
   }

@@ -133,6 +133,25 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     return this.#resolveNow(movement, next === 'to-post' ? 'post' : 'void');
   }
 
+  /**
+   * Creates and posts what this till holds to post of a card (a recharge answered before its
+   * post was confirmed, a compensation), that no running request owns: before a payout's
+   * create, so that the ledger's check of the card's account counts it. True when none is left.
+   */
+  async postCard(cardId: string): Promise<boolean> {
+    let posted = true;
+    for (const movement of [...this.#book.movements.values()]) {
+      if (movement.cardId !== cardId || movement.float || this.#book.owned.has(movement.id)) {
+        continue;
+      }
+      const phase = phaseOf(movement);
+      if (phase === 'to-post' || phase === 'to-create') {
+        posted = (await this.resolve(movement)) && posted;
+      }
+    }
+    return posted;
+  }
+
   /** The ledger's word on an undecided movement (LedgerWord.learn). */
   learn(movement: Movement, options: { cardSeen: boolean }): Promise<boolean> {
     return this.#word.learn(movement, options);
