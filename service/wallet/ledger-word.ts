@@ -128,7 +128,12 @@ export class LedgerWord {
       // card agrees, it frees the card. Until it answers, the card decides it again when seen.
       // (A compensation, another till's, freed it already.)
       const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
-      if (apiKey !== undefined && !(await this.#tellCardAgrees(apiKey, movement, resolved, seen)))
+      // What the card showed, as evidence: nothing, when it could not tell (the learnt outcome
+      // is the ledger's, not the card's).
+      if (
+        apiKey !== undefined &&
+        !(await this.#tellCardAgrees(apiKey, movement, resolved, outcome))
+      )
         return;
     }
     // The compensation first: a crash between the two lines then leaves the movement learnt,

@@ -669,15 +669,12 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
   };
   const tillsOf = (shop: number) => tills.filter((till) => till.shop === shop);
   /**
-   * The tills a customer may carry a card to: any, but its shop's only while a movement of it
-   * is pending there and the shops' cards share keys (see the customers below).
-   */
-  /**
    * Whether the ledger holds the card for an operator's word given without it (`awaitsCard`)
    * that no till has decided from the card yet: no till's journal holds what the card showed
-   * of it, nor a compensation of it. Its customer presents it at a till before a machine: a Classic
-   * card spent from after a write landed cannot tell the write any more, and the operator's
-   * word then stands (docs/card-format.md, section 6; docs/testing.md, "What it cannot see").
+   * of it, nor a compensation of it. Its customer presents it at a till before a machine: a
+   * Classic card spent from after a write landed cannot tell the write any more, and the
+   * operator's word then stands (docs/card-format.md, section 6; docs/testing.md, "What it
+   * cannot see").
    */
   const awaitsTill = (card: SimCard): boolean =>
     [...ledger.movements.values()].some(
@@ -687,6 +684,10 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
         !decidedFromCard.has(movement.id) &&
         !tills.some((till) => till.journal && decidedIn(till.journal.movements).has(movement.id)),
     );
+  /**
+   * The tills a customer may carry a card to: any, but its shop's only while a movement of it
+   * is pending there and the shops' cards share keys (see the customers below).
+   */
   const tillsFor = (card: SimCard): Till[] => {
     const held = [...ledger.movements.values()].find(
       (movement) => movement.cardId === card.uid && movement.state === 'pending',

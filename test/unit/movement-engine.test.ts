@@ -359,6 +359,28 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     );
     await engine.close();
   });
+  test('when the card, back, shows neither side of a write whose void the till had learnt, then the ledger is told the card could not tell, not that it does not hold the write', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const { access, slots, back } = cardThatLeaves(30);
+    const movement = await rechargeLeftUndecided(access, engine, journal);
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    await engine.reconcile();
+    assert.equal(journal.movements.get(movement.id)?.learnt, true);
+    // Written, then spent from at a machine: the planned generation with less than planned.
+    slots[1] = encodeValueBlock(47, 2);
+    back();
+    await access.withCard((session) => engine.settle(session));
+    const atLedger = sim.movements.get(movement.id);
+    assert.equal(atLedger?.awaitsCard, false, JSON.stringify(atLedger));
+    assert.equal(
+      atLedger?.cardEvidence,
+      `card 04E1E2E3 read at till ${TILL}: it shows neither the balance before nor after it: the ledger's word stands`,
+    );
+    await engine.close();
+  });
 });
 
 describe('a movement adopted from the ledger', () => {
