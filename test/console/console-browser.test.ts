@@ -118,8 +118,13 @@ before(async () => {
         name: till === FRONT ? 'ACS ACR122U' : null,
         problem: null,
       },
-      pendingMovements: 0,
+      pendingMovements: till === BACK ? 1 : 0,
       waitingMovements: till === BACK ? 1 : 0,
+      // The front counter sells from a float and has three sales to report.
+      float:
+        till === FRONT
+          ? { credits: 180, unreportedMovements: 3, unreportedCredits: 24, offlineSince: null }
+          : null,
     });
     assert.equal(beat.status, 200, JSON.stringify(beat.body));
   }
@@ -223,6 +228,47 @@ describe('an owner in the back office', () => {
       'front counter €33.50 3 67 €33.50 0 0 €0.00 0',
     ]);
     assert.match((await page.getByTestId('pending').textContent()) ?? '', /04A100AA/);
+  });
+
+  test('when the owner opens today, then the tills table shows each float, and the report lists the float sales not reported yet as of the till’s heartbeat; a past day lists none', async () => {
+    await page.goto(`${server.url}/console/shops/${shop}`);
+    const rows = await page.getByTestId('tills').locator('tbody tr').allTextContents();
+    assert.deepEqual(
+      rows.map((row) =>
+        row
+          .replace(/\s+/g, ' ')
+          .trim()
+          .replace(/ (heard just now|heard \d+ min ago|quiet: last heard \d+ h ago)/, ''),
+      ),
+      [
+        'back room No card reader no float 1 1',
+        'front counter Ready (ACS ACR122U) 180 credits left; 3 sales (24 credits) not reported yet 0 0',
+      ],
+    );
+    assert.match(
+      ((await page.getByTestId('pending-movements').textContent()) ?? '').replace(/\s+/g, ' '),
+      /^ ?1 holds its card: a till settles each when the card is back/,
+    );
+    await page.goto(`${server.url}/console/shops/${shop}/day`);
+    const float = await page.getByTestId('float-not-reported').locator('tr').allTextContents();
+    const beat = await server.db.query<{ last_seen_at: Date }>(
+      'SELECT last_seen_at FROM tills WHERE id = $1',
+      [FRONT],
+    );
+    const asOf = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Brussels',
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(beat.rows[0]?.last_seen_at);
+    assert.deepEqual(
+      float.map((row) => row.replace(/\s+/g, ' ').trim()),
+      ['Till Sales Credits As of', `front counter 3 24 ${asOf}`, 'All tills 3 24'],
+    );
+    await page.goto(`${server.url}/console/shops/${shop}/day?date=${DAY}`);
+    assert.equal(await page.getByTestId('float-not-reported').count(), 0);
   });
 
   test('when the owner downloads the CSV, then it is the ledger’s day report, row for row', async () => {

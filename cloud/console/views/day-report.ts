@@ -115,6 +115,65 @@ function compensationsNote(totals: DayTotals): Html {
   </section>`;
 }
 
+/**
+ * Today's float sales the ledger has not heard of yet, as each till's last heartbeat said: their
+ * cash is in the drawer already, and they join the figures above once reported. Only today's
+ * report has them (a heartbeat tells how things stand when it is sent, not at a past day's end).
+ */
+export function floatNotReportedSection(report: DayReport): Html {
+  const float = report.floatRechargesNotReported;
+  if (float === null) return html``;
+  const intro = html`<p>
+    Tills sell from their float and report those sales to the ledger in batches. Until a sale is
+    reported it is in no figure above, though its cash is in the drawer. As each till said in its
+    last heartbeat:
+  </p>`;
+  if (float.tills.length === 0) {
+    return html`<section aria-labelledby="float-not-reported">
+      <h2 id="float-not-reported">Float sales not reported yet</h2>
+      <p data-testid="float-not-reported">
+        None: every till has reported its float sales, as of its last heartbeat.
+      </p>
+    </section>`;
+  }
+  const zone = report.shop.timeZone;
+  return html`<section aria-labelledby="float-not-reported">
+    <h2 id="float-not-reported">Float sales not reported yet</h2>
+    ${intro}
+    <div class="table-wrap" tabindex="0" role="region" aria-label="Float sales not reported yet">
+      <table data-testid="float-not-reported">
+        <thead>
+          <tr>
+            <th scope="col">Till</th>
+            <th scope="col" class="num">Sales</th>
+            <th scope="col" class="num">Credits</th>
+            <th scope="col">As of</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${float.tills.map(
+            (till) =>
+              html`<tr>
+                <th scope="row">${tillLabel(till.tillName, till.tillId)}</th>
+                <td class="num">${count(till.movements)}</td>
+                <td class="num">${count(till.credits)}</td>
+                <td>${localTime(till.asOf, zone)}</td>
+              </tr>`,
+          )}
+        </tbody>
+        <tfoot>
+          <tr class="total">
+            <th scope="row">All tills</th>
+            <td class="num">${count(float.movements)}</td>
+            <td class="num">${count(float.credits)}</td>
+            <td></td>
+          </tr>
+        </tfoot>
+      </table>
+    </div>
+  </section>`;
+}
+
 export function movementList(
   title: string,
   id: string,
@@ -190,6 +249,7 @@ export function dayReportView(
       ${localTime(report.to, report.shop.timeZone)}.
     </p>
     ${hoursNote} ${headline(report.totals)} ${tillTable(report)} ${compensationsNote(report.totals)}
+    ${floatNotReportedSection(report)}
     <p class="actions">
       <a class="button" href="${links.csv}" download>Download CSV</a>
       ${links.chart ? html`<a href="${links.chart}">Daily takings chart</a>` : ''}
