@@ -7,8 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { addCustomer, issueKey } from '../../cloud/admin.ts';
+import { addCustomer, issueKey, topUp } from '../../cloud/admin.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
+import { setFloatSettings } from '../../cloud/float-admin.ts';
+import { Floats } from '../../cloud/floats.ts';
 import { createOperator } from '../../cloud/operators/accounts.ts';
 import { dayReport } from '../../cloud/reports/day-report.ts';
 import { dayReportCsv } from '../../cloud/reports/report-csv.ts';
@@ -39,6 +41,7 @@ let chartShop: string;
 let apiKey: string;
 let spareKey: string;
 let heldId: string;
+let stolenFloat: string;
 
 /** A movement posted by a till over the contract API, its card written at `occurredAt`. */
 async function sale(
@@ -151,6 +154,18 @@ before(async () => {
            FROM generate_series(0, 365 * 12 - 1) AS n
            WHERE (n / 12) % 7 <> 3 OR n % 12 < 3) days`,
     [chartShop, FRONT],
+  );
+  // A till of the second shop was stolen: the operator closed its float, writing 40 off.
+  await topUp(server.db, chartShop, 500, { actor: CLI.actor, reason: 'opening balance' });
+  await setFloatSettings(server.db, chartShop, { size: 100 }, by);
+  const floats = new Floats(server.db);
+  const { float } = await floats.open(chartShop, { tillId: BACK, requestId: randomUUID() });
+  stolenFloat = float.id;
+  await floats.closeByOperator(
+    chartShop,
+    float.id,
+    { movements: [], writeOff: 40, reason: 'till stolen overnight' },
+    CLI.actor,
   );
   browser = await launchChromium();
 });
@@ -359,6 +374,28 @@ describe('an owner in the back office', () => {
     await page.getByRole('button', { name: 'Issue a new key' }).click();
     await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
     assert.equal(await keys(), before, 'no key was issued');
+  });
+});
+
+describe('the audit page', () => {
+  test('when an operator changed float settings and closed a float with a write-off, then the audit page shows both, the write-off with its reason', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await logIn(context, 'anna');
+      await page.goto(`${server.url}/console/shops/${chartShop}/audit`);
+      const rows = await page.getByTestId('audit').locator('tbody tr').allTextContents();
+      const clean = rows.map((row) => row.replace(/\s+/g, ' ').trim());
+      assert.match(
+        clean[0] ?? '',
+        new RegExp(
+          `cli:test float\\.write-off float:${stolenFloat} till stolen overnight .*writtenOff: 40, returned: 60`,
+        ),
+        clean.join('\n'),
+      );
+      assert.match(clean[1] ?? '', /cli:test float\.settings .*"size":100/, clean.join('\n'));
+    } finally {
+      await context.close();
+    }
   });
 });
 
