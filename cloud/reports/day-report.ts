@@ -54,6 +54,8 @@ export interface ListedMovement {
   tillId: string | null;
   tillName: string | null;
   kind: MovementKind;
+  /** The movement this one sets right (a compensation), or null; absent from older ledgers. */
+  compensates?: string | null;
   cardId: string;
   credits: number;
   amount: string;
@@ -113,6 +115,7 @@ interface ListedRow {
   id: string;
   till_id: string | null;
   kind: MovementKind;
+  compensates: string | null;
   card_id: string;
   credits: number | string;
   amount: string;
@@ -267,7 +270,8 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
     [shop.id, date],
   );
   const listed = await db.query<ListedRow>(
-    `SELECT id, till_id, kind, card_id, credits, amount, state, created_at, resolved_at, evidence
+    `SELECT id, till_id, kind, compensates, card_id, credits, amount, state, created_at,
+            resolved_at, evidence
      FROM movements
      WHERE customer_id = $1 AND state IN ('pending', 'voided') AND created_at >= $2 AND created_at < $3
      ORDER BY created_at, id
@@ -288,6 +292,7 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
     tillId: row.till_id,
     tillName: row.till_id === null ? null : (names.get(row.till_id) ?? null),
     kind: row.kind,
+    compensates: row.compensates,
     cardId: row.card_id,
     credits: Number(row.credits),
     amount: formatDecimal(parseStoredDecimal(row.amount)),

@@ -42,6 +42,7 @@ let apiKey: string;
 let spareKey: string;
 let heldId: string;
 let stolenFloat: string;
+let compensationId: string;
 
 /** A movement posted by a till over the contract API, its card written at `occurredAt`. */
 async function sale(
@@ -50,13 +51,14 @@ async function sale(
   credits: number,
   occurredAt: string,
   cardId: string,
-): Promise<void> {
+): Promise<string> {
   const client = new LedgerClient(server.url, apiKey);
   const id = randomUUID();
   const created = await client.create({ id, kind, cardId, credits, tillId: till });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const posted = await client.resolve(id, 'post', { tillId: till, occurredAt });
   assert.equal(posted.status, 200, JSON.stringify(posted.body));
+  return id;
 }
 
 before(async () => {
@@ -90,7 +92,25 @@ before(async () => {
   await sale(FRONT, 'recharge', 12, '2026-06-10T09:40:00Z', '04A10002');
   await sale(BACK, 'recharge', 50, '2026-06-10T15:05:00Z', '04A10003');
   await sale(FRONT, 'recharge', 40, '2026-06-09T18:00:00Z', '04A10004');
-  await sale(BACK, 'discharge', 40, '2026-06-10T16:30:00Z', '04A10004');
+  const payout = await sale(BACK, 'discharge', 40, '2026-06-10T16:30:00Z', '04A10004');
+  // A compensation of the payout, started and voided (the card showed the payout after all).
+  compensationId = randomUUID();
+  const compensation = await new LedgerClient(server.url, apiKey).create({
+    id: compensationId,
+    kind: 'recharge',
+    cardId: '04A10004',
+    credits: 40,
+    tillId: BACK,
+    compensates: payout,
+  });
+  assert.equal(compensation.status, 201, JSON.stringify(compensation.body));
+  const voided = await new LedgerClient(server.url, apiKey).resolve(compensationId, 'void', {
+    tillId: BACK,
+  });
+  assert.equal(voided.status, 200, JSON.stringify(voided.body));
+  await server.db.query(`UPDATE movements SET created_at = '2026-06-10T16:35:00Z' WHERE id = $1`, [
+    compensationId,
+  ]);
   // Just outside the day, either side (local midnight is 22:00 UTC in summer).
   await sale(FRONT, 'recharge', 7, '2026-06-09T21:59:59Z', '04A10005');
   await sale(FRONT, 'recharge', 9, '2026-06-10T22:00:00Z', '04A10006');
@@ -243,6 +263,17 @@ describe('an owner in the back office', () => {
       'front counter €33.50 3 67 €33.50 0 0 €0.00 0',
     ]);
     assert.match((await page.getByTestId('pending').textContent()) ?? '', /04A100AA/);
+    // The day's lists and the Movements page share one row: a compensation is marked so.
+    const voided = page.getByTestId('voided').locator('tbody tr');
+    const compensationRow = voided.filter({ hasText: '04A10004' });
+    const dayRow = ((await compensationRow.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    assert.match(dayRow, /back room recharge \(compensation\) 04A10004 40 €20\.00 voided/);
+    await page.goto(`${server.url}/console/shops/${shop}/movements?card=04A10004`);
+    const listed = page
+      .getByTestId('movements')
+      .locator('tbody tr')
+      .filter({ hasText: 'compensation' });
+    assert.equal(((await listed.textContent()) ?? '').replace(/\s+/g, ' ').trim(), dayRow);
   });
 
   test('when the owner opens today, then the tills table shows each float, and the report lists the float sales not reported yet as of the till’s heartbeat; a past day lists none', async () => {
@@ -451,6 +482,7 @@ describe('every page, at 1280 and 390 px', () => {
   const pages = (): [string, string][] => [
     ['today', `/console/shops/${shop}`],
     ['day-report', `/console/shops/${shop}/day?date=${DAY}`],
+    ['day-without-sales', `/console/shops/${shop}/day?date=2026-06-01`],
     ['chart-30', `/console/shops/${chartShop}/chart?days=30&date=${DAY}`],
     ['chart-365', `/console/shops/${chartShop}/chart?days=365&date=${DAY}`],
     ['tills', `/console/shops/${shop}/tills`],
@@ -488,6 +520,21 @@ describe('every page, at 1280 and 390 px', () => {
             'document.documentElement.scrollWidth - window.innerWidth',
           );
           assert.ok(overflow <= 0, `${name} is ${overflow} px wider than the screen`);
+          // Every tab of the shop's menu is on the screen (they wrap), and a table's empty
+          // message is in sight inside its scroll region.
+          const cut = await page.evaluate<string[]>(`[
+            ...[...document.querySelectorAll('.shop-menu a')]
+              .filter((a) => a.getBoundingClientRect().right > window.innerWidth)
+              .map((a) => 'tab ' + a.textContent.trim()),
+            ...[...document.querySelectorAll('td.empty > span')]
+              .filter((span) => {
+                const wrap = span.closest('.table-wrap').getBoundingClientRect();
+                const box = span.getBoundingClientRect();
+                return box.left < wrap.left || box.right > wrap.right;
+              })
+              .map((span) => 'empty message ' + span.textContent.trim()),
+          ]`);
+          assert.deepEqual(cut, [], `${name}: cut off at the right`);
         }
         assert.deepEqual(problems, [], 'no script error and no CSP refusal in the console');
       } finally {

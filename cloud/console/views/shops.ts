@@ -63,7 +63,11 @@ export function shopOverview(
       <dt>Pending movements</dt>
       <dd data-testid="pending-movements">
         <a href="${base}/cards"
-          >${count(held.held)} ${held.held === 1 ? 'holds its card' : 'hold their cards'}</a
+          >${
+            held.held === 0
+              ? 'none holds a card'
+              : `${count(held.held)} ${held.held === 1 ? 'holds its card' : 'hold their cards'}`
+          }</a
         >: a till settles each when the card is back on a reader; decide one without its card only
         when the card will not come back.
       </dd>

@@ -103,7 +103,7 @@ export function tillsGlance(tills: Till[], now: Date, timeZone: string): Html {
         </tbody>
       </table>
     </div>
-    <p class="note" data-testid="tills-note">
+    <p class="lead" data-testid="tills-note">
       As each till said in its last heartbeat. <strong>Not yet confirmed</strong>: movements the
       till made that the ledger has not confirmed (it sends them as soon as it can).
       <strong>Waiting for their card</strong>: of those, the ones the till settles when their card
