@@ -9,7 +9,8 @@
  *   database by this process: one statement per call;
  * - ledger HTTP: the same movements through the ledger's HTTP API;
  * - and, to tell the database's share from the ledger's, the ledger's two calls per movement
- *   run by pgbench itself.
+ *   run by pgbench itself; and once more with the daily takings' triggers off (every post adds
+ *   to its shop's `daily_takings` row for the back office's reports: what that costs).
  *
  * A movement is two transactions, so its targets are halves of pgbench's rate: ledger HTTP at
  * least 0.5 x pgbench transactions/s at 4 and 16 clients, raw SQL at least 0.6 x; and ledger
@@ -305,14 +306,24 @@ try {
     clients: number;
     pgbench: Round[];
     ledgerSql: Round[];
+    ledgerSqlUncounted: Round[];
     raw: Round[];
     http: Round[];
   }[] = [];
+  /** The posts' counting into daily_takings (migration 10) on or off, for one side's rounds. */
+  const dailyTakings = async (on: boolean) => {
+    for (const trigger of ['movements_count_posted_insert', 'movements_count_posted_update']) {
+      await (db as Database).query(
+        `ALTER TABLE movements ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`,
+      );
+    }
+  };
   for (const clients of clientCounts) {
     const result = {
       clients,
       pgbench: [] as Round[],
       ledgerSql: [] as Round[],
+      ledgerSqlUncounted: [] as Round[],
       raw: [] as Round[],
       http: [] as Round[],
     };
@@ -321,6 +332,14 @@ try {
       result.ledgerSql.push(
         await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript),
       );
+      await dailyTakings(false);
+      try {
+        result.ledgerSqlUncounted.push(
+          await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript),
+        );
+      } finally {
+        await dailyTakings(true);
+      }
       result.raw.push(await round(clients, raw, roundSeconds, processes));
       result.http.push(await round(clients, http, roundSeconds, processes));
     }
@@ -358,11 +377,21 @@ try {
   console.log('');
   console.log(
     table(
-      ['clients', "the ledger's calls run by pgbench, movements/s", '/ pgbench TPC-B'],
+      [
+        'clients',
+        "the ledger's calls run by pgbench, movements/s",
+        '/ pgbench TPC-B',
+        'daily takings off, movements/s',
+        '/ pgbench TPC-B',
+        'on / off',
+      ],
       results.map((r) => [
         r.clients,
         rate(r.ledgerSql).toFixed(0),
         (rate(r.ledgerSql) / rate(r.pgbench)).toFixed(2),
+        rate(r.ledgerSqlUncounted).toFixed(0),
+        (rate(r.ledgerSqlUncounted) / rate(r.pgbench)).toFixed(2),
+        (rate(r.ledgerSql) / rate(r.ledgerSqlUncounted)).toFixed(2),
       ]),
     ),
   );
@@ -371,11 +400,19 @@ try {
     table(
       ['clients', 'side', 'per second', 'CPU µs per one: bench', 'ledger', 'postgres'],
       results.flatMap(
-        ({ clients, pgbench: pgbenchRounds, ledgerSql, raw: rawRounds, http: httpRounds }) =>
+        ({
+          clients,
+          pgbench: pgbenchRounds,
+          ledgerSql,
+          ledgerSqlUncounted,
+          raw: rawRounds,
+          http: httpRounds,
+        }) =>
           (
             [
               ['pgbench transaction', pgbenchRounds],
               ['pgbench ledger movement', ledgerSql],
+              ['pgbench, daily takings off', ledgerSqlUncounted],
               ['raw SQL movement', rawRounds],
               ['ledger HTTP movement', httpRounds],
             ] as const

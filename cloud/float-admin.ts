@@ -1,4 +1,5 @@
 import type { CardType, FloatSettings, Float, Till } from '../common/ledger-contract.ts';
+import { appendAudit, type AuditedBy } from './audit/audit-log.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { sqlState, violatedConstraint } from './db/database.ts';
 import { ledgerErrors } from './errors.ts';
@@ -15,11 +16,16 @@ export const CARD_TYPES: readonly CardType[] = ['classic', 'desfire'];
 /** The offline limit's bounds, in seconds (1 minute to 30 days; migration 9's CHECK). */
 export const OFFLINE_LIMIT_BOUNDS = { min: 60, max: 30 * 24 * 3600 } as const;
 
-/** Sets some of a shop's float settings; the others stay. Answers them all. */
+/**
+ * Sets some of a shop's float settings; the others stay. Answers them all. An operator's change
+ * (`by`) and its audit log row (`float.settings`, the settings before and after) commit
+ * together.
+ */
 export async function setFloatSettings(
   db: Database,
   customerId: string,
   change: Partial<FloatSettings>,
+  by?: AuditedBy,
 ): Promise<FloatSettings> {
   return db.transaction(async (tx) => {
     const row = await findCustomer(tx, customerId, { lock: true });
@@ -44,7 +50,17 @@ export async function setFloatSettings(
           [...new Set(next.cardTypes)].sort(),
         ],
       );
-      return toFloatSettings(rows[0] as CustomerRow);
+      const settings = toFloatSettings(rows[0] as CustomerRow);
+      if (by) {
+        await appendAudit(tx, {
+          ...by,
+          customerId,
+          action: 'float.settings',
+          subject: customerId,
+          detail: { from: toFloatSettings(row), to: settings },
+        });
+      }
+      return settings;
     } catch (error) {
       if (sqlState(error) === '23514') {
         throw ledgerErrors.invalidFloatSettings(

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import type { CardType, FloatMovementReport, FloatSettings } from '../common/ledger-contract.ts';
 import {
+  cliAudit,
   integer,
   parse,
   print,
@@ -22,10 +23,11 @@ import { parseMovements } from './http/float-request.ts';
 import { findCustomer } from './records.ts';
 
 export const FLOAT_USAGE = `  float settings --customer ID [--size N] [--low-water N] [--offline-cap N|none]
-                 [--offline-limit DURATION] [--card-types classic,desfire]
+                 [--offline-limit DURATION] [--card-types classic,desfire] [--reason TEXT]
       The shop's till floats: what a full float holds (0: no float), the low-water mark
       its tills top up at, the most one recharge may take while offline, how long a till
       may sell offline (24h, 90m, 2d; default 24h), which card types. Prints them all.
+      Written to the audit log (float.settings), with the reason if given.
   float show --customer ID [--till ID]
       The shop's tills and floats as the ledger knows them: what each float holds, what
       was reported, found on cards, undecided, and the ids nothing names yet.
@@ -33,7 +35,8 @@ export const FLOAT_USAGE = `  float settings --customer ID [--size N] [--low-wat
       Close the float of a till that cannot (gone, or back without its journal): the
       final report (FILE: a JSON array of movements, as POST /v1/float-reports takes),
       then N credits written off (what the till sold without a report; at most what the
-      float holds; a reason is required when N > 0), the rest back to the pool.`;
+      float holds; a reason is required when N > 0), the rest back to the pool. Written
+      to the audit log (float.write-off, or float.close when N is 0).`;
 
 const MAX_SIZE = 2_147_483_647;
 
@@ -62,8 +65,10 @@ async function settings(io: CliIo, args: string[]): Promise<number> {
     'offline-cap': { type: 'string' },
     'offline-limit': { type: 'string' },
     'card-types': { type: 'string' },
+    reason: { type: 'string' },
   });
   const customerId = uuid(values, 'customer');
+  const by = cliAudit(io, values, false);
   const change: Partial<FloatSettings> = {};
   const size = integer(values, 'size', 0, MAX_SIZE, false);
   if (size !== undefined) change.size = size;
@@ -77,7 +82,7 @@ async function settings(io: CliIo, args: string[]): Promise<number> {
   if (limit !== undefined) change.offlineLimitSeconds = durationSeconds(limit);
   const types = text(values, 'card-types', false);
   if (types !== undefined) change.cardTypes = cardTypes(types);
-  print(io, await withDatabase(io, values, (db) => setFloatSettings(db, customerId, change)));
+  print(io, await withDatabase(io, values, (db) => setFloatSettings(db, customerId, change, by)));
   return 0;
 }
 
@@ -107,8 +112,8 @@ async function close(io: CliIo, args: string[]): Promise<number> {
   const customerId = uuid(values, 'customer');
   const floatId = uuid(values, 'float');
   const writeOff = integer(values, 'write-off', 0, MAX_SIZE);
-  const reason = text(values, 'reason', false)?.trim() ?? null;
-  if (writeOff > 0 && (reason === null || reason === '' || reason.length > 500)) {
+  const by = cliAudit(io, values, false);
+  if (writeOff > 0 && !by.reason) {
     throw new UsageError(
       '--reason must say in 1 to 500 characters why the credits are written off',
     );
@@ -119,11 +124,12 @@ async function close(io: CliIo, args: string[]): Promise<number> {
     io,
     await withDatabase(io, values, async (db) => {
       if (!(await findCustomer(db, customerId))) throw ledgerErrors.customerNotFound(customerId);
-      return new Floats(db).closeByOperator(customerId, floatId, {
-        movements,
-        writeOff,
-        reason: writeOff > 0 ? reason : null,
-      });
+      return new Floats(db).closeByOperator(
+        customerId,
+        floatId,
+        { movements, writeOff, reason: by.reason ?? null },
+        by.actor,
+      );
     }),
   );
   return 0;

@@ -1,3 +1,4 @@
+import { appendAudit, type AuditActor } from './audit/audit-log.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { sqlState } from './db/database.ts';
 import { LedgerError, ledgerErrors } from './errors.ts';
@@ -106,29 +107,52 @@ export class Floats {
     movements: readonly FloatMovementReport[],
     keyHash?: string,
   ): Promise<FloatClosing> {
-    return this.#close(customerId, floatId, tillId, movements, 0, null, keyHash);
+    return this.#close(this.db, customerId, floatId, tillId, movements, 0, null, keyHash);
   }
 
   /**
    * An operator closes a float whose till cannot (gone for good, or back without its journal):
    * a final report of what the operator knows, `writeOff` credits written off with a reason
    * (what the till sold without a report that reached the ledger; at most what the float holds
-   * after the report), the rest back to the pool. One transaction.
+   * after the report), the rest back to the pool. One transaction, with its audit log row
+   * (`float.write-off`, whose reason is required, or `float.close`) naming `actor` (by
+   * default the admin CLI's, as it names a user it cannot tell); a float closed already is
+   * answered as it is, and writes no row.
    */
   closeByOperator(
     customerId: string,
     floatId: string,
     input: { movements: readonly FloatMovementReport[]; writeOff: number; reason: string | null },
+    actor: AuditActor = { kind: 'cli', user: 'unknown' },
   ): Promise<FloatClosing> {
-    return this.#close(
-      customerId,
-      floatId,
-      null,
-      input.movements,
-      input.writeOff,
-      input.reason,
-      undefined,
-    );
+    return this.db.transaction(async (tx) => {
+      const closing = await this.#close(
+        tx,
+        customerId,
+        floatId,
+        null,
+        input.movements,
+        input.writeOff,
+        input.reason?.trim() || null,
+        undefined,
+      );
+      if (closing.closed) {
+        await appendAudit(tx, {
+          actor,
+          reason: input.reason,
+          customerId,
+          action: input.writeOff > 0 ? 'float.write-off' : 'float.close',
+          subject: `float:${closing.float.id}`,
+          detail: {
+            tillId: closing.float.tillId,
+            reported: closing.results.length,
+            writtenOff: closing.float.writtenOff,
+            returned: closing.float.returned,
+          },
+        });
+      }
+      return closing;
+    });
   }
 
   async get(customerId: string, floatId: string): Promise<Float> {
@@ -189,6 +213,7 @@ export class Floats {
   }
 
   async #close(
+    db: Queryable,
     customerId: string,
     floatId: string,
     tillId: string | null,
@@ -210,6 +235,7 @@ export class Floats {
           reason,
           keyHash ?? null,
         ],
+        db,
       );
     } catch (error) {
       if (sqlState(error) === 'CW001') {
@@ -225,11 +251,8 @@ export class Floats {
   }
 
   /** One routine call answering jsonb: its refusal as a LedgerError, else the answer. */
-  private async call<T>(sql: string, params: unknown[]): Promise<T> {
-    const { rows } = await this.db.query<{ answer: (T & { error?: never }) | Refusal }>(
-      sql,
-      params,
-    );
+  private async call<T>(sql: string, params: unknown[], db: Queryable = this.db): Promise<T> {
+    const { rows } = await db.query<{ answer: (T & { error?: never }) | Refusal }>(sql, params);
     const answer = rows[0]?.answer;
     if (!answer) throw new Error('a ledger function answered no row');
     if ('error' in answer && typeof answer.error === 'string') {

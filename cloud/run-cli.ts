@@ -363,7 +363,7 @@ async function check(io: CliIo, args: string[]): Promise<number> {
         `${report.cards} cards, ${report.floats} floats; every balance equals the sum of its ` +
         "entries, every card account its import and movements, and every shop's book sums to " +
         `zero; the audit log's chain of ${report.auditRows} rows is intact and its ` +
-        `${report.operatorActions} operator decisions and top-ups are recorded; the daily ` +
+        `${report.operatorActions} operator decisions, top-ups and float closes are recorded; the daily ` +
         'takings are the posted movements per local day\n',
     );
     return 0;

@@ -11,7 +11,7 @@ import {
 export interface AuditCheck {
   /** Rows read. */
   rows: number;
-  /** Operator-made movements and pool top-ups matched with their row. */
+  /** Operator-made movements, pool top-ups and float closes matched with their row. */
   operatorActions: number;
   problems: string[];
 }
@@ -22,8 +22,9 @@ const PAGE = 5_000;
 /**
  * Proves, from the caller's snapshot (a REPEATABLE READ transaction), that each of the audit
  * log's chains is intact (every row's hash is the hash of its fields and the row before it,
- * with no gap) and that every movement an operator decided, and every pool top-up, since the log began
- * (migration 10) has its row.
+ * with no gap) and that every movement an operator decided, every pool top-up and every float
+ * an operator closed (`float.write-off` when it wrote credits off, else `float.close`), since
+ * the log began (migration 10), has its row.
  */
 export async function checkAuditLog(tx: Queryable): Promise<AuditCheck> {
   const problems: string[] = [];
@@ -82,17 +83,30 @@ export async function checkAuditLog(tx: Queryable): Promise<AuditCheck> {
          SELECT 1 FROM audit_log a
          WHERE a.subject = 'entry:' || e.id AND a.customer_id = e.customer_id
            AND a.action = 'pool.top-up')
+     UNION ALL
+     SELECT 'float', f.customer_id, f.id::text
+     FROM floats f, since
+     WHERE f.closed_by = 'operator' AND f.closed_at >= since.started_at
+       AND NOT EXISTS (
+         SELECT 1 FROM audit_log a
+         WHERE a.subject = 'float:' || f.id AND a.customer_id = f.customer_id
+           AND a.action IN ('float.close', 'float.write-off'))
      ORDER BY 1, 2, 3`,
   );
+  const unrecordedText: Record<string, (customerId: string, id: string) => string> = {
+    movement: (customerId, id) =>
+      `movement ${id} of customer ${customerId} was decided by an operator without an audit log row`,
+    'top-up': (customerId, id) =>
+      `top-up entry ${id} of customer ${customerId} has no audit log row`,
+    float: (customerId, id) =>
+      `float ${id} of customer ${customerId} was closed by an operator without an audit log row`,
+  };
   for (const row of unrecorded.rows) {
-    problems.push(
-      row.what === 'movement'
-        ? `movement ${row.id} of customer ${row.customer_id} was decided by an operator without an audit log row`
-        : `top-up entry ${row.id} of customer ${row.customer_id} has no audit log row`,
-    );
+    problems.push(unrecordedText[row.what]?.(row.customer_id, row.id) ?? row.what);
   }
   const matched = await tx.query<{ count: number | string }>(
-    `SELECT count(*) AS count FROM audit_log WHERE action IN ('movement.post', 'movement.void', 'pool.top-up')`,
+    `SELECT count(*) AS count FROM audit_log
+     WHERE action IN ('movement.post', 'movement.void', 'pool.top-up', 'float.close', 'float.write-off')`,
   );
   return { rows, operatorActions: Number(matched.rows[0]?.count ?? 0), problems };
 }

@@ -49,7 +49,10 @@ export type AuditAction =
   | 'shop.time-zone'
   | 'shop.till-quiet-bound'
   | 'till.rename'
-  | 'card.import';
+  | 'card.import'
+  | 'float.settings'
+  | 'float.close'
+  | 'float.write-off';
 
 /** Actions that move money or change a key: their reason is required. */
 export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditAction>([
@@ -59,6 +62,7 @@ export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditA
   'key.assign',
   'key.revoke',
   'pool.top-up',
+  'float.write-off',
 ]);
 
 /** Who acts, and why: what an operator action's audit log row says of its doer. */

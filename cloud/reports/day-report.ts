@@ -2,8 +2,9 @@ import type { Database, Queryable } from '../db/database.ts';
 import { formatDecimal, parseStoredDecimal } from '../../common/decimal.ts';
 import { ledgerErrors } from '../errors.ts';
 import type { MovementKind, MovementState } from '../records.ts';
-import type { Shop } from '../shops/shops.ts';
+import { shopToday, type Shop } from '../shops/shops.ts';
 import { tillNames } from '../tills/tills.ts';
+import { floatNotReported, type FloatNotReported } from './float-not-reported.ts';
 
 /**
  * The day report (a Z report): what a shop's tills took and paid out on one local day of the
@@ -53,6 +54,8 @@ export interface ListedMovement {
   tillId: string | null;
   tillName: string | null;
   kind: MovementKind;
+  /** The movement this one sets right (a compensation), or null; absent from older ledgers. */
+  compensates?: string | null;
   cardId: string;
   credits: number;
   amount: string;
@@ -77,11 +80,11 @@ export interface DayReport {
   pending: ListedMovement[];
   voided: ListedMovement[];
   /**
-   * Float recharges sold at a till and not yet reported to the ledger: a till float's sales
-   * count once reported; this place lists those still on their way. null until tills have
-   * floats.
+   * Float recharges sold at the tills and not reported to the ledger yet, as each till's last
+   * heartbeat said (a snapshot as of its time): they count in no figure above until reported.
+   * Only on the report of the shop's current local day; null on any other day.
    */
-  floatRechargesNotReported: null;
+  floatRechargesNotReported: FloatNotReported | null;
 }
 
 /** A local date as the report takes it: YYYY-MM-DD, a real date, years 2000 to 2199. */
@@ -112,6 +115,7 @@ interface ListedRow {
   id: string;
   till_id: string | null;
   kind: MovementKind;
+  compensates: string | null;
   card_id: string;
   credits: number | string;
   amount: string;
@@ -167,6 +171,11 @@ function totalsOf(sums: Sums): DayTotals {
     pending: sums.pending,
     voided: sums.voided,
   };
+}
+
+/** A till's figures on a day it moved nothing. */
+export function noTotals(): DayTotals {
+  return totalsOf(emptySums());
 }
 
 function add(sums: Sums, row: SumRow): void {
@@ -261,7 +270,8 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
     [shop.id, date],
   );
   const listed = await db.query<ListedRow>(
-    `SELECT id, till_id, kind, card_id, credits, amount, state, created_at, resolved_at, evidence
+    `SELECT id, till_id, kind, compensates, card_id, credits, amount, state, created_at,
+            resolved_at, evidence
      FROM movements
      WHERE customer_id = $1 AND state IN ('pending', 'voided') AND created_at >= $2 AND created_at < $3
      ORDER BY created_at, id
@@ -275,12 +285,14 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
     [shop.id, start, end],
   );
   const names = await tillNames(db, shop.id);
+  const today = (await shopToday(db, shop)) === date;
   const figures = dayFigures(sums.rows, counts.rows, names);
   const toListed = (row: ListedRow): ListedMovement => ({
     id: row.id,
     tillId: row.till_id,
     tillName: row.till_id === null ? null : (names.get(row.till_id) ?? null),
     kind: row.kind,
+    compensates: row.compensates,
     cardId: row.card_id,
     credits: Number(row.credits),
     amount: formatDecimal(parseStoredDecimal(row.amount)),
@@ -302,6 +314,6 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
     ...figures,
     pending: pending.slice(0, LISTED_LIMIT).map(toListed),
     voided: voided.slice(0, LISTED_LIMIT).map(toListed),
-    floatRechargesNotReported: null,
+    floatRechargesNotReported: today ? await floatNotReported(db, shop.id) : null,
   };
 }

@@ -1,9 +1,11 @@
-import type { DayReport, DayTotals } from './day-report.ts';
+import { noTotals, type DayReport, type DayTotals } from './day-report.ts';
 
 /**
  * The day report's figures as CSV (RFC 4180, CRLF line ends): one row per till that moved
  * anything that day, then the shop's total (`till` = `all tills`). Every column a spreadsheet
- * needs to redo the sums; euros as plain decimals with a dot.
+ * needs to redo the sums; euros as plain decimals with a dot. On today's report the float
+ * recharges not reported yet fill the last three columns (a till holding some that moved
+ * nothing else gets a row of zeros); on other days they are empty.
  */
 export const DAY_CSV_COLUMNS = [
   'date',
@@ -28,6 +30,9 @@ export const DAY_CSV_COLUMNS = [
   'net_cash_expected',
   'pending',
   'voided',
+  'float_not_reported',
+  'float_not_reported_credits',
+  'float_as_of',
 ] as const;
 
 /**
@@ -66,24 +71,41 @@ function figures(totals: DayTotals): (string | number)[] {
 }
 
 export function dayReportCsv(report: DayReport): string {
-  const row = (till: string, tillId: string | null, totals: DayTotals): string =>
+  const float = report.floatRechargesNotReported;
+  const floatOf = new Map(float?.tills.map((till) => [till.tillId, till]));
+  const floatCells = (tillId: string | null, total: boolean): (string | number)[] => {
+    if (float === null) return ['', '', ''];
+    if (total) return [float.movements, float.credits, ''];
+    const till = tillId === null ? undefined : floatOf.get(tillId);
+    return till ? [till.movements, till.credits, till.asOf] : [0, 0, ''];
+  };
+  const row = (till: string, tillId: string | null, totals: DayTotals, total = false): string =>
     [
       csvField(report.date),
       csvField(report.shop.timeZone),
       csvField(till),
       csvField(tillId),
-      ...figures(totals).map((value) => csvField(value, { text: false })),
+      ...[...figures(totals), ...floatCells(tillId, total)].map((value) =>
+        csvField(value, { text: false }),
+      ),
     ].join(',');
+  const listed = new Set(report.tills.map((till) => till.tillId));
+  const tills = [
+    ...report.tills,
+    ...(float?.tills ?? [])
+      .filter((till) => !listed.has(till.tillId))
+      .map((till) => ({ tillId: till.tillId, tillName: till.tillName, totals: noTotals() })),
+  ];
   const lines = [
     DAY_CSV_COLUMNS.join(','),
-    ...report.tills.map((till) =>
+    ...tills.map((till) =>
       row(
         till.tillName ?? (till.tillId === null ? 'no till' : 'unnamed till'),
         till.tillId,
         till.totals,
       ),
     ),
-    row('all tills', null, report.totals),
+    row('all tills', null, report.totals, true),
   ];
   return `${lines.join('\r\n')}\r\n`;
 }

@@ -75,13 +75,20 @@ export class FloatAccount {
 
   /** Credits of this till's float recharges the ledger does not count yet (GET /info). */
   unreportedCredits(): number {
+    return this.unreportedSales().credits;
+  }
+
+  /** This till's float recharges sold that the ledger does not count yet, and their credits. */
+  unreportedSales(): { movements: number; credits: number } {
+    let movements = 0;
     let credits = 0;
     for (const movement of this.unreported()) {
       if (movement.reportedUndecided !== true && this.#spends(movement)) {
+        movements += 1;
         credits += movement.float?.credits ?? 0;
       }
     }
-    return credits;
+    return { movements, credits };
   }
 
   /** Whether a recharge may be on its card: not one that certainly was not written. */

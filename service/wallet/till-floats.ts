@@ -77,15 +77,17 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
 
   /**
    * The float as the till's heartbeat tells the back office (null: this till holds none): what
-   * is left by the till's own count, and what it sold that the ledger does not count yet.
+   * is left by the till's own count, and what it sold that the ledger does not count yet (its
+   * own sales only, counted as their credits are: not what it found on other tills' cards).
    */
   heartbeatReport(): TillFloatReport | null {
     const status = this.keeper.status();
     if (status.floatId === null) return null;
+    const sales = this.account.unreportedSales();
     return {
       credits: status.left,
-      unreportedMovements: status.toReport,
-      unreportedCredits: this.account.unreportedCredits(),
+      unreportedMovements: sales.movements,
+      unreportedCredits: sales.credits,
       offlineSince: status.offlineSince,
     };
   }

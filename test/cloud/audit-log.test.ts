@@ -171,6 +171,45 @@ describe('the audit log (PGlite)', () => {
     assert.match(problems[1] ?? '', /top-up entry \d+ of customer .* has no audit log row/);
   });
 
+  test('when an operator close of a float reaches the database without its row, then check names the float; through the ledger it has its row', async () => {
+    const shop = await newShop(db);
+    await db.query('UPDATE customers SET float_size = 50 WHERE id = $1', [shop]);
+    const floats = new Ledger(db).floats;
+    const open = async () =>
+      (await floats.open(shop, { tillId: randomUUID(), requestId: randomUUID(), ids: 1 })).float;
+    const bare = await open();
+    // The contract's function called directly: the operator's close with no audit row.
+    await db.query(`SELECT ledger_close_float($1, $2, NULL, '[]'::jsonb, 10, 'stolen')`, [
+      shop,
+      bare.id,
+    ]);
+    const audited = await open();
+    await floats.closeByOperator(
+      shop,
+      audited.id,
+      { movements: [], writeOff: 0, reason: null },
+      CLI.actor,
+    );
+    const problems = (await checkLedger(db)).problems.filter((problem) => problem.includes(shop));
+    assert.deepEqual(problems, [
+      `float ${bare.id} of customer ${shop} was closed by an operator without an audit log row`,
+    ]);
+    const rows = await listAudit(db, { customerIds: [shop] });
+    assert.deepEqual(
+      rows.map((row) => [row.actor, row.action, row.subject]),
+      [['cli:test', 'float.close', `float:${audited.id}`]],
+    );
+    await assert.rejects(
+      floats.closeByOperator(shop, (await open()).id, { movements: [], writeOff: 5, reason: ' ' }),
+      AuditReasonMissing,
+    );
+    const { rows: open1 } = await db.query(
+      `SELECT 1 FROM floats WHERE customer_id = $1 AND state = 'open'`,
+      [shop],
+    );
+    assert.equal(open1.length, 1, 'the write-off without a reason closed nothing');
+  });
+
   test('when the audit log is updated, deleted or truncated through the ledger role, then the database refuses it', async () => {
     for (const sql of [
       'UPDATE audit_log SET reason = NULL',

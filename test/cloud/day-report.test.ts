@@ -11,8 +11,8 @@ import { Ledger } from '../../cloud/ledger.ts';
 import { dayReport } from '../../cloud/reports/day-report.ts';
 import { dayReportCsv } from '../../cloud/reports/report-csv.ts';
 import { takingsByDay } from '../../cloud/reports/takings-chart.ts';
-import { readShop, setTimeZone } from '../../cloud/shops/shops.ts';
-import { renameTill } from '../../cloud/tills/tills.ts';
+import { readShop, setTimeZone, shopToday } from '../../cloud/shops/shops.ts';
+import { recordHeartbeat, renameTill } from '../../cloud/tills/tills.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 
 // The day report counts posted movements by when their card write was proven at the till
@@ -166,11 +166,11 @@ describe('the day report, Europe/Brussels', () => {
     assert.match(csv[0] ?? '', /^date,time_zone,till,till_id,recharges,/);
     assert.equal(
       csv[1],
-      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1`,
+      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1,,,`,
     );
     assert.equal(
       csv[3],
-      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1',
+      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1,,,',
     );
   });
 
@@ -188,6 +188,86 @@ describe('the day report, Europe/Brussels', () => {
     await ledger.postMovement(shopId, id, { tillId: FRONT, occurredAt: '2026-02-01T09:00:00Z' });
     const shop = await readShop(db, shopId);
     assert.equal((await dayReport(db, shop, '2026-02-01')).totals.recharges.credits, 3);
+  });
+
+  test("when tills' last heartbeats hold float recharges not reported yet, then today's report lists them per till with the heartbeat's time and their sum, in JSON and CSV, and another day's report has none", async () => {
+    const THIRD = '33333333-3333-4333-8333-333333333333';
+    const heartbeat = (
+      float: { unreportedMovements: number; unreportedCredits: number } | null,
+    ) => ({
+      version: '2.1.0',
+      reader: { state: 'ready' as const, name: null, problem: null },
+      pendingMovements: 0,
+      waitingMovements: 0,
+      float: float && { credits: 100, offlineSince: null, ...float },
+    });
+    await recordHeartbeat(
+      db,
+      shopId,
+      FRONT,
+      heartbeat({ unreportedMovements: 2, unreportedCredits: 15 }),
+      null,
+    );
+    await recordHeartbeat(
+      db,
+      shopId,
+      BACK,
+      heartbeat({ unreportedMovements: 0, unreportedCredits: 0 }),
+      null,
+    );
+    await recordHeartbeat(
+      db,
+      shopId,
+      THIRD,
+      heartbeat({ unreportedMovements: 1, unreportedCredits: 4 }),
+      null,
+    );
+    const shop = await readShop(db, shopId);
+    const today = await shopToday(db, shop);
+    const now = Date.now();
+    await posted('recharge', 8, new Date(now).toISOString(), FRONT);
+
+    const report = await dayReport(db, shop, today);
+    const float = report.floatRechargesNotReported;
+    assert.ok(float, `today's report has the float: ${JSON.stringify(report)}`);
+    assert.deepEqual(
+      { ...float, tills: float.tills.map(({ asOf: _, ...till }) => till) },
+      {
+        movements: 3,
+        credits: 19,
+        tills: [
+          { tillId: FRONT, tillName: 'front counter', movements: 2, credits: 15 },
+          { tillId: THIRD, tillName: null, movements: 1, credits: 4 },
+        ],
+      },
+    );
+    for (const till of float.tills) {
+      assert.ok(Math.abs(Date.parse(till.asOf) - now) < 3_600_000, till.asOf);
+    }
+    const [front, third] = float.tills;
+    const csv = dayReportCsv(report).split('\r\n');
+    assert.match(
+      csv[0] ?? '',
+      /,pending,voided,float_not_reported,float_not_reported_credits,float_as_of$/,
+    );
+    assert.equal(
+      csv[1],
+      `${today},Europe/Brussels,front counter,${FRONT},1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,2,15,${front?.asOf}`,
+    );
+    assert.equal(
+      csv[2],
+      `${today},Europe/Brussels,unnamed till,${THIRD},0,0,0.00,0,0,0.00,0,0,0.00,0,0,0.00,0.00,0.00,0.00,0.00,0,0,1,4,${third?.asOf}`,
+    );
+    assert.equal(
+      csv[3],
+      `${today},Europe/Brussels,all tills,,1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,3,19,`,
+    );
+
+    const past = await dayReport(db, shop, '2026-06-10');
+    assert.equal(past.floatRechargesNotReported, null);
+    assert.match(dayReportCsv(past).split('\r\n')[1] ?? '', /,0,1,,,$/);
+    await recordHeartbeat(db, shopId, FRONT, heartbeat(null), null);
+    await recordHeartbeat(db, shopId, THIRD, heartbeat(null), null);
   });
 
   test('when the chart asks for 30 days, then it has one entry per local day, days without sales at 0, the same euros as the day reports', async () => {

@@ -209,6 +209,55 @@ describe('card-wallet-cloud float', () => {
     const check = await cli(['check', ...db()]);
     assert.equal(check.code, 0, check.stdout);
     assert.match(check.stdout, /1 floats; .* every shop's book sums to zero/);
+
+    // The close and every settings change are in the shop's audit log, the write-off's reason
+    // with it; closing the closed float again changes nothing and writes no row.
+    const again = await cli([
+      'float',
+      'close',
+      '--customer',
+      customerId,
+      '--float',
+      float.id,
+      '--write-off',
+      '0',
+      ...db(),
+    ]);
+    assert.equal(again.code, 0, again.stderr);
+    const audit = await cli(['audit', 'list', '--shop', customerId, ...db()]);
+    assert.equal(audit.code, 0, audit.stderr);
+    const rows = (
+      JSON.parse(audit.stdout) as {
+        audit: {
+          actor: string;
+          action: string;
+          subject: string | null;
+          reason: string | null;
+          detail: string;
+        }[];
+      }
+    ).audit;
+    assert.deepEqual(
+      rows.map((row) => [row.actor, row.action, row.subject, row.reason]),
+      [
+        [
+          'cli:unknown',
+          'float.write-off',
+          `float:${float.id}`,
+          'till stolen; its tray last showed 300 left',
+        ],
+        ['cli:unknown', 'float.settings', customerId, null],
+        ['cli:unknown', 'float.settings', customerId, null],
+      ],
+      audit.stdout,
+    );
+    assert.deepEqual(JSON.parse(rows[0]?.detail ?? '{}'), {
+      tillId,
+      reported: 1,
+      writtenOff: 50,
+      returned: 300,
+    });
+    assert.deepEqual(JSON.parse(rows[2]?.detail ?? '{}').to.size, 400);
   });
 
   test('when a report file is not a report, then nothing is closed and the message names the movement', async () => {

@@ -2268,9 +2268,29 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         });
         assert.equal(byAccept.body, csv.body);
 
+        assert.equal(report.body.floatRechargesNotReported, null);
+        const float = {
+          credits: 50,
+          unreportedMovements: 2,
+          unreportedCredits: 6,
+          offlineSince: null,
+        };
+        const beat = await shop.post(`/v1/tills/${tillId}/heartbeat`, {
+          version: '2.1.0',
+          reader: { state: 'ready', name: null, problem: null },
+          pendingMovements: 0,
+          waitingMovements: 0,
+          float,
+        });
+        assert.equal(beat.status, 200, JSON.stringify(beat.body));
         const today = await shop.get('/v1/reports/day');
         assert.equal(today.status, 200);
         assert.equal(today.body.date, new Date().toISOString().slice(0, 10));
+        assert.deepEqual(today.body.floatRechargesNotReported, {
+          movements: 2,
+          credits: 6,
+          tills: [{ tillId, tillName: null, movements: 2, credits: 6, asOf: beat.body.lastSeenAt }],
+        });
       });
 
       test('when the date or format is not one, then it is 400 InvalidQuery naming it', async () => {

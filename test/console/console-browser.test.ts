@@ -7,8 +7,10 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { addCustomer, issueKey } from '../../cloud/admin.ts';
+import { addCustomer, issueKey, topUp } from '../../cloud/admin.ts';
 import { startLedgerServer, type LedgerServer } from '../../cloud/create-ledger-server.ts';
+import { setFloatSettings } from '../../cloud/float-admin.ts';
+import { Floats } from '../../cloud/floats.ts';
 import { createOperator } from '../../cloud/operators/accounts.ts';
 import { dayReport } from '../../cloud/reports/day-report.ts';
 import { dayReportCsv } from '../../cloud/reports/report-csv.ts';
@@ -39,6 +41,8 @@ let chartShop: string;
 let apiKey: string;
 let spareKey: string;
 let heldId: string;
+let stolenFloat: string;
+let compensationId: string;
 
 /** A movement posted by a till over the contract API, its card written at `occurredAt`. */
 async function sale(
@@ -47,13 +51,14 @@ async function sale(
   credits: number,
   occurredAt: string,
   cardId: string,
-): Promise<void> {
+): Promise<string> {
   const client = new LedgerClient(server.url, apiKey);
   const id = randomUUID();
   const created = await client.create({ id, kind, cardId, credits, tillId: till });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const posted = await client.resolve(id, 'post', { tillId: till, occurredAt });
   assert.equal(posted.status, 200, JSON.stringify(posted.body));
+  return id;
 }
 
 before(async () => {
@@ -87,7 +92,25 @@ before(async () => {
   await sale(FRONT, 'recharge', 12, '2026-06-10T09:40:00Z', '04A10002');
   await sale(BACK, 'recharge', 50, '2026-06-10T15:05:00Z', '04A10003');
   await sale(FRONT, 'recharge', 40, '2026-06-09T18:00:00Z', '04A10004');
-  await sale(BACK, 'discharge', 40, '2026-06-10T16:30:00Z', '04A10004');
+  const payout = await sale(BACK, 'discharge', 40, '2026-06-10T16:30:00Z', '04A10004');
+  // A compensation of the payout, started and voided (the card showed the payout after all).
+  compensationId = randomUUID();
+  const compensation = await new LedgerClient(server.url, apiKey).create({
+    id: compensationId,
+    kind: 'recharge',
+    cardId: '04A10004',
+    credits: 40,
+    tillId: BACK,
+    compensates: payout,
+  });
+  assert.equal(compensation.status, 201, JSON.stringify(compensation.body));
+  const voided = await new LedgerClient(server.url, apiKey).resolve(compensationId, 'void', {
+    tillId: BACK,
+  });
+  assert.equal(voided.status, 200, JSON.stringify(voided.body));
+  await server.db.query(`UPDATE movements SET created_at = '2026-06-10T16:35:00Z' WHERE id = $1`, [
+    compensationId,
+  ]);
   // Just outside the day, either side (local midnight is 22:00 UTC in summer).
   await sale(FRONT, 'recharge', 7, '2026-06-09T21:59:59Z', '04A10005');
   await sale(FRONT, 'recharge', 9, '2026-06-10T22:00:00Z', '04A10006');
@@ -118,8 +141,13 @@ before(async () => {
         name: till === FRONT ? 'ACS ACR122U' : null,
         problem: null,
       },
-      pendingMovements: 0,
+      pendingMovements: till === BACK ? 1 : 0,
       waitingMovements: till === BACK ? 1 : 0,
+      // The front counter sells from a float and has three sales to report.
+      float:
+        till === FRONT
+          ? { credits: 180, unreportedMovements: 3, unreportedCredits: 24, offlineSince: null }
+          : null,
     });
     assert.equal(beat.status, 200, JSON.stringify(beat.body));
   }
@@ -146,6 +174,18 @@ before(async () => {
            FROM generate_series(0, 365 * 12 - 1) AS n
            WHERE (n / 12) % 7 <> 3 OR n % 12 < 3) days`,
     [chartShop, FRONT],
+  );
+  // A till of the second shop was stolen: the operator closed its float, writing 40 off.
+  await topUp(server.db, chartShop, 500, { actor: CLI.actor, reason: 'opening balance' });
+  await setFloatSettings(server.db, chartShop, { size: 100 }, by);
+  const floats = new Floats(server.db);
+  const { float } = await floats.open(chartShop, { tillId: BACK, requestId: randomUUID() });
+  stolenFloat = float.id;
+  await floats.closeByOperator(
+    chartShop,
+    float.id,
+    { movements: [], writeOff: 40, reason: 'till stolen overnight' },
+    CLI.actor,
   );
   browser = await launchChromium();
 });
@@ -223,6 +263,58 @@ describe('an owner in the back office', () => {
       'front counter €33.50 3 67 €33.50 0 0 €0.00 0',
     ]);
     assert.match((await page.getByTestId('pending').textContent()) ?? '', /04A100AA/);
+    // The day's lists and the Movements page share one row: a compensation is marked so.
+    const voided = page.getByTestId('voided').locator('tbody tr');
+    const compensationRow = voided.filter({ hasText: '04A10004' });
+    const dayRow = ((await compensationRow.textContent()) ?? '').replace(/\s+/g, ' ').trim();
+    assert.match(dayRow, /back room recharge \(compensation\) 04A10004 40 €20\.00 voided/);
+    await page.goto(`${server.url}/console/shops/${shop}/movements?card=04A10004`);
+    const listed = page
+      .getByTestId('movements')
+      .locator('tbody tr')
+      .filter({ hasText: 'compensation' });
+    assert.equal(((await listed.textContent()) ?? '').replace(/\s+/g, ' ').trim(), dayRow);
+  });
+
+  test('when the owner opens today, then the tills table shows each float, and the report lists the float sales not reported yet as of the till’s heartbeat; a past day lists none', async () => {
+    await page.goto(`${server.url}/console/shops/${shop}`);
+    const rows = await page.getByTestId('tills').locator('tbody tr').allTextContents();
+    assert.deepEqual(
+      rows.map((row) =>
+        row
+          .replace(/\s+/g, ' ')
+          .trim()
+          .replace(/ (heard just now|heard \d+ min ago|quiet: last heard \d+ h ago)/, ''),
+      ),
+      [
+        'back room No card reader no float 1 1',
+        'front counter Ready (ACS ACR122U) 180 credits left; 3 sales (24 credits) not reported yet 0 0',
+      ],
+    );
+    assert.match(
+      ((await page.getByTestId('pending-movements').textContent()) ?? '').replace(/\s+/g, ' '),
+      /^ ?1 holds its card: a till settles each when the card is back/,
+    );
+    await page.goto(`${server.url}/console/shops/${shop}/day`);
+    const float = await page.getByTestId('float-not-reported').locator('tr').allTextContents();
+    const beat = await server.db.query<{ last_seen_at: Date }>(
+      'SELECT last_seen_at FROM tills WHERE id = $1',
+      [FRONT],
+    );
+    const asOf = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Brussels',
+      day: 'numeric',
+      month: 'short',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(beat.rows[0]?.last_seen_at);
+    assert.deepEqual(
+      float.map((row) => row.replace(/\s+/g, ' ').trim()),
+      ['Till Sales Credits As of', `front counter 3 24 ${asOf}`, 'All tills 3 24'],
+    );
+    await page.goto(`${server.url}/console/shops/${shop}/day?date=${DAY}`);
+    assert.equal(await page.getByTestId('float-not-reported').count(), 0);
   });
 
   test('when the owner downloads the CSV, then it is the ledger’s day report, row for row', async () => {
@@ -316,6 +408,28 @@ describe('an owner in the back office', () => {
   });
 });
 
+describe('the audit page', () => {
+  test('when an operator changed float settings and closed a float with a write-off, then the audit page shows both, the write-off with its reason', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await logIn(context, 'anna');
+      await page.goto(`${server.url}/console/shops/${chartShop}/audit`);
+      const rows = await page.getByTestId('audit').locator('tbody tr').allTextContents();
+      const clean = rows.map((row) => row.replace(/\s+/g, ' ').trim());
+      assert.match(
+        clean[0] ?? '',
+        new RegExp(
+          `cli:test float\\.write-off float:${stolenFloat} till stolen overnight .*writtenOff: 40, returned: 60`,
+        ),
+        clean.join('\n'),
+      );
+      assert.match(clean[1] ?? '', /cli:test float\.settings .*"size":100/, clean.join('\n'));
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('staff', () => {
   test('when staff log in, then they see their shop’s day and nothing else, and the owner’s pages refuse them', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -368,6 +482,7 @@ describe('every page, at 1280 and 390 px', () => {
   const pages = (): [string, string][] => [
     ['today', `/console/shops/${shop}`],
     ['day-report', `/console/shops/${shop}/day?date=${DAY}`],
+    ['day-without-sales', `/console/shops/${shop}/day?date=2026-06-01`],
     ['chart-30', `/console/shops/${chartShop}/chart?days=30&date=${DAY}`],
     ['chart-365', `/console/shops/${chartShop}/chart?days=365&date=${DAY}`],
     ['tills', `/console/shops/${shop}/tills`],
@@ -405,6 +520,21 @@ describe('every page, at 1280 and 390 px', () => {
             'document.documentElement.scrollWidth - window.innerWidth',
           );
           assert.ok(overflow <= 0, `${name} is ${overflow} px wider than the screen`);
+          // Every tab of the shop's menu is on the screen (they wrap), and a table's empty
+          // message is in sight inside its scroll region.
+          const cut = await page.evaluate<string[]>(`[
+            ...[...document.querySelectorAll('.shop-menu a')]
+              .filter((a) => a.getBoundingClientRect().right > window.innerWidth)
+              .map((a) => 'tab ' + a.textContent.trim()),
+            ...[...document.querySelectorAll('td.empty > span')]
+              .filter((span) => {
+                const wrap = span.closest('.table-wrap').getBoundingClientRect();
+                const box = span.getBoundingClientRect();
+                return box.left < wrap.left || box.right > wrap.right;
+              })
+              .map((span) => 'empty message ' + span.textContent.trim()),
+          ]`);
+          assert.deepEqual(cut, [], `${name}: cut off at the right`);
         }
         assert.deepEqual(problems, [], 'no script error and no CSP refusal in the console');
       } finally {

@@ -49,8 +49,9 @@ button.link {
   cursor: pointer; color: var(--brand);
 }
 
-.shop-menu { background: var(--paper); border-bottom: 1px solid var(--line); overflow-x: auto; }
-.shop-menu ul { list-style: none; margin: 0; padding: 0 .5rem; display: flex; gap: .25rem; }
+.shop-menu { background: var(--paper); border-bottom: 1px solid var(--line); }
+/* The tabs wrap onto more rows on a narrow screen: none is hidden past the edge. */
+.shop-menu ul { list-style: none; margin: 0; padding: 0 .5rem; display: flex; flex-wrap: wrap; gap: 0 .25rem; }
 .shop-menu a {
   display: block; padding: .65rem .7rem; text-decoration: none; white-space: nowrap;
   color: var(--ink); border-bottom: 3px solid transparent;
@@ -99,7 +100,9 @@ th, td { padding: .5rem .75rem; border-bottom: 1px solid var(--line); text-align
 thead th { background: #eef2f7; font-size: .9rem; white-space: nowrap; }
 .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.total th, tr.total td, tfoot th, tfoot td { font-weight: 700; border-top: 2px solid var(--ink); }
-td.empty { color: var(--muted); text-align: center; }
+td.empty { color: var(--muted); }
+/* Kept in sight at the left of a wide table's scroll region (a narrow screen). */
+td.empty > span { position: sticky; left: .75rem; display: inline-block; max-width: calc(100vw - 3rem); }
 code { font-size: .92em; overflow-wrap: anywhere; }
 
 .badge { display: inline-block; padding: .1rem .5rem; border-radius: 6px; font-size: .85rem; font-weight: 600; }

@@ -1,6 +1,7 @@
 import type { AuditRecord } from '../../audit/audit-log.ts';
 import { localTime } from './format.ts';
 import { html, type Html } from './html.ts';
+import { emptyRow } from './table.ts';
 
 function detailText(detail: string): string {
   try {
@@ -45,13 +46,7 @@ export function auditView(rows: AuditRecord[], timeZone: string, older: string |
                 <td>${detailText(row.detail)}</td>
               </tr>`,
           )}
-          ${
-            rows.length === 0
-              ? html`<tr>
-                  <td colspan="6" class="empty">Nothing yet.</td>
-                </tr>`
-              : ''
-          }
+          ${rows.length === 0 ? emptyRow(6, 'Nothing yet.') : ''}
         </tbody>
       </table>
     </div>

@@ -1,6 +1,8 @@
 import type { DayReport, DayTotals, ListedMovement } from '../../reports/day-report.ts';
 import { count, euros, localTime, longDate, shortId } from './format.ts';
 import { html, type Html } from './html.ts';
+import { movementTable } from './movements.ts';
+import { emptyRow } from './table.ts';
 
 function tillLabel(name: string | null, id: string | null): string {
   if (name) return name;
@@ -70,13 +72,7 @@ export function tillTable(report: DayReport): Html {
       </thead>
       <tbody>
         ${report.tills.map((till) => row(tillLabel(till.tillName, till.tillId), till.totals))}
-        ${
-          report.tills.length === 0
-            ? html`<tr>
-                <td colspan="9" class="empty">Nothing was sold or paid out this day.</td>
-              </tr>`
-            : ''
-        }
+        ${report.tills.length === 0 ? emptyRow(9, 'Nothing was sold or paid out this day.') : ''}
       </tbody>
       <tfoot>
         ${row('All tills', report.totals, true)}
@@ -115,47 +111,82 @@ function compensationsNote(totals: DayTotals): Html {
   </section>`;
 }
 
+/**
+ * Today's float sales the ledger has not heard of yet, as each till's last heartbeat said: their
+ * cash is in the drawer already, and they join the figures above once reported. Only today's
+ * report has them (a heartbeat tells how things stand when it is sent, not at a past day's end).
+ */
+export function floatNotReportedSection(report: DayReport): Html {
+  const float = report.floatRechargesNotReported;
+  if (float === null) return html``;
+  const intro = html`<p>
+    Tills sell from their float and report those sales to the ledger in batches. Until a sale is
+    reported it is in no figure above, though its cash is in the drawer. As each till said in its
+    last heartbeat:
+  </p>`;
+  if (float.tills.length === 0) {
+    return html`<section aria-labelledby="float-not-reported">
+      <h2 id="float-not-reported">Float sales not reported yet</h2>
+      <p data-testid="float-not-reported">
+        None: every till has reported its float sales, as of its last heartbeat.
+      </p>
+    </section>`;
+  }
+  const zone = report.shop.timeZone;
+  return html`<section aria-labelledby="float-not-reported">
+    <h2 id="float-not-reported">Float sales not reported yet</h2>
+    ${intro}
+    <div class="table-wrap" tabindex="0" role="region" aria-label="Float sales not reported yet">
+      <table data-testid="float-not-reported">
+        <thead>
+          <tr>
+            <th scope="col">Till</th>
+            <th scope="col" class="num">Sales</th>
+            <th scope="col" class="num">Credits</th>
+            <th scope="col">As of</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${float.tills.map(
+            (till) =>
+              html`<tr>
+                <th scope="row">${tillLabel(till.tillName, till.tillId)}</th>
+                <td class="num">${count(till.movements)}</td>
+                <td class="num">${count(till.credits)}</td>
+                <td>${localTime(till.asOf, zone)}</td>
+              </tr>`,
+          )}
+        </tbody>
+        <tfoot>
+          <tr class="total">
+            <th scope="row">All tills</th>
+            <td class="num">${count(float.movements)}</td>
+            <td class="num">${count(float.credits)}</td>
+            <td></td>
+          </tr>
+        </tfoot>
+      </table>
+    </div>
+  </section>`;
+}
+
 export function movementList(
   title: string,
   id: string,
   movements: ListedMovement[],
-  timeZone: string,
-  shopId: string,
+  shop: { id: string; timeZone: string },
 ): Html {
   if (movements.length === 0) return html``;
   return html`<section aria-labelledby="${id}">
     <h2 id="${id}">${title}</h2>
-    <div class="table-wrap" tabindex="0" role="region" aria-label="${title}">
-      <table data-testid="${id}">
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Till</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Card</th>
-            <th scope="col" class="num">Credits</th>
-            <th scope="col" class="num">Euros</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${movements.map(
-            (m) =>
-              html`<tr>
-                <td>
-                  <a href="/console/shops/${shopId}/movements/${m.id}"
-                    >${localTime(m.createdAt, timeZone)}</a
-                  >
-                </td>
-                <td>${tillLabel(m.tillName, m.tillId)}</td>
-                <td>${m.kind === 'discharge' ? 'payout' : 'recharge'}</td>
-                <td><code>${m.cardId}</code></td>
-                <td class="num">${count(m.credits)}</td>
-                <td class="num">${euros(m.amount)}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>
+    ${movementTable(
+      shop,
+      movements.map((movement) => ({
+        movement,
+        till: tillLabel(movement.tillName, movement.tillId),
+      })),
+      { label: title, testId: id, empty: '' },
+    )}
   </section>`;
 }
 
@@ -169,6 +200,7 @@ export function dayReportView(
     chart: string | null;
   },
 ): Html {
+  const shop = { id: links.shopId, timeZone: report.shop.timeZone };
   const hoursNote =
     report.hours === 24
       ? ''
@@ -190,16 +222,11 @@ export function dayReportView(
       ${localTime(report.to, report.shop.timeZone)}.
     </p>
     ${hoursNote} ${headline(report.totals)} ${tillTable(report)} ${compensationsNote(report.totals)}
+    ${floatNotReportedSection(report)}
     <p class="actions">
       <a class="button" href="${links.csv}" download>Download CSV</a>
       ${links.chart ? html`<a href="${links.chart}">Daily takings chart</a>` : ''}
     </p>
-    ${movementList(
-      'Still pending (not counted)',
-      'pending',
-      report.pending,
-      report.shop.timeZone,
-      links.shopId,
-    )}
-    ${movementList('Voided (not counted)', 'voided', report.voided, report.shop.timeZone, links.shopId)}`;
+    ${movementList('Still pending (not counted)', 'pending', report.pending, shop)}
+    ${movementList('Voided (not counted)', 'voided', report.voided, shop)}`;
 }

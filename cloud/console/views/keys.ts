@@ -2,6 +2,7 @@ import type { ListedKey } from '../../admin.ts';
 import type { Shop } from '../../shops/shops.ts';
 import { count, euros, localTime } from './format.ts';
 import { html, type Html } from './html.ts';
+import { emptyRow } from './table.ts';
 import { csrfField } from './layout.ts';
 
 const reasonField = (placeholder: string) =>
@@ -78,13 +79,7 @@ export function keysView(
                   </td>
                 </tr>`,
             )}
-            ${
-              keys.length === 0
-                ? html`<tr>
-                    <td colspan="4" class="empty">This shop has no key.</td>
-                  </tr>`
-                : ''
-            }
+            ${keys.length === 0 ? emptyRow(4, 'This shop has no key.') : ''}
           </tbody>
         </table>
       </div>

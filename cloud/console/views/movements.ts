@@ -1,8 +1,9 @@
 import type { AuditRecord } from '../../audit/audit-log.ts';
-import type { Movement } from '../../records.ts';
+import type { Movement, MovementKind, MovementState } from '../../records.ts';
 import type { Till } from '../../tills/tills.ts';
 import { count, euros, localTime, shortId } from './format.ts';
 import { html, type Html } from './html.ts';
+import { emptyRow } from './table.ts';
 import { tillDisplayName } from './tills.ts';
 
 export type TillNames = ReadonlyMap<string, string>;
@@ -12,12 +13,12 @@ export function tillOf(names: TillNames, tillId: string | null): string {
   return names.get(tillId) ?? `till ${shortId(tillId)}`;
 }
 
-export function kindText(movement: Movement): string {
+export function kindText(movement: { kind: MovementKind; compensates?: string | null }): string {
   const kind = movement.kind === 'discharge' ? 'payout' : 'recharge';
   return movement.compensates ? `${kind} (compensation)` : kind;
 }
 
-export function stateBadge(movement: Movement): Html {
+export function stateBadge(movement: { state: MovementState; awaitsCard?: boolean }): Html {
   const kind = movement.state === 'posted' ? 'good' : movement.state === 'pending' ? 'warn' : 'bad';
   return html`<span class="badge badge-${kind}">${movement.state}</span>${
       movement.awaitsCard ? html` <span class="badge badge-warn">awaits its card</span>` : ''
@@ -89,44 +90,70 @@ export function movementsView(
           : `${movements.length} movements, newest first.`
       }
     </p>
-    <div class="table-wrap" tabindex="0" role="region" aria-label="Movements">
-      <table data-testid="movements">
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Till</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Card</th>
-            <th scope="col" class="num">Credits</th>
-            <th scope="col" class="num">Euros</th>
-            <th scope="col">State</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${movements.map(
-            (m) =>
-              html`<tr>
-                <td><a href="${base}/${m.id}">${localTime(m.createdAt, shop.timeZone)}</a></td>
-                <td>${tillOf(names, m.tillId)}</td>
-                <td>${kindText(m)}</td>
-                <td>
-                  <a href="${base}?card=${m.cardId}"><code>${m.cardId}</code></a>
-                </td>
-                <td class="num">${count(m.credits)}</td>
-                <td class="num">${euros(m.amount)}</td>
-                <td>${stateBadge(m)}</td>
-              </tr>`,
-          )}
-          ${
-            movements.length === 0
-              ? html`<tr>
-                  <td colspan="7" class="empty">No movement matches.</td>
-                </tr>`
-              : ''
-          }
-        </tbody>
-      </table>
-    </div>`;
+    ${movementTable(
+      shop,
+      movements.map((movement) => ({ movement, till: tillOf(names, movement.tillId) })),
+      { label: 'Movements', testId: 'movements', empty: 'No movement matches.' },
+    )}`;
+}
+
+/** What a row of a movement table shows: a movement as the ledger answers it, or as listed. */
+export interface MovementRowData {
+  id: string;
+  createdAt: string;
+  kind: MovementKind;
+  /** The movement it sets right (a compensation), or null. */
+  compensates?: string | null;
+  cardId: string;
+  credits: number;
+  amount: string;
+  state: MovementState;
+  awaitsCard?: boolean;
+}
+
+/**
+ * A table of movements, one row each (when it started, its till, its kind with compensations
+ * marked, card, credits, euros, state), each opening its page: the Movements page's table and
+ * the day report's pending and voided lists.
+ */
+export function movementTable(
+  shop: { id: string; timeZone: string },
+  rows: readonly { movement: MovementRowData; till: string }[],
+  table: { label: string; testId: string; empty: string },
+): Html {
+  const base = `/console/shops/${shop.id}/movements`;
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="${table.label}">
+    <table data-testid="${table.testId}">
+      <thead>
+        <tr>
+          <th scope="col">Started</th>
+          <th scope="col">Till</th>
+          <th scope="col">Kind</th>
+          <th scope="col">Card</th>
+          <th scope="col" class="num">Credits</th>
+          <th scope="col" class="num">Euros</th>
+          <th scope="col">State</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          ({ movement: m, till }) =>
+            html`<tr>
+              <td><a href="${base}/${m.id}">${localTime(m.createdAt, shop.timeZone)}</a></td>
+              <td>${till}</td>
+              <td>${kindText(m)}</td>
+              <td>
+                <a href="${base}?card=${m.cardId}"><code>${m.cardId}</code></a>
+              </td>
+              <td class="num">${count(m.credits)}</td>
+              <td class="num">${euros(m.amount)}</td>
+              <td>${stateBadge(m)}</td>
+            </tr>`,
+        )}
+        ${rows.length === 0 ? emptyRow(7, table.empty) : ''}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 /** One movement and its history: made, decided, by whom, on what evidence, set right by. */

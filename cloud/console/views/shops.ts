@@ -53,15 +53,24 @@ export function shopOverview(
     </p>
     ${headline(today.totals)} ${tillTable(today)}
     <h2>Tills</h2>
-    ${tillsGlance(tills, now)}
+    ${tillsGlance(tills, now, shop.timeZone)}
     <h2>The shop</h2>
     <dl class="facts">
       <dt>Credits in the pool</dt>
       <dd data-testid="pool">${count(shop.credits)}</dd>
       <dt>Credit cost</dt>
       <dd>${euros(shop.creditCost)}</dd>
-      <dt>Held cards</dt>
-      <dd><a href="${base}/cards">${held.held} waiting for a decision</a></dd>
+      <dt>Pending movements</dt>
+      <dd data-testid="pending-movements">
+        <a href="${base}/cards"
+          >${
+            held.held === 0
+              ? 'none holds a card'
+              : `${count(held.held)} ${held.held === 1 ? 'holds its card' : 'hold their cards'}`
+          }</a
+        >: a till settles each when the card is back on a reader; decide one without its card only
+        when the card will not come back.
+      </dd>
       <dt>Flagged cards</dt>
       <dd><a href="${base}/cards">${held.flagged}</a></dd>
     </dl>`;

@@ -1,5 +1,5 @@
 import type { Till } from '../../tills/tills.ts';
-import { ago, count, shortId } from './format.ts';
+import { ago, count, localTime, shortId } from './format.ts';
 import { html, type Html } from './html.ts';
 import { csrfField } from './layout.ts';
 
@@ -55,42 +55,66 @@ export function quietWarning(tills: Till[], quietMinutes: number, shopId: string
   </p>`;
 }
 
-/** Tills at a glance: name, when last heard, reader, movements pending and waiting. */
-export function tillsGlance(tills: Till[], now: Date): Html {
+/** A till's float as its last heartbeat said: what is left, and what it has not reported. */
+export function floatText(float: Till['float'], timeZone: string): string {
+  if (!float) return 'no float';
+  const sales = float.unreportedMovements;
+  return [
+    `${count(float.credits)} credits left`,
+    sales === 0
+      ? 'all sales reported'
+      : `${count(sales)} sale${sales === 1 ? '' : 's'} (${count(float.unreportedCredits)} credits) not reported yet`,
+    ...(float.offlineSince ? [`offline since ${localTime(float.offlineSince, timeZone)}`] : []),
+  ].join('; ');
+}
+
+/**
+ * Tills at a glance: name, when last heard, reader, float, and the till's own count of its
+ * movements the ledger has not confirmed and of those waiting for their card.
+ */
+export function tillsGlance(tills: Till[], now: Date, timeZone: string): Html {
   if (tills.length === 0) {
     return html`<p class="lead">No till has reported to this shop yet.</p>`;
   }
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Tills">
-    <table data-testid="tills">
-      <thead>
-        <tr>
-          <th scope="col">Till</th>
-          <th scope="col">Heard</th>
-          <th scope="col">Reader</th>
-          <th scope="col" class="num">Pending</th>
-          <th scope="col" class="num">Waiting for card</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${tills.map(
-          (till) =>
-            html`<tr>
-              <th scope="row">${tillDisplayName(till)}</th>
-              <td>${quietBadge(till, now)}</td>
-              <td>${readerText(till)}</td>
-              <td class="num">${till.pendingMovements ?? '—'}</td>
-              <td class="num">${till.waitingMovements ?? '—'}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
+      <table data-testid="tills">
+        <thead>
+          <tr>
+            <th scope="col">Till</th>
+            <th scope="col">Heard</th>
+            <th scope="col">Reader</th>
+            <th scope="col">Float</th>
+            <th scope="col" class="num">Not yet confirmed</th>
+            <th scope="col" class="num">Waiting for their card</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${tills.map(
+            (till) =>
+              html`<tr>
+                <th scope="row">${tillDisplayName(till)}</th>
+                <td>${quietBadge(till, now)}</td>
+                <td>${readerText(till)}</td>
+                <td>${floatText(till.float, timeZone)}</td>
+                <td class="num">${till.pendingMovements ?? '—'}</td>
+                <td class="num">${till.waitingMovements ?? '—'}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+    <p class="lead" data-testid="tills-note">
+      As each till said in its last heartbeat. <strong>Not yet confirmed</strong>: movements the
+      till made that the ledger has not confirmed (it sends them as soon as it can).
+      <strong>Waiting for their card</strong>: of those, the ones the till settles when their card
+      is on its reader again.
+    </p>`;
 }
 
 /** The tills page: everything each till said, its name to edit (owners). */
 export function tillsView(
   ctx: { csrfToken: string },
-  shop: { id: string; tillQuietMinutes: number },
+  shop: { id: string; tillQuietMinutes: number; timeZone: string },
   tills: Till[],
   now: Date,
   canRename: boolean,
@@ -116,21 +140,12 @@ export function tillsView(
                   <dd>${till.version ?? 'not reported'}</dd>
                   <dt>Reader</dt>
                   <dd>${readerText(till)}</dd>
-                  <dt>Movements pending</dt>
+                  <dt>Movements not yet confirmed</dt>
                   <dd>${till.pendingMovements ?? '—'}</dd>
-                  <dt>Waiting for their card</dt>
+                  <dt>Of those, waiting for their card</dt>
                   <dd>${till.waitingMovements ?? '—'}</dd>
-                  ${
-                    till.float
-                      ? html`<dt>Float</dt>
-                          <dd>
-                            ${count(till.float.credits)} credits;
-                            ${count(till.float.unreportedMovements)} sales
-                            (${count(till.float.unreportedCredits)} credits) not reported yet
-                            ${till.float.offlineSince ? html`; offline since ${till.float.offlineSince}` : ''}
-                          </dd>`
-                      : ''
-                  }
+                  <dt>Float</dt>
+                  <dd>${floatText(till.float, shop.timeZone)}</dd>
                 </dl>
                 ${
                   canRename
