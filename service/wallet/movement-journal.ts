@@ -27,7 +27,7 @@ export class MovementJournal {
   readonly #store: JournalStore;
   readonly #movements = new Map<string, Movement>();
   readonly #personalizing = new Map<string, { step: PersonalizationStep; at: string }>();
-  readonly #floats: FloatFolds = emptyFloatFolds();
+  #floats: FloatFolds = emptyFloatFolds();
   #open = false;
   #appending: Promise<void> = Promise.resolve();
 
@@ -91,7 +91,12 @@ export class MovementJournal {
       }
     }
     let compacted = '';
-    for (const entry of floatEntriesOf(this.#floats, dropped, now, ANSWER_RETENTION_MS)) {
+    // The float's folds become what the compacted file says (the dropped sales' credits and
+    // ids carried in its `float` line), as a later start will read it.
+    const floatEntries = floatEntriesOf(this.#floats, dropped, now, ANSWER_RETENTION_MS);
+    this.#floats = emptyFloatFolds();
+    for (const entry of floatEntries) {
+      foldFloatEntry(this.#floats, entry);
       compacted += `${JSON.stringify(entry)}\n`;
     }
     for (const movement of this.#movements.values()) {
