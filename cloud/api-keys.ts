@@ -22,3 +22,11 @@ export const API_KEY_PATTERN = /^[\x21-\x7e]{16,256}$/;
 export function isWellFormedApiKey(apiKey: string): boolean {
   return API_KEY_PATTERN.test(apiKey);
 }
+
+/**
+ * A key's short name, as the worker's tray and logs show it: the first 8 hex digits of its
+ * SHA-256, so the ledger (which keeps only the hash) names it the same way.
+ */
+export function keyFingerprintOfHash(keyHash: string): string {
+  return keyHash.slice(0, 8);
+}

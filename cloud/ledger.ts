@@ -3,9 +3,10 @@ import type { Database } from './db/database.ts';
 import { sqlState, violatedConstraint } from './db/database.ts';
 import { parseDecimal } from '../common/decimal.ts';
 import type { MovementRequest, ResolveRequest } from '../common/ledger-contract.ts';
-import { ledgerErrors } from './errors.ts';
+import { contractRefusal, ledgerErrors } from './errors.ts';
 import { readCardAccount, type CardAccount } from './card-accounts.ts';
 import { Floats } from './floats.ts';
+import { Cards } from './cards/cards.ts';
 import {
   CUSTOMER_COLUMNS,
   movementColumnsOf,
@@ -17,6 +18,14 @@ import {
   type MovementRow,
   type MovementState,
 } from './records.ts';
+
+/** The kinds a card's own rules make: the ledger decides their credits. */
+const CARD_RULE_KINDS: ReadonlySet<string> = new Set([
+  'refund',
+  'correction',
+  'replacement',
+  'block-clear',
+]);
 
 /** The largest credits of one movement (a PostgreSQL integer). */
 export const MAX_MOVEMENT_CREDITS = 2_147_483_647;
@@ -36,9 +45,12 @@ export interface CreatedMovement {
 export class Ledger {
   /** The till floats (docs/cloud-api.md, "Till floats"). */
   readonly floats: Floats;
+  /** Blocks, replacements, corrections, bonus quotes (docs/cloud-api.md, "Lost cards, ..."). */
+  readonly cards: Cards;
 
   constructor(private readonly db: Database) {
     this.floats = new Floats(db);
+    this.cards = new Cards(db);
   }
 
   /**
@@ -101,6 +113,9 @@ export class Ledger {
         'amount: must be a decimal string with at most 2 decimals',
       );
     }
+    if (CARD_RULE_KINDS.has(request.kind)) {
+      return this.createCardMovement(customerId, request, keyHash);
+    }
     const answer = await this.call(
       'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
       [
@@ -115,6 +130,35 @@ export class Ledger {
         request.tillId?.toLowerCase() ?? null,
         request.cardBefore ?? null,
         request.compensates?.toLowerCase() ?? null,
+        keyHash ?? null,
+      ],
+      customerId,
+    );
+    return { movement: toMovement(answer, answer.customer_credits), replayed: answer.replayed };
+  }
+
+  /**
+   * A movement of a card's own rules (refund, correction, replacement, block-clear): the
+   * ledger decides its credits (`ledger_create_card_movement`).
+   */
+  private async createCardMovement(
+    customerId: string,
+    request: MovementRequest,
+    keyHash: string | undefined,
+  ): Promise<CreatedMovement> {
+    const answer = await this.call(
+      'SELECT * FROM ledger_create_card_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+      [
+        customerId,
+        request.id.toLowerCase(),
+        request.kind,
+        request.cardId,
+        request.tillId?.toLowerCase() ?? null,
+        request.cardBefore ?? null,
+        request.cardCredits ?? null,
+        request.refunds?.toLowerCase() ?? null,
+        request.applies?.toLowerCase() ?? null,
+        request.tillTime ?? null,
         keyHash ?? null,
       ],
       customerId,
@@ -285,6 +329,9 @@ function refusal(code: string, detail: string | null, customerId: string): Error
     case 'FloatReportPending':
       return ledgerErrors.floatReportPending(detail ?? '');
     default:
-      return new Error(`a ledger function answered an unknown refusal ${code}`);
+      return (
+        contractRefusal(code, detail) ??
+        new Error(`a ledger function answered an unknown refusal ${code}`)
+      );
   }
 }

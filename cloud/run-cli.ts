@@ -33,6 +33,7 @@ import {
   type CliIo,
 } from './cli-args.ts';
 import { FLOAT_USAGE, floatCommand } from './float-cli.ts';
+import { blocklistCommand, CARD_RULES_USAGE, cardRulesCommand } from './cards-cli.ts';
 import { LedgerError, ledgerErrors } from './errors.ts';
 import { findCustomer, type MovementState } from './records.ts';
 import { readSeedFile } from './seed.ts';
@@ -62,6 +63,7 @@ const USAGE = `Usage: ${NAME} <command> [options]
       nothing. Imported credits do not come out of the shop's pool.
   card show --customer ID --card CARDID
       A card's account at the shop, its flags (suspect) and latest movements.
+${CARD_RULES_USAGE}
 ${FLOAT_USAGE}
   check          exit 0 when every balance equals the sum of its ledger entries,
                  every card's account its import and movements, every float its
@@ -265,7 +267,12 @@ async function card(io: CliIo, sub: string | undefined, args: string[]): Promise
       return 0;
     }
     default:
-      throw new UsageError(`unknown command "card ${sub ?? ''}"; use import or show`);
+      return (
+        (await cardRulesCommand(io, sub, args)) ??
+        failUsage(
+          `unknown command "card ${sub ?? ''}"; use import, show, block, unblock, replace, correct, cancel-change, list or rules`,
+        )
+      );
   }
 }
 
@@ -304,6 +311,8 @@ async function dispatch(io: CliIo, argv: string[]): Promise<number> {
       return card(io, sub, rest);
     case 'float':
       return floatCommand(io, sub, rest);
+    case 'blocklist':
+      return blocklistCommand(io, sub, rest);
     case 'check':
       return check(io, argv.slice(1));
     case undefined:
@@ -332,4 +341,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     return 1;
   }
+}
+
+function failUsage(message: string): never {
+  throw new UsageError(message);
 }

@@ -16,6 +16,7 @@ import {
   parseTopUpRequest,
 } from './float-request.ts';
 import { parseJsonBody, refuseOtherBody } from './json-body.ts';
+import { blocklistRoutes, cardRoutes } from './card-routes.ts';
 import {
   parseListQuery,
   parseMovementId,
@@ -103,6 +104,7 @@ export async function createLedgerApp(
     }
     return { status: 'ok' };
   });
+  blocklistRoutes(app, ledger.cards);
   await app.register(v1Routes(ledger, guard), { prefix: '/v1' });
   await app.ready();
   return app;
@@ -185,6 +187,7 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
       ledger.getCardAccount(request.customerId, request.params.cardId),
     );
     floatRoutes(v1, ledger.floats, checkingKey);
+    cardRoutes(v1, ledger.cards);
   };
 }
 

@@ -114,7 +114,17 @@ export function parseMovements(
 function parseMovement(item: unknown, at: string, invalid: Invalid): FloatMovementReport {
   const fields = objectOf(
     item,
-    ['id', 'cardId', 'credits', 'card', 'creditCost', 'occurredAt', 'cardBefore', 'found'],
+    [
+      'id',
+      'cardId',
+      'credits',
+      'card',
+      'creditCost',
+      'occurredAt',
+      'cardBefore',
+      'found',
+      'bonusCredits',
+    ],
     invalid,
     at,
   );
@@ -163,6 +173,16 @@ function parseMovement(item: unknown, at: string, invalid: Invalid): FloatMoveme
       throw invalid(`${at}.found: a movement found on a card is "written"`);
     }
     if (found) movement.found = true;
+  }
+  if (fields.bonusCredits !== undefined) {
+    // Some of the credits, never all: a recharge pays for at least one.
+    movement.bonusCredits = count(
+      fields.bonusCredits,
+      `${at}.bonusCredits`,
+      0,
+      movement.credits - 1,
+      invalid,
+    );
   }
   return movement;
 }

@@ -1,4 +1,5 @@
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
+import { isRechargeOrPayout } from '../../common/ledger-contract.ts';
 import type { Compensations } from './compensations.ts';
 import type { Movement } from './journal-entries.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -123,8 +124,14 @@ export class LedgerWord {
     evidence: string,
   ): Promise<Movement | undefined> {
     const state = atLedger.state === 'posted' ? 'posted' : 'voided';
+    const { kind } = atLedger;
+    if (!isRechargeOrPayout(kind)) {
+      // This worker makes no refunds, corrections, replacements nor block-clears, so it cannot
+      // say what their writes look like on a card: the operator's word waits for a till that can.
+      throw new Error(`movement ${atLedger.id} is a ${kind}: this worker cannot decide it`);
+    }
     const compensation = compensationOfWrite(
-      { kind: atLedger.kind, credits: atLedger.credits, card: shows },
+      { kind, credits: atLedger.credits, card: shows },
       state,
     );
     if (!compensation) {

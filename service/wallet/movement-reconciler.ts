@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
+import { isRechargeOrPayout } from '../../common/ledger-contract.ts';
 import type { MovementBook } from './movement-book.ts';
 import { occurredAtOf, type Movement } from './journal-entries.ts';
 import { decidePending, phaseOf } from './movement-phases.ts';
@@ -171,8 +172,16 @@ export class MovementReconciler extends EventEmitter<{
    * adopted already, whose plan a crash kept out of the journal.
    */
   async #adopt(apiKey: string, entry: LedgerMovement, known?: Movement): Promise<void> {
+    const { kind } = entry;
+    if (!isRechargeOrPayout(kind)) {
+      // This worker makes none of a card's own rules' movements, so it never lost one.
+      this.#book.log.error(
+        `reconciliation: movement ${entry.id} of this till is a ${kind}, which this worker does not make; an operator decides it`,
+      );
+      return;
+    }
     const before = entry.cardBefore as string;
-    const after = entry.kind === 'recharge' ? balanceBefore(before) + entry.credits : 0;
+    const after = kind === 'recharge' ? balanceBefore(before) + entry.credits : 0;
     this.#book.log.warn(
       `reconciliation: movement ${entry.id} of this till is not in the journal; its card decides it (planned from ${before})`,
     );
@@ -180,7 +189,7 @@ export class MovementReconciler extends EventEmitter<{
       await this.#book.append({
         type: 'started',
         id: entry.id,
-        kind: entry.kind,
+        kind,
         cardId: entry.cardId,
         keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
         adopted: true,

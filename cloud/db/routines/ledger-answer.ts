@@ -29,7 +29,12 @@ CREATE TYPE ledger_answer AS (
   occurred_at timestamptz,
   float_id uuid,
   reported_as text,
-  report_flags text[]
+  report_flags text[],
+  bonus_credits bigint,
+  paid_amount numeric,
+  refunds uuid,
+  applies uuid,
+  till_time timestamptz
 );
 `,
 } as const;
