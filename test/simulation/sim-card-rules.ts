@@ -425,15 +425,22 @@ export class SimCardRules {
     if (recharge.tillId !== (request.tillId?.toLowerCase() ?? null)) {
       throw refuse('movementOfAnotherTill');
     }
-    // A refund is never of 0 credits, so one not voided shows in what was taken back.
-    if (this.#takenBack(recharge.id, 'refund').credits > 0) throw refuse('alreadyRefunded');
-    const later = [...this.#ledger.movements.values()].some(
-      (other) =>
+    // Taken back already, by a refund or a correction, pending or posted.
+    const taken = [...this.#ledger.movements.values()].some(
+      (other) => other.refunds === recharge.id && other.state !== 'voided',
+    );
+    if (taken) throw refuse('alreadyRefunded');
+    // Made after it: later in the map, which keeps the order of creation (virtual time may
+    // give two movements the same millisecond; the real ledger's created_at tells them apart).
+    const movements = [...this.#ledger.movements.values()];
+    const made = movements.indexOf(recharge);
+    const later = movements.some(
+      (other, index) =>
         other.shop === shop.id &&
         other.cardId === recharge.cardId &&
         other.id !== recharge.id &&
         other.state !== 'voided' &&
-        (other.createdAt > recharge.createdAt ||
+        (index > made ||
           (other.occurredAt !== null &&
             recharge.occurredAt !== null &&
             other.occurredAt > recharge.occurredAt)),
@@ -445,12 +452,11 @@ export class SimCardRules {
   }
 
   /** What refunds and corrections (not voided) took back of a recharge. */
-  #takenBack(rechargeId: string, kind?: 'refund'): { credits: number; bonus: number } {
+  #takenBack(rechargeId: string): { credits: number; bonus: number } {
     let credits = 0;
     let bonus = 0;
     for (const movement of this.#ledger.movements.values()) {
       if (movement.refunds !== rechargeId || movement.state === 'voided') continue;
-      if (kind !== undefined && movement.kind !== kind) continue;
       credits += movement.credits;
       bonus += movement.bonusCredits;
     }

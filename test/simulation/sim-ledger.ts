@@ -29,6 +29,14 @@ import type { Rng } from './scheduler.ts';
 import { NO_FLOAT, SimFloats } from './sim-floats.ts';
 import { DEFAULT_CARD_RULES, payoutSplit, SimCardRules } from './sim-card-rules.ts';
 
+/** A stored movement (or any ledger state) as JSON for a failing test's message: euros in
+ * ten-thousandths are bigints, which JSON.stringify refuses. */
+export function printable(value: unknown): string {
+  return JSON.stringify(value, (_key, field: unknown) =>
+    typeof field === 'bigint' ? `${field}` : field,
+  );
+}
+
 /** A refusal as the ledger answers it: HTTP status and `{ error: code }`. */
 export class SimLedgerError extends Error {
   constructor(
