@@ -4,7 +4,7 @@ export const ledgerBonusFor = {
 -- The bonus a recharge by amount gets (docs/cloud-api.md, "Bonus tiers"): the shop's tier
 -- with the highest minimum amount that the amount paid (p_paid_credits x p_cost) reaches
 -- gives its credits, or its percentage of the credits paid for, rounded down. No tier: 0.
--- common/bonus.ts is the same rule for the worker's quote and the simulated ledger.
+-- common/bonus-tiers.ts is the same rule for the worker's quote and the simulated ledger.
 CREATE FUNCTION ledger_bonus_for(p_customer uuid, p_paid_credits bigint, p_cost numeric)
 RETURNS bigint LANGUAGE sql STABLE AS $$
   SELECT COALESCE((
