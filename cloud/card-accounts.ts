@@ -25,6 +25,9 @@ interface FlagRow {
   movement_id: string | null;
   requested_credits: number | string | null;
   account_credits: number | string | null;
+  record_counter: number | string | null;
+  record_movement_id: string | null;
+  record_value_after: number | string | null;
   created_at: Date | string;
 }
 
@@ -60,7 +63,8 @@ export async function readCardAccount(
       [customerId, cardId],
     );
     const flags = await tx.query<FlagRow>(
-      `SELECT kind, movement_id, requested_credits, account_credits, created_at FROM card_flags
+      `SELECT kind, movement_id, requested_credits, account_credits, record_counter,
+              record_movement_id, record_value_after, created_at FROM card_flags
        WHERE customer_id = $1 AND card_id = $2 ORDER BY id`,
       [customerId, cardId],
     );
@@ -86,6 +90,14 @@ export async function readCardAccount(
         movementId: row.movement_id,
         requestedCredits: toNumber(row.requested_credits),
         accountCredits: toNumber(row.account_credits),
+        record:
+          row.record_movement_id === null
+            ? null
+            : {
+                counter: Number(row.record_counter),
+                movementId: row.record_movement_id,
+                valueAfter: Number(row.record_value_after),
+              },
         createdAt: toIso(row.created_at),
       })),
       movements: movements.rows.map((row) => toMovement(row, row.customer_credits)),

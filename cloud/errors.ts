@@ -45,6 +45,7 @@ export const ledgerErrors = {
   amountBelowOneCredit: () => fromContract('amountBelowOneCredit')(),
   noCredits: () => fromContract('noCredits')(),
   cardAccountExceeded: () => fromContract('cardAccountExceeded')(),
+  cardRecordMismatch: () => fromContract('cardRecordMismatch')(),
   invalidCardId: () =>
     fromContract('invalidCardId')('cardId: must be 8 or 14 uppercase hexadecimal characters'),
   movementIdConflict: () => fromContract('movementIdConflict')(),

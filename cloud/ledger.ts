@@ -117,7 +117,7 @@ export class Ledger {
       return this.createCardMovement(customerId, request, keyHash);
     }
     const answer = await this.call(
-      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)',
+      'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
       [
         customerId,
         request.id.toLowerCase(),
@@ -131,6 +131,10 @@ export class Ledger {
         request.cardBefore ?? null,
         request.compensates?.toLowerCase() ?? null,
         keyHash ?? null,
+        request.reference ?? null,
+        request.cardRecord?.counter ?? null,
+        request.cardRecord?.movementId.toLowerCase() ?? null,
+        request.cardRecord?.valueAfter ?? null,
       ],
       customerId,
     );
@@ -203,19 +207,24 @@ export class Ledger {
     return toMovement(row, row.customer_credits);
   }
 
-  /** The customer's movements, newest first, optionally in one state and of one till. */
+  /**
+   * The customer's movements, newest first, optionally in one state, of one till, or with one
+   * POS reference.
+   */
   async listMovements(
     customerId: string,
     {
       state,
       tillId,
+      reference,
       limit = DEFAULT_LIST_LIMIT,
-    }: { state?: MovementState; tillId?: string; limit?: number } = {},
+    }: { state?: MovementState; tillId?: string; reference?: string; limit?: number } = {},
   ): Promise<Movement[]> {
     const params: unknown[] = [customerId, Math.min(Math.max(1, limit), MAX_LIST_LIMIT)];
     const conditions = ['m.customer_id = $1'];
     if (state) conditions.push(`m.state = $${params.push(state)}`);
     if (tillId) conditions.push(`m.till_id = $${params.push(tillId.toLowerCase())}`);
+    if (reference !== undefined) conditions.push(`m.reference = $${params.push(reference)}`);
     const { rows } = await this.db.query<MovementRow & { customer_credits: number | string }>(
       `SELECT ${movementColumnsOf('m')}, c.credits AS customer_credits
        FROM movements m JOIN customers c ON c.id = m.customer_id
@@ -306,6 +315,8 @@ function refusal(code: string, detail: string | null, customerId: string): Error
       return ledgerErrors.amountBelowOneCredit();
     case 'CardAccountExceeded':
       return ledgerErrors.cardAccountExceeded();
+    case 'CardRecordMismatch':
+      return ledgerErrors.cardRecordMismatch();
     case 'MovementIdConflict':
       return ledgerErrors.movementIdConflict();
     case 'MovementNotFound':

@@ -61,6 +61,7 @@ export interface MovementRow {
   float_id: string | null;
   reported_as: 'till' | 'found' | 'operator' | null;
   report_flags: string[];
+  reference: string | null;
   bonus_credits: number | string;
   paid_amount: string;
   refunds: string | null;
@@ -78,7 +79,7 @@ export const CUSTOMER_COLUMNS =
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
   'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at, ' +
-  'float_id, reported_as, report_flags, bonus_credits, paid_amount, refunds, applies, till_time';
+  'float_id, reported_as, report_flags, reference, bonus_credits, paid_amount, refunds, applies, till_time';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -145,6 +146,7 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     floatId: row.float_id,
     reportedAs: row.reported_as,
     reportFlags: row.report_flags,
+    reference: row.reference,
     bonusCredits: Number(row.bonus_credits),
     refunds: row.refunds,
     applies: row.applies,

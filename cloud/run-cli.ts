@@ -35,6 +35,7 @@ import {
 import { FLOAT_USAGE, floatCommand } from './float-cli.ts';
 import { blocklistCommand, CARD_RULES_USAGE, cardRulesCommand } from './cards-cli.ts';
 import { LedgerError, ledgerErrors } from './errors.ts';
+import { MAX_LIST_LIMIT } from './ledger.ts';
 import { findCustomer, type MovementState } from './records.ts';
 import { readSeedFile } from './seed.ts';
 
@@ -201,7 +202,8 @@ async function movements(io: CliIo, sub: string | undefined, args: string[]): Pr
     state: state as MovementState | undefined,
     customerId: uuid(values, 'customer', false),
     tillId: uuid(values, 'till', false),
-    limit: integer(values, 'limit', 1, 100_000, false),
+    // The same bound as GET /v1/movements: one list never holds more than the API gives.
+    limit: integer(values, 'limit', 1, MAX_LIST_LIMIT, false),
   };
   print(io, { movements: await withDatabase(io, values, (db) => listAllMovements(db, filter)) });
   return 0;

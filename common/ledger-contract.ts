@@ -115,6 +115,8 @@ export interface Movement {
   reportedAs?: 'till' | 'found' | 'operator' | null;
   /** What a float recharge's report was flagged with (FloatReportFlag). */
   reportFlags?: string[];
+  /** The POS's reference of the sale (the worker's `Pos-Reference`), or null. */
+  reference: string | null;
   /**
    * Of `credits`, the bonus: a recharge's bonus given, a payout's, refund's or correction's
    * bonus taken back (forfeited by a payout), a replacement's bonus carried. 0 without tiers.
@@ -146,6 +148,16 @@ export interface MovementRequest {
   cardCredits?: number;
   refuseAboveAccount?: boolean;
   /**
+   * Optional: the card's newest movement record as the till read it (a MIFARE DESFire card;
+   * none on a card without records). The ledger flags the card `card-above-record` when what
+   * it holds (`cardCredits`; a discharge's `credits`) is above the record's `valueAfter`, and
+   * `record-of-voided-movement` when the record names a movement of this shop and card that the
+   * ledger voided with no compensation to explain the card; a discharge of such a card is
+   * refused (CardRecordMismatch). Not part of the movement's identity; ignored by a
+   * compensating movement.
+   */
+  cardRecord?: CardRecord;
+  /**
    * The till making it (a UUID the till keeps for good). Part of the movement's identity. A
    * card with another till's movement pending at this shop is refused (CardMovementPending):
    * that movement's card write may still have to be decided on the card.
@@ -169,6 +181,28 @@ export interface MovementRequest {
   applies?: string;
   /** A refund: now, by the till's clock (the undo window counts by it). */
   tillTime?: string;
+  /**
+   * The POS's reference of the sale (1 to 80 printable ASCII characters, no space at either
+   * end), kept with the movement and listed by `GET /v1/movements?reference=`. Not part of the
+   * identity: a till sends the same one with every try of an id.
+   */
+  reference?: string;
+}
+
+/** A POS reference's form, for both sides: 1 to 80 printable ASCII, no space at either end. */
+export const REFERENCE_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,78}[\x21-\x7e])?$/;
+
+/**
+ * A card's newest movement record (docs/card-format.md section 9.4): every till write adds one
+ * in the same transaction as the value change, so only a till's record explains a card's value.
+ */
+export interface CardRecord {
+  /** The card's till write counter: 1 for the first till write, then one more each. */
+  counter: number;
+  /** The movement it names: its 16 bytes as a UUID (lowercase). */
+  movementId: string;
+  /** The value the till left on the card with it. */
+  valueAfter: number;
 }
 
 /**
@@ -334,7 +368,8 @@ export interface Till {
 
 /**
  * Why a card is suspect: each refused overdraw, each recharge of a card that held more than its
- * account, and legacy overdraws found by migration 3.
+ * account, each movement of a card its newest record does not explain, and legacy overdraws
+ * found by migration 3.
  */
 export type CardFlagKind =
   | 'discharge-exceeds-account'
@@ -342,6 +377,13 @@ export type CardFlagKind =
   | 'overdrawn-before-accounts'
   /** A compensating movement the ledger refused: the card and the books disagree. */
   | 'compensation-refused'
+  /** The card held more than its newest movement record says: credits no till wrote. */
+  | 'card-above-record'
+  /**
+   * The card's newest record names a movement the ledger voided, and nothing (no compensation,
+   * no operator's word awaiting the card) explains the card holding it: credits nobody paid for.
+   */
+  | 'record-of-voided-movement'
   /** A float recharge reported with an id no float of the shop handed out. */
   | 'forged-float-movement';
 
@@ -353,6 +395,8 @@ export interface CardFlag {
   requestedCredits: number | null;
   /** What the card's account held then (negative: the overdraw written off by migration 3). */
   accountCredits: number | null;
+  /** For the two record flags: the card's newest record as the till read it; else null. */
+  record: CardRecord | null;
   createdAt: string;
 }
 
@@ -459,6 +503,11 @@ export const ledgerErrorCodes = {
   noCredits: { code: 'NoCredits', status: 422 },
   /** A discharge for more than the card's account at this shop; the card is flagged suspect. */
   cardAccountExceeded: { code: 'CardAccountExceeded', status: 422 },
+  /**
+   * A discharge of a card whose newest movement record does not explain it (`cardRecord`:
+   * above the record, or the record names a voided movement); the card is flagged suspect.
+   */
+  cardRecordMismatch: { code: 'CardRecordMismatch', status: 422 },
   invalidCardId: { code: 'InvalidCardId', status: 400 },
   movementIdConflict: { code: 'MovementIdConflict', status: 409 },
   movementNotFound: { code: 'MovementNotFound', status: 404 },

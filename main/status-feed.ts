@@ -63,7 +63,14 @@ export function followService(
     update(statusModel.service(snapshot, { url, state: 'running', error: null }));
   const onCardAnswer = (answer: CardAnswer) =>
     update(
-      statusModel.cardCredits(snapshot, answer.cardId, answer.credits, answer.at, answer.suspect),
+      statusModel.cardCredits(
+        snapshot,
+        answer.cardId,
+        answer.credits,
+        answer.at,
+        answer.suspect,
+        answer.suspectReason,
+      ),
     );
   const onSimulator = (status: SimulatorStatus) => update(statusModel.simulator(snapshot, status));
   service.readers.on('status', onReader);

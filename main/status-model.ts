@@ -8,6 +8,18 @@ import { readerAdvice, type ReaderAdvice } from './reader-advice.ts';
 import type { UpdateStatus } from './updates.ts';
 
 /**
+ * What is said of a flagged card other than the ledger's account refusal (its words are the
+ * tray's default), by why: the ledger's refusal code, or the till's own finding.
+ */
+const SUSPECT_TEXTS: Record<string, string> = {
+  CardRecordMismatch:
+    'flagged suspect by the ledger (discharge refused: its records do not explain it)',
+  'card-above-record': 'flagged suspect: it holds more than its newest movement record says',
+  'record-of-voided-movement':
+    'flagged suspect: its newest movement record names a movement found not written',
+};
+
+/**
  * A banner across the top of the window: something that went wrong outside the reader and the
  * ledger (the settings' keys locked, the window's page or a process that died, an unexpected
  * error), said with what to do.
@@ -41,10 +53,18 @@ export interface StatusSnapshot {
   };
   card: { cardId: string; since: string } | null;
   /**
-   * `suspect`: the ledger refused to pay this card out (CardAccountExceeded) and flagged it;
-   * it stays said while this card is the last one seen.
+   * `suspect`: the ledger refused to pay this card out (CardAccountExceeded) and flagged it,
+   * or (`suspectText` says which) its movement records do not explain it; it stays said while
+   * this card is the last one seen.
    */
-  lastCard: { cardId: string; credits: number | null; at: string; suspect: boolean } | null;
+  lastCard: {
+    cardId: string;
+    credits: number | null;
+    at: string;
+    suspect: boolean;
+    /** What the tray says of it, when not the account refusal's words (main/tray-state.ts). */
+    suspectText?: string;
+  } | null;
   rateLimits: {
     endpoint: string;
     count: number;
@@ -136,7 +156,8 @@ export const statusModel = {
 
   /**
    * A card answer seen in a request (readcard, writecard...) tells the credits on it; a
-   * discharge the ledger refused (`suspect`) marks the card until another card is seen.
+   * discharge the ledger refused (`suspect`), or a card whose movement records do not explain
+   * it (`reason`), marks the card until another card is seen.
    */
   cardCredits(
     snapshot: StatusSnapshot,
@@ -144,11 +165,20 @@ export const statusModel = {
     credits: number,
     at: Date,
     suspect = false,
+    reason?: string,
   ): StatusSnapshot {
-    const flagged = suspect || (snapshot.lastCard?.cardId === cardId && snapshot.lastCard.suspect);
+    const same = snapshot.lastCard?.cardId === cardId ? snapshot.lastCard : null;
+    const flagged = suspect || (same?.suspect ?? false);
+    const suspectText = (suspect && reason && SUSPECT_TEXTS[reason]) || same?.suspectText;
     return {
       ...snapshot,
-      lastCard: { cardId, credits, at: at.toISOString(), suspect: flagged },
+      lastCard: {
+        cardId,
+        credits,
+        at: at.toISOString(),
+        suspect: flagged,
+        ...(flagged && suspectText ? { suspectText } : {}),
+      },
     };
   },
 

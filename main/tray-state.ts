@@ -55,7 +55,7 @@ export function trayTooltip(snapshot: StatusSnapshot): string {
   }
   // The operator must not pay this card out: said before anything that is fine.
   if (snapshot.lastCard?.suspect)
-    return `Card Wallet Worker: card ${snapshot.lastCard.cardId} ${SUSPECT_TEXT}`;
+    return `Card Wallet Worker: card ${snapshot.lastCard.cardId} ${snapshot.lastCard.suspectText ?? SUSPECT_TEXT}`;
   // Not an error (the card decides them when it is presented again), but worth a look.
   const waiting = snapshot.ledger.waitingForCard.length;
   const note = waiting > 0 ? ` (${waiting} movement(s) wait for their card)` : '';

@@ -4,6 +4,9 @@
 const bridge = window.cardWallet;
 const $ = (testId) => document.querySelector(`[data-testid="${testId}"]`);
 const time = (iso) => (iso ? new Date(iso).toLocaleTimeString() : '-');
+// What the last-card panel says of a card the ledger refused to pay out, as the page has it.
+const ACCOUNT_SUSPECT = $('last-card-suspect').textContent.replace(/\s+/g, ' ').trim();
+const DO_NOT_PAY = "Do not pay it out; keep the card and call the shop's provider.";
 
 function cell(text, className) {
   const td = document.createElement('td');
@@ -208,8 +211,13 @@ function render(snapshot) {
   $('last-card-detail').textContent = lastCard
     ? `${lastCard.credits === null ? 'credits not read' : `${lastCard.credits} credits`} at ${time(lastCard.at)}`
     : '-';
-  // The ledger refused to pay this card out and flagged it (CardAccountExceeded).
-  $('last-card-suspect').hidden = !lastCard?.suspect;
+  // The ledger refused to pay this card out and flagged it (CardAccountExceeded), or (the
+  // snapshot's words) the card's movement records do not explain it.
+  const suspect = $('last-card-suspect');
+  suspect.hidden = !lastCard?.suspect;
+  suspect.textContent = lastCard?.suspectText
+    ? `${lastCard.suspectText.charAt(0).toUpperCase()}${lastCard.suspectText.slice(1)}. ${DO_NOT_PAY}`
+    : ACCOUNT_SUSPECT;
 
   $('ledger-state').textContent =
     ledger.reachable === null ? 'not asked yet' : ledger.reachable ? 'reachable' : 'not reachable';

@@ -35,6 +35,18 @@ if ((${#missing[@]} > 0)); then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# The PC/SC binding is built by node-gyp, which downloads Node's headers from nodejs.org unless
+# told where they are: the installed ones are used when they are this Node's, so that setup
+# needs no network beyond the package registries (.ci/run proves it with downloads blocked).
+if [ -z "${npm_config_nodedir:-}" ]; then
+  if nodedir=$(bash scripts/node-headers.sh); then
+    export npm_config_nodedir="$nodedir"
+    echo "setup: native modules build with the Node headers in $nodedir/include/node"
+  else
+    echo "setup: no installed headers of Node $(node -v): node-gyp downloads them from nodejs.org (or set npm_config_nodedir to a folder holding include/node of this version)"
+  fi
+fi
+
 echo "setup: npm ci"
 npm ci --no-audit --no-fund --loglevel=error
 echo "setup: build"

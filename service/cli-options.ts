@@ -33,10 +33,12 @@ Options (each also settable in the JSON file given with --config, by its camelCa
 Commands calling a running service (each takes --help):
   card-wallet-worker personalize     give the card on the reader its own keys
   card-wallet-worker simulator ...   drive the card simulator of a --simulator service
+Other commands:
+  card-wallet-worker key             print the API key the service accepts (the data folder's)
 `;
 
 /** The subcommands, for "did you mean" when one is mistyped. */
-export const SUBCOMMANDS = ['simulator', 'personalize'] as const;
+export const SUBCOMMANDS = ['simulator', 'personalize', 'key'] as const;
 
 const FLAGS = {
   config: { type: 'string' },
@@ -64,7 +66,16 @@ export interface NewApiKey {
 }
 
 export type CliRequest =
-  { kind: 'help' } | { kind: 'version' } | { kind: 'run'; config: Config; newApiKey?: NewApiKey };
+  | { kind: 'help' }
+  | { kind: 'version' }
+  | {
+      kind: 'run';
+      config: Config;
+      /** A key made up for a first start, to keep (storeApiKey) once the start can go on. */
+      newApiKey?: NewApiKey;
+      /** The data folder's key file, when the key is (or will be) the one kept there. */
+      keyFile?: string;
+    };
 
 export interface CliEnvironment {
   env: Record<string, string | undefined>;
@@ -114,14 +125,15 @@ export function resolveCliRequest(argv: string[], host: CliEnvironment): CliRequ
   merged.dataDir ??= defaultDataDir(host);
 
   let newApiKey: NewApiKey | undefined;
+  let keyFile: string | undefined;
   if (merged.apiKey === undefined && typeof merged.dataDir === 'string') {
-    const file = join(merged.dataDir, 'api-key');
-    const stored = readApiKey(file);
+    keyFile = join(merged.dataDir, 'api-key');
+    const stored = readApiKey(keyFile);
     if (stored === undefined)
-      newApiKey = { file, key: `cww_${randomBytes(24).toString('base64url')}` };
+      newApiKey = { file: keyFile, key: `cww_${randomBytes(24).toString('base64url')}` };
     merged.apiKey = stored ?? newApiKey?.key;
   }
-  return { kind: 'run', config: parseConfig(merged), newApiKey };
+  return { kind: 'run', config: parseConfig(merged), newApiKey, keyFile };
 }
 
 function numberFlag(setting: string, value: string | undefined): number | string | undefined {

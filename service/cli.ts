@@ -17,6 +17,7 @@ const NAME = 'card-wallet-worker';
 async function main(): Promise<void> {
   if (process.argv[2] === 'simulator') return simulatorCommand(process.argv.slice(3));
   if (process.argv[2] === 'personalize') return personalizeCommand(process.argv.slice(3));
+  if (process.argv[2] === 'key') return keyCommand(process.argv.slice(3));
   let request;
   try {
     request = resolveCliRequest(process.argv.slice(2), cliHost());
@@ -46,10 +47,15 @@ async function main(): Promise<void> {
     debug: config.logLevel === 'debug',
     secrets: () => [config.apiKey, config.cardMasterKey],
   });
+  // The key is printed once, when this start generates it; later starts say where it is.
+  let keyShown: KeyShown = { given: request.keyFile === undefined, file: request.keyFile };
   if (request.newApiKey) {
     const stored = storeApiKey(request.newApiKey);
     config.apiKey = stored.key;
-    if (stored.created) log.info(`generated an API key, kept in ${request.newApiKey.file}`);
+    if (stored.created) {
+      log.info(`generated an API key, kept in ${request.newApiKey.file}`);
+      keyShown = { generated: stored.key, file: request.newApiKey.file };
+    }
   }
   // The provider's ledger is checked while the service starts; its one line comes before the
   // banner, so the operator reads at once whether money calls can work.
@@ -93,12 +99,13 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (process.env.npm_command === 'exec') stopWithParent(() => stop('SIGTERM'));
   const checked = await ledgerCheck;
   if (checked?.ok) log.info(checked.line);
   else if (checked) log.warn(checked.line);
   process.stderr.write(banner(config, service));
-  if (!config.cloudUrl) process.stderr.write(standaloneBanner(service.url, config.apiKey));
-  if (config.simulator) process.stderr.write(simulatorBanner(service.url, config.apiKey));
+  if (!config.cloudUrl) process.stderr.write(standaloneBanner(service.url, keyShown));
+  if (config.simulator) process.stderr.write(simulatorBanner(service.url, keyShown));
   // Last: whoever waits for this line may act at once; everything above is already out.
   process.stdout.write(`listening on ${service.url}\n`);
 }
@@ -118,21 +125,47 @@ function banner(config: Config, service: WorkerService): string {
   ].join('\n');
 }
 
+/**
+ * Which key the banners may show: the one this start generated (printed once), or none (the
+ * data folder's, or one given by flag, environment or config file).
+ */
+type KeyShown = { generated: string; file: string } | { given: boolean; file: string | undefined };
+
+/** The key's line, and how the banners' curl lines name it. */
+function keyLines(key: KeyShown): { lines: string[]; header: string } {
+  if ('generated' in key) {
+    return {
+      lines: [
+        `API key: ${key.generated} (generated now and kept in ${key.file}; \`${NAME} key\` prints it again)`,
+      ],
+      header: `'X-Api-Key: ${key.generated}'`,
+    };
+  }
+  const where = key.given
+    ? 'the API key given (--api-key, CARD_WALLET_API_KEY or --config)'
+    : `the API key in ${key.file}`;
+  return {
+    lines: [`API key: ${where}; \`${NAME} key\` prints it`, `  KEY=$(${NAME} key)`],
+    header: '"X-Api-Key: $KEY"',
+  };
+}
+
 /** Standalone mode on embedded defaults: the key and calls to try at once. */
-function standaloneBanner(url: string, key: string): string {
+function standaloneBanner(url: string, key: KeyShown): string {
+  const { lines, header } = keyLines(key);
   return [
-    `API key: ${key}`,
+    ...lines,
     'try:',
     `  curl -s ${url}/ping`,
-    `  curl -s -H 'X-Api-Key: ${key}' ${url}/info`,
-    `  curl -s -H 'X-Api-Key: ${key}' ${url}/readcard`,
+    `  curl -s -H ${header} ${url}/info`,
+    `  curl -s -H ${header} ${url}/readcard`,
     '',
   ].join('\n');
 }
 
 /** Says loudly that the cards are simulated, and how to place one. */
-function simulatorBanner(url: string, key: string): string {
-  const json = `-H 'X-Api-Key: ${key}' -H 'Content-Type: application/json'`;
+function simulatorBanner(url: string, key: KeyShown): string {
+  const json = `-H ${keyLines(key).header} -H 'Content-Type: application/json'`;
   return [
     'CARD SIMULATOR ON: no real reader is used; every answer carries Card-Wallet-Simulator: 1',
     'place a simulated card holding 50 credits, then recharge it:',
@@ -141,6 +174,22 @@ function simulatorBanner(url: string, key: string): string {
     '  (or: card-wallet-worker simulator place --credits 50)',
     '',
   ].join('\n');
+}
+
+/**
+ * Started through `npx card-wallet-worker`: npx does not pass a signal on to the worker, so a
+ * harness that stops npx (`kill $!`) would leave the worker running and the port taken. The
+ * worker stops as on SIGTERM once its parent is gone (it is handed to another parent then).
+ */
+function stopWithParent(stop: () => void): void {
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    process.stderr.write(`${NAME}: npx (process ${parent}) has ended: stopping\n`);
+    stop();
+  }, 500);
+  watch.unref();
 }
 
 /** Why the port cannot be listened on, or nothing (port 0 takes any free one). */
@@ -174,6 +223,20 @@ async function simulatorCommand(argv: string[]): Promise<void> {
     process.stderr.write(`${NAME} simulator: the service runs without --simulator\n`);
   }
   if (answer && answer.status >= 400) process.exit(1);
+}
+
+/** `card-wallet-worker key`: prints the key the service accepts. */
+async function keyCommand(argv: string[]): Promise<void> {
+  const { resolveKeyCommand } = await import('./cli-key.ts');
+  let answer;
+  try {
+    answer = resolveKeyCommand(argv, cliHost());
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${NAME} key: ${error.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+  process.stdout.write('help' in answer ? answer.help : `${answer.key}\n`);
 }
 
 /** `card-wallet-worker personalize`: POST /cards/personalize on the running service. */

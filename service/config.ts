@@ -1,9 +1,17 @@
 import { z } from 'zod';
+import { blockedPortProblem } from './blocked-ports.ts';
 
 /** Default port of the local service: fixed so a POS can be configured once. */
 export const DEFAULT_PORT = 4178;
 
 const hex12 = /^[0-9A-Fa-f]{12}$/;
+
+/** A port browsers and fetch will call (not one of the Fetch standard's bad ports). */
+const callablePort = (schema: z.ZodNumber) =>
+  schema.superRefine((port, ctx) => {
+    const problem = blockedPortProblem(port);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /**
  * An exact web origin such as `https://pos.example.com` or `http://127.0.0.1:8080`: scheme,
@@ -45,7 +53,7 @@ export const apiKeySchema = z
 export const configSchema = z
   .object({
     /** TCP port on 127.0.0.1; 0 picks any free port. */
-    port: z.number().int().min(0).max(65535).default(DEFAULT_PORT),
+    port: callablePort(z.number().int().min(0).max(65535)).default(DEFAULT_PORT),
     /** The one key this till accepts; the ledger resolves it to the shop. */
     apiKey: apiKeySchema,
     /** Exact browser origins allowed to call the service. Callers without Origin always may. */
@@ -153,7 +161,7 @@ export const operatorSettingsSchema = configSchema
     cloudUrl: true,
   })
   .extend({
-    port: z.number().int().min(1).max(65535),
+    port: callablePort(z.number().int().min(1).max(65535)),
     simulator: z.boolean(),
     autoPersonalize: z.boolean(),
     refuseCardsAboveAccount: z.boolean(),

@@ -64,6 +64,18 @@ export const errors = {
       'The card left while it was being written; present it again to settle the movement',
       { cause },
     ),
+  /**
+   * A DESFire card's answer to a write (Credit, Debit, WriteRecord or the commit) did not verify:
+   * the card may hold the change or not. The till aborted the card's transaction; the movement
+   * is settled from the card's records when it is read again under a fresh authentication.
+   */
+  cardAnswerUnverified: (cause?: unknown) =>
+    new AppError(
+      'CardAnswerUnverified',
+      500,
+      "The card's answer to the write could not be verified; present the card again to settle the movement",
+      { cause },
+    ),
   cardRemovedDuringPersonalization: (cause?: unknown) =>
     new AppError(
       'CardRemovedDuringPersonalization',
@@ -89,6 +101,12 @@ export const errors = {
       500,
       'The ledger pays out no more than the shop has put on this card; the card is not written',
     ),
+  cardRecordMismatch: () =>
+    new AppError(
+      'CardRecordMismatch',
+      500,
+      'The card holds credits its own movement records do not account for; the ledger flagged it and nothing moved',
+    ),
   cardBalanceOverflow: () =>
     new AppError('CardBalanceOverflow', 500, 'The new balance does not fit on the card'),
   movementUnsettled: () =>
@@ -113,6 +131,10 @@ export const errors = {
       400,
       'Idempotency-Key: must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
     ),
+  /** The `Pos-Reference` header (or a lookup's `reference`) is not a reference. */
+  invalidReference: (detail: string) => withDetail('InvalidReference', 400, detail),
+  /** `GET /movements/{id}`: neither this till's journal nor the ledger has it. */
+  movementNotFound: (detail: string) => withDetail('MovementNotFound', 404, detail),
   idempotencyKeyInUse: () =>
     new AppError('IdempotencyKeyInUse', 409, 'A request with this key is still running'),
   idempotencyKeyReused: () =>

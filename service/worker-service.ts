@@ -9,6 +9,7 @@ import type { CardSimulator, CardSimulatorOptions } from './card/simulator/card-
 import { CustomerDirectory } from './cloud/customer-directory.ts';
 import { startEmbeddedLedger, type EmbeddedLedger } from './cloud/embedded-ledger.ts';
 import { LedgerClient, type LedgerReachability } from './cloud/ledger-client.ts';
+import { blockedPortProblem } from './blocked-ports.ts';
 import { apiKeySchema, originProblem, type Config } from './config.ts';
 import { errors } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
@@ -260,6 +261,16 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   });
   ledger.on('reachability', (state) => service.emit('ledger', state));
   movements.on('unconfirmed', (count) => service.emit('movements', count));
+  // A card whose newest movement record does not explain it, read in any request: the tray shows it.
+  movements.on('cardSuspect', ({ cardId, credits, suspicion }) =>
+    activity.emit('card-answer', {
+      at: new Date(),
+      cardId,
+      credits,
+      suspect: true,
+      suspectReason: suspicion,
+    }),
+  );
   movements.on('waitingForCard', (waiting) => service.emit('waitingForCard', waiting));
   // A key no movement needs is released (and revoked) at once.
   for (const earlier of options.earlierKeys?.keys ?? []) movements.retireKey(earlier);
@@ -447,6 +458,8 @@ function checkLiveSettings(next: LiveSettings): LiveSettings {
     (!Number.isInteger(next.port) || next.port < 0 || next.port > 65535)
   ) {
     problems.push('port: must be a whole number from 0 to 65535');
+  } else if (next.port !== undefined && blockedPortProblem(next.port)) {
+    problems.push(`port: ${blockedPortProblem(next.port)}`);
   }
   if (problems.length > 0) throw errors.invalidSetting(problems.join('; '));
   return next;

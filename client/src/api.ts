@@ -34,12 +34,24 @@ export type RechargeResult = {
   credits: number;
   /** Euros charged: credits x creditCost. */
   rechargeAmount: number;
+  /** The ledger movement (a UUID): `GET /movements/{id}` finds it again. Null when nothing moved (a payout of a card at 0). Absent only in a replay of an answer stored by a version before 2.1. */
+  movementId?: string | null;
+  /** When the card write was proven, by the till's clock (the ledger counts the shop's day by it); null when nothing moved. */
+  occurredAt?: string | null;
+  /** The `Pos-Reference` sent with the request, or null. */
+  reference?: string | null;
 };
 
 export type DischargeResult = {
   cardId: CardId;
   dischargedCredits: number;
   dischargedAmount: number;
+  /** The ledger movement (a UUID): `GET /movements/{id}` finds it again. Null when nothing moved (a payout of a card at 0). Absent only in a replay of an answer stored by a version before 2.1. */
+  movementId?: string | null;
+  /** When the card write was proven, by the till's clock (the ledger counts the shop's day by it); null when nothing moved. */
+  occurredAt?: string | null;
+  /** The `Pos-Reference` sent with the request, or null. */
+  reference?: string | null;
 };
 
 export type SettleResult = {
@@ -100,6 +112,60 @@ export type SimulatedCard = {
 export type SimulatorStatus = {
   card: SimulatedCard | null;
   cards: Array<SimulatedCard>;
+};
+
+export type RateLimitWindow = {
+  limit: number;
+  windowSeconds: number;
+};
+
+/** Each endpoint's fixed window (per API key). */
+export type SimulatorRateLimits = {
+  readcard: RateLimitWindow;
+  info: RateLimitWindow;
+  writecard: RateLimitWindow;
+  dischargecard: RateLimitWindow;
+  personalize: RateLimitWindow;
+  settle: RateLimitWindow;
+  movements: RateLimitWindow;
+};
+
+/** The windows to set; `null` sets an endpoint back to the spec's window. */
+export type SimulatorRateLimitsRequest = {
+  readcard?: RateLimitWindow | null;
+  info?: RateLimitWindow | null;
+  writecard?: RateLimitWindow | null;
+  dischargecard?: RateLimitWindow | null;
+  personalize?: RateLimitWindow | null;
+  settle?: RateLimitWindow | null;
+  movements?: RateLimitWindow | null;
+};
+
+/** A movement of the shop as the ledger has it, or this till's journal until the ledger does. */
+export type MovementRecord = {
+  movementId: string;
+  kind: 'recharge' | 'discharge';
+  cardId: CardId;
+  credits: number;
+  /** Euros. */
+  amount: number;
+  /** The POS's reference (null: none). */
+  reference: string | null;
+  /** The till that made it. */
+  tillId: string | null;
+  /** The ledger's state; until the ledger has it, the journal's. */
+  state: 'pending' | 'posted' | 'voided';
+  /** When its card write was proven, by its till's clock; null while it has not been. */
+  occurredAt: string | null;
+  /** The movement that set right its disagreement with its card (docs/integrators.md, "Several tills"), or null. */
+  compensatedBy: string | null;
+  /** Whether the ledger has it (false until a till reports it); null when the ledger could not be asked. */
+  atLedger: boolean | null;
+};
+
+export type MovementList = {
+  /** Newest first. */
+  movements: Array<MovementRecord>;
 };
 
 /** Every operation: its method and path, and its documented error codes by HTTP status. */
@@ -170,6 +236,7 @@ export const operations = {
         'Invalid credits or amount value',
         'InvalidJson',
         'InvalidIdempotencyKey',
+        'InvalidReference',
         'RequestAborted',
         'Missing customerId from auth flow',
         'NoCard',
@@ -190,6 +257,7 @@ export const operations = {
         'NegativeCredits',
         'CardBalanceOverflow',
         'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
         'CardRemovedDuringPersonalization',
         'PersonalizationTorn',
         'CorruptCard',
@@ -216,6 +284,7 @@ export const operations = {
         'InvalidBody',
         'InvalidJson',
         'InvalidIdempotencyKey',
+        'InvalidReference',
         'RequestAborted',
         'Missing customerId from auth flow',
         'NoCard',
@@ -233,8 +302,10 @@ export const operations = {
       500: [
         'ErrorTrackingDischargeMovement',
         'CardAccountExceeded',
+        'CardRecordMismatch',
         'NegativeCredits',
         'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
         'CorruptCard',
         'NoReader',
         'CardNotResponding',
@@ -317,6 +388,35 @@ export const operations = {
       ],
     },
   },
+  /** A movement by its id (a receipt's movementId) */
+  movement: {
+    method: 'GET',
+    path: '/movements/{id}',
+    errors: {
+      400: ['InvalidReference', 'Missing customerId from auth flow'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['MovementNotFound'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['LedgerUnavailable', 'UnexpectedError'],
+    },
+  },
+  /** The shop's movements with a POS reference, newest first */
+  movements: {
+    method: 'GET',
+    path: '/movements',
+    errors: {
+      400: ['InvalidReference', 'Missing customerId from auth flow'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['LedgerUnavailable', 'UnexpectedError'],
+    },
+  },
   /** The card simulator's field and the cards it knows (only with --simulator) */
   simulatorStatus: {
     method: 'GET',
@@ -396,6 +496,35 @@ export const operations = {
       431: ['BadRequest'],
     },
   },
+  /** The endpoints' rate limits in force (only with --simulator) */
+  simulatorRateLimits: {
+    method: 'GET',
+    path: '/simulator/rate-limits',
+    errors: {
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
+  /** Set endpoints' rate limits, for integration tests (only with --simulator) */
+  simulatorSetRateLimits: {
+    method: 'POST',
+    path: '/simulator/rate-limits',
+    errors: {
+      400: ['InvalidSimulatorRequest', 'InvalidJson', 'RequestAborted'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      404: ['NotFound'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+    },
+  },
   /** Reader and card events, as Server-Sent Events */
   cardEvents: {
     method: 'GET',
@@ -426,10 +555,14 @@ export interface Answers {
   dischargeCard: DischargeResult;
   settleCard: SettleResult;
   personalizeCard: PersonalizeResult;
+  movement: MovementRecord;
+  movements: MovementList;
   simulatorStatus: SimulatorStatus;
   simulatorPlace: SimulatedCard;
   simulatorTakeAway: SimulatorStatus;
   simulatorPutBack: SimulatedCard;
   simulatorFault: SimulatedCard;
+  simulatorRateLimits: SimulatorRateLimits;
+  simulatorSetRateLimits: SimulatorRateLimits;
   cardEvents: string;
 }

@@ -3,9 +3,18 @@ import {
   type Answers,
   type SimulatorFaultRequest,
   type SimulatorPlaceRequest,
+  type SimulatorRateLimitsRequest,
 } from './api.ts';
-import { CardWalletError, type ErrorCode, type OperationId } from './errors.ts';
-import { readEventStream, type CardWalletEvent } from './events.ts';
+import {
+  CardWalletError,
+  isCardWalletError,
+  type ErrorCode,
+  type IdempotencyKeyOf,
+  type MoneyOperation,
+  type OperationId,
+} from './errors.ts';
+import { CardEventHub } from './event-hub.ts';
+import type { CardWalletEvent } from './events.ts';
 
 export interface CardWalletClientOptions {
   /** The service's API key (the shop's `X-Api-Key`). */
@@ -18,24 +27,70 @@ export interface CardWalletClientOptions {
   retries?: number;
   /** The first wait before a retry; it doubles each time (default 250 ms). */
   retryDelayMs?: number;
-  /** A 429 asking to wait longer than this is not waited for but thrown (default 10 s). */
+  /**
+   * A 429 asking to wait longer than this is not waited for but thrown (default 10 s); 0 fails
+   * fast on every 429. Each call may say otherwise (`CallOptions`).
+   */
   maxRetryAfterSeconds?: number;
+  /**
+   * Called each time the client is about to wait out a 429 (a rate limit), with how long: for
+   * the cashier's screen ("waiting 4 s for the service"). Each call may say otherwise.
+   */
+  onRateLimitWait?: (wait: RateLimitWait) => void;
   /** The fetch to use (default the global one); for tests and instrumentation. */
   fetch?: typeof fetch;
+}
+
+/** A wait for a rate limit the client is about to make, before it sends the call again. */
+export interface RateLimitWait {
+  operation: OperationId;
+  /** The service's Retry-After. */
+  seconds: number;
+  /** When the call is sent again. */
+  until: Date;
+  /** The 429 being waited out. */
+  error: CardWalletError;
 }
 
 export interface CallOptions {
   /** Aborts the call (and its retries); the promise rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** For this call: the longest Retry-After to wait out (0: fail fast on a 429). */
+  maxRetryAfterSeconds?: number;
+  /** For this call: told before each wait for a rate limit. */
+  onRateLimitWait?: (wait: RateLimitWait) => void;
 }
 
+/**
+ * Options of a recharge or discharge. Without `idempotencyKey` the call is a new movement,
+ * with a new key. With one (a key the POS keeps itself) it is that movement: the service
+ * answers what happened to it instead of moving money again. To retry a movement that failed,
+ * `wallet.retry(error)` is the safe way. A key that may be undefined does not compile (an
+ * inline `{ idempotencyKey }` of type `string | undefined`), and is refused with a TypeError:
+ * a lost key never turns a retry into a second payment.
+ */
 export interface MoneyCallOptions extends CallOptions {
   /**
-   * The movement's Idempotency-Key. Default: a new one for each call. Pass the key of a
-   * failed call (`error.idempotencyKey`) to retry that movement: the service then answers
-   * what happened to it (once settled) instead of moving money again.
+   * The POS's own reference of the sale (its id, 1 to 80 printable ASCII characters, no
+   * space at either end), sent as the `Pos-Reference` header: kept with the movement at the
+   * ledger, and the key to find it again.
    */
+  reference?: string;
+  /** The movement's Idempotency-Key (see above). */
   idempotencyKey?: string;
+}
+
+/** A new movement: no key. */
+type NewMovementOptions = Omit<MoneyCallOptions, 'idempotencyKey'>;
+/** The movement a key the caller keeps names. */
+type KeyedMovementOptions = NewMovementOptions & { idempotencyKey: string };
+
+/** Options of `waitForCard`. */
+export interface WaitForCardOptions {
+  /** Stops waiting: the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Stops waiting after this long: the promise rejects with a `TimeoutError` DOMException. */
+  timeout?: number;
 }
 
 export interface CardEventsOptions extends CallOptions {
@@ -54,11 +109,25 @@ export interface CardEventsOptions extends CallOptions {
 /** Exactly one of credits or amount (euros, at most 2 decimals). */
 export type Recharge = { credits: number; amount?: never } | { amount: number; credits?: never };
 
-type Request = {
+type Request = CallOptions & {
+  /** The path with its parameters filled in (default: the operation's). */
+  path?: string;
   body?: unknown;
   idempotencyKey?: string | undefined;
-  signal?: AbortSignal | undefined;
+  reference?: string | undefined;
 };
+
+/** What a money call sent, kept on its error (under this symbol) for `retry`. */
+const SENT = Symbol.for('card-wallet-worker-client.sent');
+interface Sent {
+  operation: MoneyOperation;
+  body: unknown;
+  idempotencyKey: string;
+  reference: string | undefined;
+}
+
+/** The `Pos-Reference` header's rule (the service checks it too). */
+const REFERENCE = /^[\x21-\x7e](?:[\x20-\x7e]{0,78}[\x21-\x7e])?$/;
 
 /**
  * The Card Wallet Worker's local HTTP API, one typed method per operation. A failed call
@@ -72,8 +141,8 @@ type Request = {
  * - `429 TooManyRequests`: after its Retry-After, when that is at most `maxRetryAfterSeconds`;
  * - `409 IdempotencyKeyInUse` (the first attempt is still running) and `500 CardBusy` (nothing
  *   was done): after a short wait.
- * Everything else is the caller's to decide, in particular `CardRemovedDuringWrite` and
- * `CardNotResponding`: ask for the card, then call again with `error.idempotencyKey`.
+ * Everything else is the caller's to decide, in particular `CardRemovedDuringWrite`,
+ * `CardAnswerUnverified` and `CardNotResponding`: ask for the card, then `wallet.retry(error)`.
  */
 export class CardWalletClient {
   readonly #apiKey: string;
@@ -82,7 +151,9 @@ export class CardWalletClient {
   readonly #retries: number;
   readonly #retryDelayMs: number;
   readonly #maxRetryAfterSeconds: number;
+  readonly #onRateLimitWait: ((wait: RateLimitWait) => void) | undefined;
   readonly #fetch: typeof fetch;
+  readonly #events: CardEventHub;
   #simulated: boolean | undefined;
 
   constructor(options: CardWalletClientOptions) {
@@ -92,7 +163,27 @@ export class CardWalletClient {
     this.#retries = options.retries ?? 2;
     this.#retryDelayMs = options.retryDelayMs ?? 250;
     this.#maxRetryAfterSeconds = options.maxRetryAfterSeconds ?? 10;
+    this.#onRateLimitWait = options.onRateLimitWait;
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#events = new CardEventHub({
+      baseUrl: this.#baseUrl,
+      open: async (lastEventId, signal) => {
+        const res = await this.#fetch(this.#url('cardEvents'), {
+          headers: {
+            ...this.#headers(),
+            Accept: 'text/event-stream',
+            ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
+          },
+          signal,
+        });
+        this.#noteSimulator(res);
+        return res;
+      },
+      refusal: (res, text) => this.#errorOf('cardEvents', res, text, undefined),
+      unreachable: (detail, cause) => this.#unreachable('cardEvents', detail, cause, undefined),
+      backoff: (failures, retryAfterSeconds) => this.#backoff(failures, retryAfterSeconds),
+      sleep: (ms, signal) => this.#sleep(ms, signal),
+    });
   }
 
   /**
@@ -121,24 +212,67 @@ export class CardWalletClient {
   /**
    * `POST /writecard`: loads credits (or euros' worth of them, rounded down) onto the card on
    * the reader; `credits` in the answer is the balance after, `rechargeAmount` the euros charged.
+   * Without `options.idempotencyKey` it is a new movement. On failure, `wallet.retry(error)`
+   * retries that same movement.
    */
+  rechargeCard(request: Recharge, options?: NewMovementOptions): Promise<Answers['rechargeCard']>;
+  rechargeCard(request: Recharge, options: KeyedMovementOptions): Promise<Answers['rechargeCard']>;
   rechargeCard(
     request: Recharge,
     options: MoneyCallOptions = {},
   ): Promise<Answers['rechargeCard']> {
-    return this.#call('rechargeCard', {
-      ...options,
-      body: request,
-      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
-    });
+    return this.#movement('rechargeCard', request, options);
   }
 
-  /** `POST /dischargecard`: pays the card's whole balance out (the card goes to 0). */
+  /**
+   * `POST /dischargecard`: pays the card's whole balance out (the card goes to 0). Without
+   * `options.idempotencyKey` it is a new movement. On failure, `wallet.retry(error)` retries
+   * that same movement.
+   */
+  dischargeCard(options?: NewMovementOptions): Promise<Answers['dischargeCard']>;
+  dischargeCard(options: KeyedMovementOptions): Promise<Answers['dischargeCard']>;
   dischargeCard(options: MoneyCallOptions = {}): Promise<Answers['dischargeCard']> {
-    return this.#call('dischargeCard', {
-      ...options,
-      idempotencyKey: options.idempotencyKey ?? newIdempotencyKey(),
-    });
+    return this.#movement('dischargeCard', undefined, options);
+  }
+
+  /**
+   * Retries the recharge or discharge that failed with `error`: the same request, the same
+   * Idempotency-Key and reference, so the service answers what became of that movement (the
+   * 200 it could not give, once it is settled) or carries it out now, once; never a second
+   * movement. Only a recharge's or discharge's error is taken (narrow it first with
+   * `isCardWalletError(error, 'rechargeCard')` or `isMoneyError(error)`).
+   */
+  retry<Op extends MoneyOperation>(
+    error: CardWalletError<Op>,
+    options: CallOptions = {},
+  ): Promise<Answers[Op]> {
+    const sent = (error as unknown as Record<symbol, Sent | undefined>)[SENT];
+    if (!isCardWalletError(error) || sent === undefined) {
+      return Promise.reject(
+        new TypeError('retry: not the error of a recharge or discharge made by this client'),
+      );
+    }
+    return this.#send(sent, options) as Promise<Answers[Op]>;
+  }
+
+  /**
+   * `GET /movements/{id}`: a movement of the shop by its id (a receipt's `movementId`): its
+   * state, whether the ledger has it yet, and any compensation.
+   */
+  movement(id: string, options: CallOptions = {}): Promise<Answers['movement']> {
+    return this.#call('movement', { ...options, path: `/movements/${encodeURIComponent(id)}` });
+  }
+
+  /**
+   * `GET /movements?reference=`: every movement of the shop sent with this POS reference,
+   * newest first (a reference need not be unique).
+   */
+  async movements(
+    query: { reference: string },
+    options: CallOptions = {},
+  ): Promise<Answers['movements']['movements']> {
+    const path = `/movements?reference=${encodeURIComponent(query.reference)}`;
+    return (await this.#call('movements', { ...options, path })).movements;
   }
 
   /** `POST /cards/personalize`: gives the card its own keys (needs the till's card master key). */
@@ -164,59 +298,52 @@ export class CardWalletClient {
    * reads (stop with `break` or the signal). A dropped or silent stream is reopened with
    * `Last-Event-ID`, so no event is missed or repeated (the service keeps the last 100); a
    * refusal other than 429 or 5xx (a wrong key, a refused origin) ends it with a
-   * CardWalletError. A new stream starts with the reader's state and the card on it, if any.
+   * CardWalletError. It starts with the reader's state and the card on it, if any. Every
+   * iterator and `waitForCard` of one client share one stream (the service allows 3 per key).
    */
-  async *cardEvents(options: CardEventsOptions = {}): AsyncGenerator<CardWalletEvent> {
-    const { signal } = options;
-    let lastEventId = options.lastEventId;
-    for (let failures = 0; !signal?.aborted; failures += 1) {
-      const attempt = new AbortController();
-      const stop = () => attempt.abort(signal?.reason);
-      signal?.addEventListener('abort', stop);
-      let silence: ReturnType<typeof setTimeout> | undefined;
-      const awake = () => {
-        clearTimeout(silence);
-        silence = setTimeout(() => attempt.abort(), options.silenceMs ?? 45_000);
-      };
-      // Why the stream is not open (any more), to say before trying again.
-      let problem: CardWalletError<'cardEvents'>;
-      try {
-        awake();
-        const res = await this.#fetch(this.#url('cardEvents'), {
-          headers: {
-            ...this.#headers(),
-            Accept: 'text/event-stream',
-            ...(lastEventId === undefined ? {} : { 'Last-Event-ID': lastEventId }),
-          },
-          signal: attempt.signal,
-        });
-        this.#noteSimulator(res);
-        if (!res.ok || !res.body) {
-          const text = await res.text().catch(() => '');
-          problem = this.#errorOf('cardEvents', res, text, undefined);
-          // Too many streams (an old one not closed yet) or a service problem: try again later.
-          if (res.status !== 429 && res.status < 500) throw problem;
-        } else {
-          for await (const event of readEventStream(res.body, awake)) {
-            failures = 0;
-            lastEventId = event.id;
-            yield event;
-          }
-          problem = this.#unreachable('cardEvents', 'the service ended the event stream');
+  cardEvents(options: CardEventsOptions = {}): AsyncGenerator<CardWalletEvent> {
+    return this.#events.subscribe(options);
+  }
+
+  /**
+   * Waits for a card on the reader, without polling: on the card events (the stream
+   * `cardEvents()` uses), it reads each card placed, once (`GET /readcard`), and resolves with
+   * the first it reads, or with the card already on the reader. A card taken off before it is
+   * read is waited past; another failure of the read (a card of another system, a rate limit
+   * longer than allowed) rejects with its CardWalletError. Aborted by `signal`, or after
+   * `timeout` ms (a `TimeoutError` DOMException).
+   */
+  async waitForCard(options: WaitForCardOptions = {}): Promise<Answers['readCard']> {
+    const { signal, timeout } = options;
+    signal?.throwIfAborted();
+    const waiting = new AbortController();
+    const stop = () => waiting.abort(signal?.reason);
+    signal?.addEventListener('abort', stop);
+    const timer =
+      timeout === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              waiting.abort(
+                new DOMException(`no card was placed within ${timeout} ms`, 'TimeoutError'),
+              ),
+            timeout,
+          );
+    try {
+      for await (const event of this.cardEvents({ signal: waiting.signal })) {
+        if (event.type !== 'card' || event.data.type !== 'present') continue;
+        try {
+          return await this.readCard({ signal: waiting.signal });
+        } catch (error) {
+          // Taken off before it was read: wait for the next one.
+          if (!isCardWalletError(error, 'readCard') || error.code !== 'NoCard') throw error;
         }
-      } catch (cause) {
-        if (cause instanceof CardWalletError) throw cause;
-        // Nothing answered, or the stream broke (or went silent and was cut).
-        problem = this.#unreachable('cardEvents', `${this.#baseUrl} did not answer`, cause);
-      } finally {
-        clearTimeout(silence);
-        signal?.removeEventListener('abort', stop);
-        attempt.abort();
       }
-      if (signal?.aborted) return;
-      options.onReconnect?.(problem);
-      const wait = this.#backoff(failures, problem.retryAfterSeconds);
-      await this.#sleep(wait, signal).catch(() => {});
+      throw waiting.signal.reason;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
+      waiting.abort();
     }
   }
 
@@ -237,6 +364,17 @@ export class CardWalletClient {
     /** A card seen before comes back, with its memory as it was. */
     putBack: (cardId: string, options: CallOptions = {}): Promise<Answers['simulatorPutBack']> =>
       this.#call('simulatorPutBack', { ...options, body: { cardId } }),
+    /**
+     * The endpoints' rate limits; with `changes`, sets those first (`null`: back to the spec's
+     * window). For integration tests: only a service running the simulator has this.
+     */
+    rateLimits: (
+      changes?: SimulatorRateLimitsRequest,
+      options: CallOptions = {},
+    ): Promise<Answers['simulatorRateLimits']> =>
+      changes === undefined
+        ? this.#call('simulatorRateLimits', options)
+        : this.#call('simulatorSetRateLimits', { ...options, body: changes }),
     /** Arms a fault on the card in the field (docs/integrators.md lists what each does). */
     fault: (
       fault: SimulatorFaultRequest['fault'],
@@ -248,15 +386,53 @@ export class CardWalletClient {
       }),
   };
 
+  /** A recharge or discharge: a new movement, or the one the caller's key names. */
+  #movement<Op extends MoneyOperation>(
+    operation: Op,
+    body: unknown,
+    options: MoneyCallOptions,
+  ): Promise<Answers[Op]> {
+    if ('idempotencyKey' in options && typeof options.idempotencyKey !== 'string') {
+      return Promise.reject(
+        new TypeError(
+          `${operation}: idempotencyKey is ${String(options.idempotencyKey)}: to retry a movement that failed, call wallet.retry(error); to start a new one, leave idempotencyKey out`,
+        ),
+      );
+    }
+    const { reference } = options;
+    if (reference !== undefined && !REFERENCE.test(reference)) {
+      return Promise.reject(
+        new TypeError(
+          `${operation}: reference must be 1 to 80 printable ASCII characters without a space at either end (got ${JSON.stringify(reference)})`,
+        ),
+      );
+    }
+    const idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
+    return this.#send({ operation, body, idempotencyKey, reference }, options) as Promise<
+      Answers[Op]
+    >;
+  }
+
+  /** Sends a movement; its error keeps what was sent, for `retry`. */
+  async #send(sent: Sent, options: CallOptions): Promise<unknown> {
+    try {
+      return await this.#call(sent.operation, { ...options, ...sent });
+    } catch (error) {
+      if (isCardWalletError(error)) Object.defineProperty(error, SENT, { value: sent });
+      throw error;
+    }
+  }
+
   async #call<Op extends Exclude<OperationId, 'cardEvents'>>(
     operation: Op,
     request: Request,
   ): Promise<Answers[Op]> {
     const { method } = operations[operation];
-    const { body, idempotencyKey, signal } = request;
+    const { body, idempotencyKey, reference, signal } = request;
     const headers: Record<string, string> = this.#headers();
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     if (idempotencyKey !== undefined) headers['Idempotency-Key'] = idempotencyKey;
+    if (reference !== undefined) headers['Pos-Reference'] = reference;
     // A second card placed by a retry would not be the card the caller asked for.
     const resendable = operation !== 'simulatorPlace';
     for (let attempt = 0; ; attempt += 1) {
@@ -267,7 +443,7 @@ export class CardWalletClient {
       let res: Response;
       let text: string;
       try {
-        res = await this.#fetch(this.#url(operation), {
+        res = await this.#fetch(this.#url(operation, request.path), {
           method,
           headers,
           body: body === undefined ? undefined : JSON.stringify(body),
@@ -285,7 +461,7 @@ export class CardWalletClient {
           operation,
           timeout.signal.aborted
             ? `no answer from ${this.#baseUrl} within ${this.#timeoutMs} ms`
-            : `${this.#baseUrl} did not answer (${(cause as Error).message}): is the service running there, and is this page's origin on its allowlist?`,
+            : `${this.#baseUrl} did not answer (${(cause as Error).message}): ${IN_A_PAGE ? "is the service running there, and is this page's origin on its allowlist?" : 'is the service running there, on that port?'}`,
           cause,
           idempotencyKey,
         );
@@ -296,19 +472,27 @@ export class CardWalletClient {
       this.#noteSimulator(res);
       if (res.ok) return this.#answerOf(operation, res, text, idempotencyKey) as Answers[Op];
       const error = this.#errorOf(operation, res, text, idempotencyKey);
-      const wait = this.#retryWait(error, attempt);
+      const wait = this.#retryWait(error, attempt, request);
       if (wait === undefined) throw error;
       await this.#sleep(wait, signal);
     }
   }
 
   /** How long to wait before trying a refused call again, or undefined: do not. */
-  #retryWait(error: CardWalletError, attempt: number): number | undefined {
+  #retryWait(error: CardWalletError, attempt: number, options: CallOptions): number | undefined {
     if (attempt >= this.#retries) return undefined;
     const code: string = error.code;
     if (code === 'TooManyRequests') {
       const seconds = error.retryAfterSeconds ?? 1;
-      return seconds <= this.#maxRetryAfterSeconds ? seconds * 1000 : undefined;
+      if (seconds > (options.maxRetryAfterSeconds ?? this.#maxRetryAfterSeconds)) return undefined;
+      const until = new Date(Date.now() + seconds * 1000);
+      (options.onRateLimitWait ?? this.#onRateLimitWait)?.({
+        operation: error.operation,
+        seconds,
+        until,
+        error,
+      });
+      return seconds * 1000;
     }
     if (code === 'IdempotencyKeyInUse' || code === 'CardBusy') return this.#backoff(attempt);
     return undefined;
@@ -328,7 +512,7 @@ export class CardWalletClient {
         status: res.status,
         code: 'UnexpectedAnswer',
         detail: `${res.status} ${text.slice(0, 100)}`,
-        idempotencyKey,
+        idempotencyKey: idempotencyKey as IdempotencyKeyOf<OperationId>,
         cause,
       });
     }
@@ -362,7 +546,7 @@ export class CardWalletClient {
             ? undefined
             : `${res.status} ${text.slice(0, 100)}`,
       retryAfterSeconds: Number.isFinite(retryAfter) ? retryAfter : undefined,
-      idempotencyKey,
+      idempotencyKey: idempotencyKey as IdempotencyKeyOf<Op>,
     });
   }
 
@@ -378,7 +562,7 @@ export class CardWalletClient {
       code: 'ServiceUnreachable',
       detail,
       cause,
-      idempotencyKey,
+      idempotencyKey: idempotencyKey as IdempotencyKeyOf<Op>,
     });
   }
 
@@ -386,8 +570,8 @@ export class CardWalletClient {
     return { 'X-Api-Key': this.#apiKey, Accept: 'application/json' };
   }
 
-  #url(operation: OperationId): string {
-    return `${this.#baseUrl}${operations[operation].path}`;
+  #url(operation: OperationId, path?: string): string {
+    return `${this.#baseUrl}${path ?? operations[operation].path}`;
   }
 
   #noteSimulator(res: Response): void {
@@ -418,6 +602,9 @@ export class CardWalletClient {
     });
   }
 }
+
+/** In a web page (a browser refuses an origin off the allowlist as if nothing answered). */
+const IN_A_PAGE = 'document' in globalThis;
 
 /**
  * A random UUID (version 4) for an Idempotency-Key. Built from getRandomValues, which browsers

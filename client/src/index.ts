@@ -6,13 +6,18 @@ export {
   type CardEventsOptions,
   type CardWalletClientOptions,
   type MoneyCallOptions,
+  type RateLimitWait,
   type Recharge,
+  type WaitForCardOptions,
 } from './client.ts';
 export {
   CardWalletError,
   isCardWalletError,
+  isMoneyError,
   type ClientErrorCode,
   type ErrorCode,
+  type IdempotencyKeyOf,
+  type MoneyOperation,
   type OperationId,
 } from './errors.ts';
 export type { CardEvent, CardWalletEvent, ReaderEvent } from './events.ts';
@@ -23,13 +28,18 @@ export {
   type Card,
   type CardId,
   type CustomerInfo,
+  type MovementList,
+  type MovementRecord,
   type DischargeResult,
   type PersonalizeResult,
+  type RateLimitWindow,
   type RechargeResult,
   type SettledMovement,
   type SettleResult,
   type SimulatedCard,
   type SimulatorFaultRequest,
   type SimulatorPlaceRequest,
+  type SimulatorRateLimits,
+  type SimulatorRateLimitsRequest,
   type SimulatorStatus,
 } from './api.ts';

@@ -1,6 +1,11 @@
 import { parseFloatMovementId } from '../../common/float-ids.ts';
 import { ledgerErrors } from '../errors.ts';
-import type { MovementRequest, ResolveRequest } from '../../common/ledger-contract.ts';
+import {
+  REFERENCE_PATTERN,
+  type CardRecord,
+  type MovementRequest,
+  type ResolveRequest,
+} from '../../common/ledger-contract.ts';
 import { MAX_LIST_LIMIT, MAX_MOVEMENT_CREDITS } from '../ledger.ts';
 import type { MovementState } from '../records.ts';
 
@@ -19,10 +24,14 @@ const FIELDS = new Set([
   'tillId',
   'cardBefore',
   'compensates',
+  'reference',
+  'cardRecord',
   'refunds',
   'applies',
   'tillTime',
 ]);
+const REFERENCE_RULE =
+  'reference: must be 1 to 80 printable ASCII characters, without a space at either end';
 /** The kinds a card's own rules make, and the fields each needs besides id, kind, cardId. */
 const CARD_RULE_FIELDS: Record<string, readonly string[]> = {
   refund: ['refunds', 'tillId', 'cardCredits', 'tillTime'],
@@ -101,7 +110,10 @@ export function parseMovementRequest(body: unknown): MovementRequest {
   for (const field of ['refunds', 'applies', 'tillTime']) {
     if (fields[field] !== undefined) throw invalid(`${field}: not for a ${kind}`);
   }
-  const card = parseCardCredits(kind, cardCredits, refuseAboveAccount);
+  const card = {
+    ...parseCardCredits(kind, cardCredits, refuseAboveAccount),
+    ...parseCardRecord(fields.cardRecord),
+  };
   const hasCredits = credits !== undefined && credits !== null;
   const hasAmount = amount !== undefined && amount !== null;
   if (hasCredits === hasAmount) throw invalid('credits, amount: give exactly one of the two');
@@ -169,13 +181,19 @@ function parseCardRuleMovement(
   return result;
 }
 
-/** The optional `tillId`, `cardBefore` and `compensates` of a movement. */
+/** The optional `tillId`, `cardBefore`, `compensates` and `reference` of a movement. */
 function parseOrigin(
   fields: Record<string, unknown>,
-): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> {
+): Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates' | 'reference'> {
   const invalid = ledgerErrors.invalidMovement;
-  const { tillId, cardBefore, compensates } = fields;
-  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'> = {};
+  const { tillId, cardBefore, compensates, reference } = fields;
+  const result: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates' | 'reference'> = {};
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(REFERENCE_RULE);
+    }
+    result.reference = reference;
+  }
   if (tillId !== undefined) {
     if (typeof tillId !== 'string' || !UUID.test(tillId)) throw invalid('tillId: must be a UUID');
     result.tillId = tillId;
@@ -273,23 +291,66 @@ function parseCardCredits(
   return result;
 }
 
+const MAX_RECORD_COUNTER = 4_294_967_295;
+const INT32 = { min: -2_147_483_648, max: 2_147_483_647 };
+const RECORD_FIELDS = ['counter', 'movementId', 'valueAfter'];
+
+/**
+ * The optional `cardRecord`: the card's newest movement record, as the till read it (a record's
+ * counter is a uint32, its value an int32, its movement 16 bytes shown as a UUID).
+ */
+function parseCardRecord(record: unknown): Pick<MovementRequest, 'cardRecord'> {
+  if (record === undefined) return {};
+  const invalid = ledgerErrors.invalidMovement;
+  const shape = 'cardRecord: must be { counter, movementId, valueAfter }';
+  if (typeof record !== 'object' || record === null || Array.isArray(record)) throw invalid(shape);
+  const fields = record as Record<string, unknown>;
+  const keys = Object.keys(fields);
+  if (keys.length !== RECORD_FIELDS.length || !keys.every((key) => RECORD_FIELDS.includes(key))) {
+    throw invalid(shape);
+  }
+  const { counter, movementId, valueAfter } = fields;
+  if (!isInteger(counter, 0, MAX_RECORD_COUNTER)) {
+    throw invalid(`cardRecord.counter: must be an integer from 0 to ${MAX_RECORD_COUNTER}`);
+  }
+  if (typeof movementId !== 'string' || !UUID.test(movementId)) {
+    throw invalid('cardRecord.movementId: must be a UUID');
+  }
+  if (!isInteger(valueAfter, INT32.min, INT32.max)) {
+    throw invalid(`cardRecord.valueAfter: must be an integer from ${INT32.min} to ${INT32.max}`);
+  }
+  const parsed: CardRecord = { counter, movementId, valueAfter };
+  return { cardRecord: parsed };
+}
+
+function isInteger(value: unknown, min: number, max: number): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
 export function parseMovementId(id: string): string {
   if (!UUID.test(id)) throw ledgerErrors.invalidMovement('id: must be a UUID');
   return id;
 }
 
 /**
- * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID), `limit`
- * (1..1000, default 100).
+ * `GET /v1/movements` query: `state` (optional), `till` (optional, a till's UUID),
+ * `reference` (optional, a POS reference), `limit` (1..1000, default 100).
  */
 export function parseListQuery(query: Record<string, unknown>): {
   state?: MovementState;
   tillId?: string;
+  reference?: string;
   limit?: number;
 } {
   const invalid = (detail: string) => ledgerErrors.invalidQuery(detail);
-  const { state, till, limit } = query;
-  const result: { state?: MovementState; tillId?: string; limit?: number } = {};
+  const { state, till, reference, limit } = query;
+  const result: { state?: MovementState; tillId?: string; reference?: string; limit?: number } = {};
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(REFERENCE_RULE);
+    }
+    result.reference = reference;
+  }
   if (till !== undefined) {
     if (typeof till !== 'string' || !UUID.test(till)) throw invalid('till: must be a UUID');
     result.tillId = till;

@@ -1,13 +1,22 @@
 // The example POS page: every call of the local API through the client library (client/), and
 // live card events. Plain browser JavaScript, no build step: index.html's import map says where
 // the client is. See docs/integrators.md.
-import { CardWalletClient, isCardWalletError, newIdempotencyKey } from 'card-wallet-worker-client';
+import { CardWalletClient, isCardWalletError, isMoneyError } from 'card-wallet-worker-client';
 
 const $ = (testId) => document.querySelector(`[data-testid="${testId}"]`);
 
 /** A client for what the cashier typed (the URL and the key may change between calls). */
 const wallet = () =>
-  new CardWalletClient({ baseUrl: $('base-url').value, apiKey: $('api-key').value });
+  new CardWalletClient({
+    baseUrl: $('base-url').value,
+    apiKey: $('api-key').value,
+    // A rate limit being waited out is shown, not a frozen page.
+    onRateLimitWait: ({ operation, seconds }) =>
+      show(operation, 'waiting', `rate limited: trying again in ${seconds} s`, false),
+  });
+
+/** The last recharge or payout that failed: "Retry" sends that same movement again. */
+let failedMovement;
 
 /** Shows one call and its answer (status and body), or the failure to reach the service. */
 function show(call, status, body, ok) {
@@ -31,6 +40,11 @@ async function run(label, call) {
     show(label, '200 OK', answer, true);
   } catch (error) {
     if (!isCardWalletError(error)) throw error;
+    if (isMoneyError(error)) {
+      // Its key and request are kept: a retry can only finish this movement, never pay twice.
+      failedMovement = error;
+      $('retry').disabled = false;
+    }
     if (error.code === 'ServiceUnreachable') {
       // The browser says the same for a service that is down and for a refused origin.
       show(label, 'not reachable', `${error.detail} (this page is ${location.origin})`, false);
@@ -45,12 +59,12 @@ async function run(label, call) {
   }
 }
 
-/** A money call with its Idempotency-Key shown, as a POS would keep it to retry that movement. */
+/** A new money movement, with the sale's reference when one is typed. */
 function money(label, call) {
-  const idempotencyKey = newIdempotencyKey();
-  return run(`${label} (Idempotency-Key ${idempotencyKey})`, (client) =>
-    call(client, { idempotencyKey }),
-  );
+  const reference = $('reference').value.trim();
+  failedMovement = undefined;
+  $('retry').disabled = true;
+  return run(label, (client) => call(client, reference === '' ? {} : { reference }));
 }
 
 $('ping').addEventListener('click', () => run('GET /ping', (c) => c.ping()));
@@ -69,6 +83,29 @@ $('recharge-amount').addEventListener('click', () =>
 $('discharge').addEventListener('click', () =>
   money('POST /dischargecard', (c, options) => c.dischargeCard(options)),
 );
+$('retry').addEventListener('click', () => {
+  const error = failedMovement;
+  if (!error) return;
+  $('retry').disabled = true;
+  failedMovement = undefined;
+  return run(`retry (Idempotency-Key ${error.idempotencyKey})`, (c) => c.retry(error));
+});
+$('lookup').addEventListener('click', () =>
+  run('GET /movements', (c) => c.movements({ reference: $('reference').value.trim() })),
+);
+
+// Waiting for a tap: the card events, not polling; cancellable.
+let waiting;
+$('wait-card').addEventListener('click', () => {
+  waiting?.abort();
+  waiting = new AbortController();
+  const { signal } = waiting;
+  show('waitForCard', 'waiting', 'present a card', false);
+  return run('waitForCard', (c) => c.waitForCard({ signal, timeout: 120_000 })).catch((error) =>
+    show('waitForCard', 'stopped', String(error?.message ?? error), false),
+  );
+});
+$('wait-cancel').addEventListener('click', () => waiting?.abort(new Error('cancelled')));
 
 // The card simulator's controls (docs/integrators.md, "Testing against the card simulator").
 $('sim-place').addEventListener('click', () =>

@@ -9,6 +9,7 @@
  * movement to the ledger (`cardBefore`), so that any till can redo the plan from the ledger's
  * record and decide the write from the card alone (docs/cloud-api.md, "Tills").
  */
+import type { CardRecord } from '../../common/ledger-contract.ts';
 import type { AppError } from '../errors.ts';
 import type { DesfireWriteIntent } from './desfire/desfire-wallet-format.ts';
 import type { ClassicWriteIntent } from './wallet-format.ts';
@@ -26,6 +27,26 @@ export interface CardWallet {
   balance: number;
   /** What the card holds, as text a movement carries (1 to 200 visible ASCII characters). */
   before: string;
+  /**
+   * The card's newest movement record (a DESFire card that has one), which a movement carries
+   * to the ledger (`cardRecord`) so that it can tell whether the record explains the card.
+   */
+  record?: CardRecord;
+}
+
+export type { CardRecord };
+
+/**
+ * Why a card read at a till is suspect (docs/card-security.md, DESFire): it holds more than
+ * its newest movement record says (only a till raises a value, and each till write adds a
+ * record), or its newest record names a movement that this till decided never landed (and
+ * the ledger voided). The ledger flags both kinds too, and refuses such a card's payout.
+ */
+export type CardSuspicion = 'card-above-record' | 'record-of-voided-movement';
+
+/** Whether the card holds more than its newest record says: credits no till wrote. */
+export function isAboveRecord(wallet: CardWallet): boolean {
+  return wallet.record !== undefined && wallet.balance > wallet.record.valueAfter;
 }
 
 /** How a card write ended: certainly on the card, certainly not, or not knowable now. */

@@ -181,6 +181,16 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     return answer.movements;
   }
 
+  /** The shop's movements with a POS reference, newest first (a receipt's lookup). */
+  async listMovementsByReference(apiKey: string, reference: string): Promise<LedgerMovement[]> {
+    const answer = await this.#call<{ movements: LedgerMovement[] }>(
+      apiKey,
+      'GET',
+      `/v1/movements?reference=${encodeURIComponent(reference)}`,
+    );
+    return answer.movements;
+  }
+
   getMovement(apiKey: string, id: string): Promise<LedgerMovement> {
     return this.#call<LedgerMovement>(apiKey, 'GET', `/v1/movements/${encodeURIComponent(id)}`);
   }

@@ -26,10 +26,13 @@ export interface CardAnswer {
   cardId: string;
   credits: number;
   /**
-   * A discharge refused with CardAccountExceeded: the card holds more than the shop put on it,
-   * and the ledger flagged it suspect.
+   * The card is flagged suspect: a payout the ledger refused (CardAccountExceeded: it holds more
+   * than the shop put on it; CardRecordMismatch: its movement records do not explain it), or a
+   * card this till found its newest movement record does not explain.
    */
   suspect?: true;
+  /** Why: the ledger's refusal code, or the till's own finding (CardSuspicion). */
+  suspectReason?: string;
 }
 
 interface ActivityEvents {

@@ -12,7 +12,7 @@ import type { CardEventStream } from './card-events.ts';
 import { errorHandler, notFound } from './error-handler.ts';
 import { hostCheck } from './host-check.ts';
 import { originPolicy } from './origin-policy.ts';
-import { RATE_LIMITS, type RateLimits } from './rate-limits.ts';
+import { RATE_LIMITS, RateLimitTable, type RateLimits } from './rate-limits.ts';
 import { API_METHODS, apiRoutes } from './routes.ts';
 import { SIMULATOR_METHODS, simulatorHeader, simulatorRoutes } from './simulator-routes.ts';
 import type { CardSimulator } from '../card/simulator/card-simulator.ts';
@@ -73,8 +73,8 @@ export function createApp(deps: AppDependencies): Express {
   app.use(originPolicy(() => deps.settings().allowedOrigins, deps.log));
   app.use(hostCheck(deps.port, deps.log));
 
-  const limits = deps.limits ?? RATE_LIMITS;
-  const auth = authenticate(() => deps.settings().apiKey, limits.failedAuth, deps.activity);
+  const limits = new RateLimitTable(deps.limits ?? RATE_LIMITS);
+  const auth = authenticate(() => deps.settings().apiKey, limits.current.failedAuth, deps.activity);
   app.use(
     apiRoutes({
       cards: deps.cards,
@@ -90,7 +90,7 @@ export function createApp(deps: AppDependencies): Express {
     }),
   );
 
-  if (deps.simulator) app.use(simulatorRoutes(deps.simulator, auth));
+  if (deps.simulator) app.use(simulatorRoutes(deps.simulator, auth, limits));
 
   const paths = Object.keys({ ...API_METHODS, ...(deps.simulator ? SIMULATOR_METHODS : {}) });
   app.use(notFound(paths, !deps.simulator));

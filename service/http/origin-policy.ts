@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts';
 import { refusalLog } from './refusal-log.ts';
 
 const ALLOWED_METHODS = 'GET, POST';
-const ALLOWED_HEADERS = 'X-Api-Key, Content-Type, Idempotency-Key, Last-Event-ID';
+const ALLOWED_HEADERS = 'X-Api-Key, Content-Type, Idempotency-Key, Pos-Reference, Last-Event-ID';
 const EXPOSED_HEADERS = 'RateLimit, RateLimit-Policy, Retry-After, Card-Wallet-Simulator';
 
 /**

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { MemoryStore, rateLimit, type RateLimitRequestHandler } from 'express-rate-limit';
 import { errors } from '../errors.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
@@ -10,7 +10,7 @@ export interface WindowLimit {
 }
 
 export type Endpoint =
-  'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize' | 'settle';
+  'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize' | 'settle' | 'movements';
 /** Per-key windows of each endpoint, and the per-address window of failed authentications. */
 export type RateLimits = Record<Endpoint | 'failedAuth', WindowLimit>;
 
@@ -25,24 +25,86 @@ export const RATE_LIMITS: Readonly<RateLimits> = {
   dischargecard: { limit: 10, windowMs: 60_000 },
   personalize: { limit: 10, windowMs: 60_000 },
   settle: { limit: 10, windowMs: 60_000 },
+  /** `GET /movements`: each lookup may ask the ledger (docs/integrators.md, "Receipts"). */
+  movements: { limit: 30, windowMs: 60_000 },
   failedAuth: { limit: 10, windowMs: 60_000 },
 };
+
+/** The endpoints whose limits a test suite may set on a service running the card simulator. */
+export const ENDPOINTS = Object.keys(RATE_LIMITS).filter(
+  (name): name is Endpoint => name !== 'failedAuth',
+);
+
+/**
+ * The limits in force. They are the spec's and nothing changes them, except on a service
+ * running the card simulator, whose control API lets a POS's integration tests set them
+ * (POST /simulator/rate-limits): the table is handed to nothing else.
+ */
+export class RateLimitTable {
+  readonly #initial: RateLimits;
+  #limits: RateLimits;
+
+  constructor(limits: RateLimits) {
+    this.#initial = limits;
+    this.#limits = { ...limits };
+  }
+
+  get current(): Readonly<RateLimits> {
+    return this.#limits;
+  }
+
+  /** Sets the windows given (null: back to the one the service started with). */
+  set(changes: Partial<Record<Endpoint, WindowLimit | null>>): void {
+    const next = { ...this.#limits };
+    for (const endpoint of ENDPOINTS) {
+      const change = changes[endpoint];
+      if (change !== undefined) next[endpoint] = change ?? this.#initial[endpoint];
+    }
+    this.#limits = next;
+  }
+}
 
 /**
  * A fixed-window limit for one endpoint, counted per API key: every caller is 127.0.0.1, so
  * the address cannot tell two POS programs apart, but their keys can. Mounted after
  * authentication, so only valid keys are counted. Answers 429 `{"error":"TooManyRequests"}`
- * with Retry-After and the IETF RateLimit-Policy / RateLimit headers.
+ * with Retry-After and the IETF RateLimit-Policy / RateLimit headers. A window set anew in the
+ * table starts counting afresh.
  */
 export function endpointLimit(
-  endpoint: string,
-  window: WindowLimit,
+  endpoint: Endpoint,
+  table: RateLimitTable,
   activity: HttpActivity,
 ): RequestHandler {
+  let built: { window: WindowLimit; handler: RateLimitRequestHandler; store: MemoryStore };
+  const build = (window: WindowLimit) => {
+    const store = new MemoryStore();
+    return { window, store, handler: windowLimit(endpoint, window, store, activity) };
+  };
+  built = build(table.current[endpoint]);
+  return (req, res, next) => {
+    const window = table.current[endpoint];
+    if (window !== built.window) {
+      built.store.shutdown();
+      built = build(window);
+    }
+    return built.handler(req, res, next);
+  };
+}
+
+function windowLimit(
+  endpoint: Endpoint,
+  window: WindowLimit,
+  store: MemoryStore,
+  activity: HttpActivity,
+): RateLimitRequestHandler {
   return rateLimit({
     windowMs: window.windowMs,
     limit: window.limit,
     identifier: endpoint,
+    store,
+    // A window set through the simulator's control API is built while a request runs.
+    validate: { creationStack: false },
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     keyGenerator: (_req, res) => authenticatedLocals(res).keyFingerprint,

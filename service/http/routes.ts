@@ -11,14 +11,16 @@ import type { Idempotency } from '../wallet/journal-entries.ts';
 import { personalizeCard, type CardPersonalizer } from '../wallet/personalize-card.ts';
 import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';
+import { movementById, movementsByReference } from '../wallet/movement-lookup.ts';
 import { settleCard } from '../wallet/settle-card.ts';
+import { REFERENCE_PATTERN } from '../../common/ledger-contract.ts';
 import { parseRechargeRequest } from '../wallet/recharge-request.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
 import type { CardEventStream } from './card-events.ts';
 import { jsonBody } from './json-body.ts';
 import { openApiDocument } from './openapi.ts';
-import { endpointLimit, type Endpoint, type RateLimits } from './rate-limits.ts';
+import { endpointLimit, type Endpoint, type RateLimitTable } from './rate-limits.ts';
 
 export interface RouteDependencies {
   cards: CardAccess;
@@ -30,7 +32,7 @@ export interface RouteDependencies {
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
-  limits: RateLimits;
+  limits: RateLimitTable;
 }
 
 /** The spec's endpoints: each parses, calls one use case, maps the result. */
@@ -38,15 +40,12 @@ export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
     deps;
   const { limits } = deps;
-  // The ledger refused a card that holds more than the shop put on it: the tray shows it.
-  const flaggedSuspect = (cardId: string, credits: number) =>
-    activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true });
+  // The ledger refused a card and flagged it (the refusal's code says why): the tray shows it.
+  const flaggedSuspect = (cardId: string, credits: number, suspectReason: string) =>
+    activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true, suspectReason });
   // Exact paths only: /writecard/ or /WriteCard are not the documented endpoint (404).
   const router = Router({ strict: true, caseSensitive: true });
-  const limited = (endpoint: Endpoint) => [
-    authenticate,
-    endpointLimit(endpoint, limits[endpoint], activity),
-  ];
+  const limited = (endpoint: Endpoint) => [authenticate, endpointLimit(endpoint, limits, activity)];
   // Every authenticated call is tied to the shop the ledger resolves the key to (spec 1).
   const resolveCustomer: RequestHandler = async (_req, res, next) => {
     res.locals.customer = await customers.resolve(authenticatedLocals(res).apiKey);
@@ -74,12 +73,14 @@ export function apiRoutes(deps: RouteDependencies): Router {
   router.post('/writecard', ...limited('writecard'), ...jsonBody(), async (req, res) => {
     // Bad input is refused before anything else happens: no ledger call, no card.
     const request = parseRechargeRequest(req.body);
+    const reference = referenceOf(req);
     const { apiKey, keyFingerprint } = authenticatedLocals(res);
     const recharged = await rechargeCard(cards, movements, {
       request,
+      reference,
       customer: await customers.resolve(apiKey),
       keyFingerprint,
-      idempotency: idempotencyOf(req, keyFingerprint, request),
+      idempotency: idempotencyOf(req, keyFingerprint, request, reference),
       personalizer,
       refuseAboveAccount: deps.refuseCardsAboveAccount,
       onFlagged: flaggedSuspect,
@@ -100,10 +101,12 @@ export function apiRoutes(deps: RouteDependencies): Router {
     async (req, res) => {
       // A body asking for part of the balance would otherwise pay out all of it.
       takesNoFields(req.body, 'it pays out the whole balance');
+      const reference = referenceOf(req);
       const { keyFingerprint } = authenticatedLocals(res);
       const discharged = await dischargeCard(cards, movements, {
         keyFingerprint,
-        idempotency: idempotencyOf(req, keyFingerprint, {}),
+        reference,
+        idempotency: idempotencyOf(req, keyFingerprint, {}, reference),
         onFlagged: flaggedSuspect,
       });
       activity.emit('card-answer', { at: new Date(), cardId: discharged.cardId, credits: 0 });
@@ -133,6 +136,32 @@ export function apiRoutes(deps: RouteDependencies): Router {
     },
   );
 
+  // Receipts: a movement by its id, or every one with the POS's reference (newest first).
+  router.get('/movements/:id', ...limited('movements'), resolveCustomer, async (req, res) => {
+    const id = String(req.params.id);
+    res.json(await movementById(movements, ledger, authenticatedLocals(res), id));
+  });
+  router.get('/movements', ...limited('movements'), resolveCustomer, async (req, res) => {
+    const { reference, ...others } = req.query;
+    const unknown = Object.keys(others);
+    if (unknown.length > 0) {
+      throw errors.invalidReference(
+        `${unknown.join(', ')}: not a parameter here; it takes reference`,
+      );
+    }
+    if (typeof reference !== 'string') {
+      throw errors.invalidReference('reference: required, once (the POS reference to look up)');
+    }
+    checkReference(reference, 'reference');
+    const found = await movementsByReference(
+      movements,
+      ledger,
+      authenticatedLocals(res),
+      reference,
+    );
+    res.json({ movements: found });
+  });
+
   router.get('/events', authenticate, resolveCustomer, events.handler());
 
   allowOnly(router, API_METHODS);
@@ -149,6 +178,8 @@ export const API_METHODS: Readonly<Record<string, readonly string[]>> = {
   '/dischargecard': ['POST'],
   '/cards/personalize': ['POST'],
   '/cards/settle': ['POST'],
+  '/movements': ['GET', 'HEAD'],
+  '/movements/:id': ['GET', 'HEAD'],
   '/events': ['GET', 'HEAD'],
 };
 
@@ -172,22 +203,43 @@ function takesNoFields(body: unknown, why: string): void {
 /** A sensible Idempotency-Key: 1 to 255 visible ASCII characters (a UUID is typical). */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** The optional `Pos-Reference` header: the POS's reference of the sale. */
+function referenceOf(req: Request): string | undefined {
+  const reference = req.headers['pos-reference'];
+  if (reference === undefined) return undefined;
+  return checkReference(String(reference), 'Pos-Reference');
+}
+
+function checkReference(reference: string, name: string): string {
+  if (!REFERENCE_PATTERN.test(reference)) {
+    throw errors.invalidReference(
+      `${name}: must be 1 to 80 printable ASCII characters without a space at either end (got ${reference.length} characters)`,
+    );
+  }
+  return reference;
+}
+
 /**
  * The optional Idempotency-Key header, scoped to the API key, with a digest of what was
- * asked (the parsed request, so formatting and field order do not matter).
+ * asked (the parsed request, so formatting and field order do not matter, and the reference:
+ * the same key with another reference is another request).
  */
 function idempotencyOf(
   req: Request,
   keyFingerprint: string,
   request: object,
+  reference: string | undefined,
 ): Idempotency | undefined {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
     throw errors.invalidIdempotencyKey();
   }
+  // Without a reference, the digest is what it was before references: answers stored then
+  // are still replayed.
+  const asked = reference === undefined ? request : { ...request, reference };
   const requestHash = createHash('sha256')
-    .update(`${req.path} ${JSON.stringify(request)}`)
+    .update(`${req.path} ${JSON.stringify(asked)}`)
     .digest('hex');
   return { scope: `${keyFingerprint}:${key}`, requestHash };
 }

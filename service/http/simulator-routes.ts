@@ -8,6 +8,7 @@ import {
 import { MAX_CARD_BALANCE } from '../card/wallet-format.ts';
 import { errors } from '../errors.ts';
 import { jsonBody } from './json-body.ts';
+import { ENDPOINTS, type RateLimitTable, type WindowLimit } from './rate-limits.ts';
 import { allowOnly } from './routes.ts';
 
 /** Every answer of a service running the simulator says so: its cards are not real. */
@@ -43,7 +44,35 @@ export const simulatorRequests = {
       delayMs: z.number().int().min(1).max(60_000).optional(),
     })
     .strict(),
+  /** Windows of the endpoints' rate limits, for a POS's integration tests; null: the spec's. */
+  rateLimits: z
+    .object(
+      Object.fromEntries(
+        ENDPOINTS.map((endpoint) => [
+          endpoint,
+          z
+            .object({
+              limit: z.number().int().min(1).max(100_000),
+              windowSeconds: z.number().int().min(1).max(3600),
+            })
+            .strict()
+            .nullable()
+            .optional(),
+        ]),
+      ),
+    )
+    .strict(),
 };
+
+/** The limits in force, as the control API shows them (windows in seconds). */
+function rateLimitsOf(table: RateLimitTable) {
+  return Object.fromEntries(
+    ENDPOINTS.map((endpoint) => {
+      const { limit, windowMs } = table.current[endpoint];
+      return [endpoint, { limit, windowSeconds: windowMs / 1000 }];
+    }),
+  );
+}
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});
@@ -56,9 +85,14 @@ function parse<T>(schema: z.ZodType<T>, body: unknown): T {
 
 /**
  * The simulator's control API, mounted only when the simulator is on: the same Host, origin
- * and key checks as every endpoint, no rate limit (a POS test suite calls it often).
+ * and key checks as every endpoint, no rate limit (a POS test suite calls it often). It alone
+ * can set the endpoints' rate limits: a service without the simulator keeps the spec's.
  */
-export function simulatorRoutes(simulator: CardSimulator, authenticate: RequestHandler): Router {
+export function simulatorRoutes(
+  simulator: CardSimulator,
+  authenticate: RequestHandler,
+  limits: RateLimitTable,
+): Router {
   const router = Router({ strict: true, caseSensitive: true });
   router.get('/simulator', authenticate, (_req, res) => {
     res.json(simulator.status());
@@ -78,6 +112,21 @@ export function simulatorRoutes(simulator: CardSimulator, authenticate: RequestH
     const { fault, delayMs } = parse(simulatorRequests.fault, req.body);
     res.json(await simulator.arm(fault, delayMs));
   });
+  router.get('/simulator/rate-limits', authenticate, (_req, res) => {
+    res.json(rateLimitsOf(limits));
+  });
+  router.post('/simulator/rate-limits', authenticate, ...jsonBody(), (req, res) => {
+    const changes = parse(simulatorRequests.rateLimits, req.body);
+    limits.set(
+      Object.fromEntries(
+        Object.entries(changes).map(([endpoint, window]) => [
+          endpoint,
+          window && ({ limit: window.limit, windowMs: window.windowSeconds * 1000 } as WindowLimit),
+        ]),
+      ),
+    );
+    res.json(rateLimitsOf(limits));
+  });
   allowOnly(router, SIMULATOR_METHODS);
   return router;
 }
@@ -89,4 +138,5 @@ export const SIMULATOR_METHODS: Readonly<Record<string, readonly string[]>> = {
   '/simulator/take-away': ['POST'],
   '/simulator/put-back': ['POST'],
   '/simulator/fault': ['POST'],
+  '/simulator/rate-limits': ['GET', 'HEAD', 'POST'],
 };

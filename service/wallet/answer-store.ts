@@ -1,16 +1,32 @@
 import { errors } from '../errors.ts';
 import type { MovementBook } from './movement-book.ts';
-import { ANSWER_RETENTION_MS, type Idempotency, type Movement } from './journal-entries.ts';
+import {
+  ANSWER_RETENTION_MS,
+  occurredAtOf,
+  type Idempotency,
+  type Movement,
+} from './journal-entries.ts';
 import { phaseOf, replayable } from './movement-phases.ts';
 import type { MovementResolver } from './movement-resolver.ts';
 
-/** The spec's 200 bodies of the two card-writing endpoints. */
-export type RechargeAnswer = { cardId: string; credits: number; rechargeAmount: number };
+/**
+ * The receipt in every money answer: the movement (null: a payout of a card at 0 moved
+ * nothing), when it happened by this till's clock (its card write proven), and the POS's
+ * reference of the sale. Answers stored before receipts existed are replayed without them.
+ */
+export type Receipt = {
+  movementId: string | null;
+  occurredAt: string | null;
+  reference: string | null;
+};
+
+/** The spec's 200 bodies of the two card-writing endpoints, with their receipt. */
+export type RechargeAnswer = { cardId: string; credits: number; rechargeAmount: number } & Receipt;
 export type DischargeAnswer = {
   cardId: string;
   dischargedCredits: number;
   dischargedAmount: number;
-};
+} & Receipt;
 
 /** What the caller is told for a movement that landed on the card. */
 export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
@@ -18,9 +34,24 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
   if (!reserved?.intent) throw new Error(`movement ${movement.id} has no planned write`);
   // The ledger's amounts are exact decimal strings; JSON carries them as numbers (spec).
   const amount = Number(reserved.amount);
+  const receipt: Receipt = {
+    movementId: movement.id,
+    occurredAt: occurredAtOf(movement),
+    reference: movement.reference ?? null,
+  };
   return movement.kind === 'recharge'
-    ? { cardId: movement.cardId, credits: reserved.intent.value, rechargeAmount: amount }
-    : { cardId: movement.cardId, dischargedCredits: reserved.credits, dischargedAmount: amount };
+    ? {
+        cardId: movement.cardId,
+        credits: reserved.intent.value,
+        rechargeAmount: amount,
+        ...receipt,
+      }
+    : {
+        cardId: movement.cardId,
+        dischargedCredits: reserved.credits,
+        dischargedAmount: amount,
+        ...receipt,
+      };
 }
 
 /**

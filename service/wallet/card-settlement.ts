@@ -1,5 +1,12 @@
 import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
-import type { CardWallet, WalletCard, WriteDecision, WriteIntent } from '../card/card-face.ts';
+import {
+  isAboveRecord,
+  type CardSuspicion,
+  type CardWallet,
+  type WalletCard,
+  type WriteDecision,
+  type WriteIntent,
+} from '../card/card-face.ts';
 import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import type { AnswerStore } from './answer-store.ts';
@@ -160,10 +167,29 @@ export class CardSettlement {
 
   /**
    * The wallet on `card`. A card whose last write from this till was seen torn is read with that
-   * write as proof: a torn first write to a blank card still counts as blank (card face).
+   * write as proof: a torn first write to a blank card still counts as blank (card face). A card
+   * its newest movement record does not explain is `suspect`, and said so in the log.
    */
-  readWallet(card: WalletCard): Promise<CardWallet> {
-    return card.readWallet(this.tornProof(card.cardId));
+  async readWallet(card: WalletCard): Promise<SuspectWallet> {
+    const wallet = await card.readWallet(this.tornProof(card.cardId));
+    const suspect = this.#suspicionOf(wallet);
+    if (suspect === undefined) return wallet;
+    this.#book.log.error(
+      `card ${wallet.cardId} holding ${wallet.balance} is suspect: ${SUSPICIONS[suspect]}; do not pay it out`,
+    );
+    return { ...wallet, suspect };
+  }
+
+  /**
+   * What the card alone shows (more than its newest record), or, with this till's journal, a
+   * newest record naming a movement this till decided from the card never landed: the
+   * transaction was committed afterwards by someone else (docs/card-security.md, DESFire). A
+   * decision learnt from the ledger with the card away is the card's to confirm first.
+   */
+  #suspicionOf(wallet: CardWallet): CardSuspicion | undefined {
+    if (isAboveRecord(wallet)) return 'card-above-record';
+    const named = wallet.record && this.#book.movements.get(wallet.record.movementId);
+    return named?.card === 'not-written' && !named.learnt ? 'record-of-voided-movement' : undefined;
   }
 
   /** The card's last write, when the journal saw it torn (what it proves: see the card face). */
@@ -174,6 +200,15 @@ export class CardSettlement {
       : undefined;
   }
 }
+
+/** A wallet as the engine reads it: `suspect` when its newest record does not explain it. */
+export type SuspectWallet = CardWallet & { suspect?: CardSuspicion };
+
+const SUSPICIONS: Record<CardSuspicion, string> = {
+  'card-above-record': 'it holds more than its newest movement record says (credits no till wrote)',
+  'record-of-voided-movement':
+    'its newest movement record names a movement this till found not written and voided (committed after the till gave up on it)',
+};
 
 /** An operator's post or void, made without the card, that holds the card at the ledger. */
 export function awaitsCard(movement: LedgerMovement): boolean {

@@ -6,12 +6,15 @@ import type { Idempotency } from './journal-entries.ts';
 
 export interface DischargeInput {
   keyFingerprint: string;
+  /** The POS's reference of the sale, kept with the movement. */
+  reference?: string;
   idempotency?: Idempotency;
   /**
    * The ledger refused to pay the card out (CardAccountExceeded: it holds more than the shop
-   * put on it) and flagged it suspect: the host shows it to the operator.
+   * put on it; CardRecordMismatch: its movement records do not explain it) and flagged it
+   * suspect: the host shows it to the operator, with the refusal's code.
    */
-  onFlagged?: (cardId: string, credits: number) => void;
+  onFlagged?: (cardId: string, credits: number, reason: string) => void;
 }
 
 /**
@@ -33,7 +36,15 @@ export function dischargeCard(
 
       const wallet = await movements.readWallet(card);
       if (wallet.balance === 0) {
-        return { cardId: card.cardId, dischargedCredits: 0, dischargedAmount: 0 };
+        // Nothing moves, and the receipt says so.
+        return {
+          cardId: card.cardId,
+          dischargedCredits: 0,
+          dischargedAmount: 0,
+          movementId: null,
+          occurredAt: null,
+          reference: input.reference ?? null,
+        };
       }
       if (wallet.balance < 0) throw errors.negativeCredits();
 
@@ -43,7 +54,10 @@ export function dischargeCard(
           keyFingerprint: input.keyFingerprint,
           idempotency,
           wallet,
-          request: { credits: wallet.balance },
+          request: {
+            credits: wallet.balance,
+            ...(input.reference === undefined ? {} : { reference: input.reference }),
+          },
           balanceAfter: () => 0,
         })
         .catch((error: unknown) => {
@@ -51,7 +65,7 @@ export function dischargeCard(
           // card), or another till's movement of the card is open; otherwise, spec: the
           // "before" record failed. Either way the card is untouched.
           const refusal = cardAccountRefusal(error);
-          if (refusal) input.onFlagged?.(card.cardId, wallet.balance);
+          if (refusal) input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
           throw (
             refusal ??
             otherTillRefusal(error) ??

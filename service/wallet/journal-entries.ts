@@ -35,6 +35,8 @@ export type JournalEntry =
        * lost): its planned write rebuilt from the ledger's `cardBefore`, decided on the card.
        */
       adopted?: boolean;
+      /** The POS's reference of the sale (`Pos-Reference`), kept with the movement. */
+      reference?: string;
       at: string;
     }
   /**
@@ -90,6 +92,8 @@ export interface Movement {
   /** A compensating movement's credits, known before the ledger is asked. */
   credits?: number;
   adopted?: boolean;
+  /** The POS's reference of the sale, when it sent one. */
+  reference?: string;
   startedAt: string;
   reserved?: { credits: number; amount: string; intent?: WriteIntent };
   card?: 'committed' | 'not-written';
@@ -134,6 +138,7 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
         ? {}
         : { compensates: entry.compensates, credits: entry.credits }),
       ...(entry.adopted ? { adopted: true } : {}),
+      ...(entry.reference === undefined ? {} : { reference: entry.reference }),
       startedAt: entry.at,
     });
     return;
@@ -178,6 +183,7 @@ export function entriesOf(movement: Movement): JournalEntry[] {
         ? {}
         : { compensates: movement.compensates, credits: movement.credits }),
       ...(movement.adopted ? { adopted: true } : {}),
+      ...(movement.reference === undefined ? {} : { reference: movement.reference }),
       at: movement.startedAt,
     },
   ];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import type { CardWallet, WalletCard, WriteIntent } from '../card/card-face.ts';
+import type { CardSuspicion, WalletCard, WriteIntent } from '../card/card-face.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import { AnswerStore, type DischargeAnswer, type RechargeAnswer } from './answer-store.ts';
@@ -9,7 +9,7 @@ import type { KeyRing } from './key-ring.ts';
 import { MovementBook } from './movement-book.ts';
 import type { Idempotency, Movement } from './journal-entries.ts';
 import type { MovementJournal } from './movement-journal.ts';
-import { CardSettlement } from './card-settlement.ts';
+import { CardSettlement, type SuspectWallet } from './card-settlement.ts';
 import { MovementRequests, type Reservation, type ReserveInput } from './movement-requests.ts';
 import { MovementReconciler, type WaitingMovement } from './movement-reconciler.ts';
 import { MovementResolver, type MovementLedger } from './movement-resolver.ts';
@@ -26,6 +26,8 @@ export interface MovementEngineEvents {
   unconfirmed: [number];
   /** The movements pending at the ledger that wait (for their card, another till) changed. */
   waitingForCard: [readonly WaitingMovement[]];
+  /** A card read here is suspect: its newest movement record does not explain it. */
+  cardSuspect: [{ cardId: string; credits: number; suspicion: CardSuspicion }];
 }
 
 export interface MovementEngineOptions {
@@ -129,6 +131,21 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return this.#reconciler.waiting;
   }
 
+  /** This till's journal's record of a movement, if it still keeps it (a receipt's lookup). */
+  journaled(id: string): Movement | undefined {
+    return this.#book.movements.get(id.toLowerCase());
+  }
+
+  /** The movements this till's journal keeps. */
+  get journal(): Iterable<Movement> {
+    return this.#book.movements.values();
+  }
+
+  /** The movement that set right this one's disagreement with its card, if this till made it. */
+  compensationOf(id: string): Movement | undefined {
+    return this.#book.compensationOf(id);
+  }
+
   /** Compensating movements the ledger refused: cards whose books an operator must set right. */
   get conflicts(): readonly Movement[] {
     return [...this.#book.movements.values()].filter((m) => m.conflict !== undefined);
@@ -178,8 +195,17 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return this.#settlement.settle(card);
   }
 
-  readWallet(card: WalletCard): Promise<CardWallet> {
-    return this.#settlement.readWallet(card);
+  /** The wallet on `card`; a suspect card is said (`cardSuspect`) for the operator. */
+  async readWallet(card: WalletCard): Promise<SuspectWallet> {
+    const wallet = await this.#settlement.readWallet(card);
+    if (wallet.suspect) {
+      this.emit('cardSuspect', {
+        cardId: wallet.cardId,
+        credits: wallet.balance,
+        suspicion: wallet.suspect,
+      });
+    }
+    return wallet;
   }
 
   tornProof(cardId: string): WriteIntent | undefined {

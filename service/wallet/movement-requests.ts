@@ -100,11 +100,14 @@ export class MovementRequests {
         cardId: card.cardId,
         keyFingerprint: input.keyFingerprint,
         idempotency: input.idempotency,
+        ...(input.request.reference === undefined ? {} : { reference: input.request.reference }),
       });
       const movement = this.#book.movement(id);
       const pending = await this.#create(movement, apiKey, {
         ...input.request,
         cardBefore: input.wallet.before,
+        // The card's newest record: the ledger flags a card it does not explain.
+        ...(input.wallet.record ? { cardRecord: input.wallet.record } : {}),
       });
       let intent: WriteIntent;
       try {
@@ -130,8 +133,9 @@ export class MovementRequests {
   /**
    * Writes the planned write and settles what that means: landed, record the answer (the
    * caller's answer and the card's release need nothing more) and post it in the background;
-   * certainly not, void it and fail with the card's error; unknown (the card left mid-write),
-   * leave it to be decided on the card and fail with CardRemovedDuringWrite. Ends the
+   * certainly not, void it and fail with the card's error; unknown (the card left mid-write, or
+   * its answer did not verify), leave it to be decided on the card and fail with
+   * CardRemovedDuringWrite (or CardAnswerUnverified). Ends the
    * request's ownership of the movement.
    */
   async commit<T extends RechargeAnswer | DischargeAnswer>(
@@ -147,7 +151,10 @@ export class MovementRequests {
       const result = await card.write(intent);
       if (result.outcome === 'uncertain') {
         this.#book.log.warn(`movement ${movement.id}: card write uncertain (${result.error.code})`);
-        throw errors.cardRemovedDuringWrite(result.error);
+        // An answer the card face could not verify names itself: that card never left.
+        throw result.error.code === errors.cardAnswerUnverified().code
+          ? result.error
+          : errors.cardRemovedDuringWrite(result.error);
       }
       if (result.outcome === 'not-written') {
         await this.#abandon(movement);

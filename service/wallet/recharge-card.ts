@@ -11,6 +11,8 @@ import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.t
 
 export interface RechargeInput {
   request: RechargeRequest;
+  /** The POS's reference of the sale, kept with the movement. */
+  reference?: string;
   customer: LedgerCustomer;
   keyFingerprint: string;
   idempotency?: Idempotency;
@@ -19,7 +21,7 @@ export interface RechargeInput {
   /** Refuse a card holding more than its account at the ledger (default: only flagged). */
   refuseAboveAccount?: boolean;
   /** The ledger refused the card (refuseAboveAccount) and flagged it: the host shows it. */
-  onFlagged?: (cardId: string, credits: number) => void;
+  onFlagged?: (cardId: string, credits: number, reason: string) => void;
 }
 
 /**
@@ -58,6 +60,7 @@ export function rechargeCard(
           // What the card holds, so the ledger can tell a card above its account.
           request: {
             ...request,
+            ...(input.reference === undefined ? {} : { reference: input.reference }),
             cardCredits: wallet.balance,
             ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
           },
@@ -70,7 +73,7 @@ export function rechargeCard(
           // Only with refuseAboveAccount: the card holds more than the shop put on it.
           const refusal = cardAccountRefusal(error);
           if (refusal) {
-            input.onFlagged?.(card.cardId, wallet.balance);
+            input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
             throw refusal;
           }
           return rechargeRefusal(error);

@@ -10,7 +10,12 @@ import { ROOMY_LIMITS } from '../support/card-rig.ts';
 import { buildClient } from '../support/client-build.ts';
 import { memoryLogger } from '../support/memory-logger.ts';
 import { serveFolder, type StaticServer } from '../support/static-server.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import {
+  ledgerMovements,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
 import { startTestService, type TestService } from '../support/test-service.ts';
 import { CLIENT_TEST_LIMITS, scenarios } from './client-scenarios.ts';
 
@@ -37,6 +42,10 @@ before(async () => {
   deadUrl = closed.url;
   browser = await launchChromium();
   page = await browser.newPage();
+  // The ledger is not the page's to call: the test asks it from here, for the scenarios.
+  await page.exposeFunction('ledgerMovements', (reference: string) =>
+    ledgerMovements(ledger.url, reference),
+  );
   await page.goto(`${site.origin}/`);
 });
 after(async () => {
@@ -57,7 +66,7 @@ function inPage(name: string): Promise<void> {
   return page.evaluate(`(async () => {
     const client = await import('/client/index.js');
     const { scenarios } = await import('/scenarios/test/client/client-scenarios.js');
-    await scenarios[${JSON.stringify(name)}]({ ...${JSON.stringify(world)}, client });
+    await scenarios[${JSON.stringify(name)}]({ ...${JSON.stringify(world)}, client, ledgerMovements });
   })()`);
 }
 

@@ -11,6 +11,16 @@ export interface World {
   apiKey: string;
   /** A URL where nothing listens. */
   deadUrl: string;
+  /** The ledger's movements with a POS reference (`GET /v1/movements?reference=`), newest first. */
+  ledgerMovements: (reference: string) => Promise<LedgerRecord[]>;
+}
+
+/** What the scenarios read of a ledger movement. */
+export interface LedgerRecord {
+  id: string;
+  state: string;
+  reference: string | null;
+  credits: number;
 }
 
 /**
@@ -42,6 +52,13 @@ async function thrown(call: () => Promise<unknown>, what: string): Promise<unkno
     }
     return error;
   }
+}
+
+/** A money answer's fields of the spec, without its receipt (movementId, occurredAt, reference). */
+function specOf<T extends object>(answer: T): Omit<T, 'movementId' | 'occurredAt' | 'reference'> {
+  const { movementId, occurredAt, reference, ...spec } = answer as T & Record<string, unknown>;
+  void [movementId, occurredAt, reference];
+  return spec;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -121,18 +138,18 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     same(await wallet.readCard(), { cardId, credits: 0, rechargeAmount: null }, 'readCard');
     const pool = Number((await wallet.info()).credits);
     same(
-      await wallet.rechargeCard({ credits: 10 }),
+      specOf(await wallet.rechargeCard({ credits: 10 })),
       { cardId, credits: 10, rechargeAmount: 5 },
       'credits',
     );
     same(
-      await wallet.rechargeCard({ amount: 2.5 }),
+      specOf(await wallet.rechargeCard({ amount: 2.5 })),
       { cardId, credits: 15, rechargeAmount: 2.5 },
       'euros',
     );
     same(Number((await wallet.info()).credits), pool - 15, 'the pool after the recharges');
     same(
-      await wallet.dischargeCard(),
+      specOf(await wallet.dischargeCard()),
       { cardId, dischargedCredits: 15, dischargedAmount: 7.5 },
       'dischargeCard',
     );
@@ -189,7 +206,7 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     const cardId = await placeCard(wallet);
     const pool = Number((await wallet.info()).credits);
     same(
-      await wallet.rechargeCard({ credits: 7 }),
+      specOf(await wallet.rechargeCard({ credits: 7 })),
       { cardId, credits: 7, rechargeAmount: 3.5 },
       'the answer',
     );
@@ -224,11 +241,159 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     await wallet.simulator.putBack(cardId);
     await cardOnReader(wallet, cardId);
     same(
-      await wallet.rechargeCard({ credits: 5 }, { idempotencyKey: error.idempotencyKey }),
+      specOf(await wallet.rechargeCard({ credits: 5 }, { idempotencyKey: error.idempotencyKey })),
       { cardId, credits: 15, rechargeAmount: 2.5 },
       'the settled answer',
     );
     same((await wallet.simulator.status()).card, { cardId, credits: 15 }, 'credited once');
+  },
+
+  async 'when the card leaves during the write, then wallet.retry(error) settles that same movement: the card and the pool move once, whichever side of the commit it left'({
+    client,
+    baseUrl,
+    apiKey,
+  }) {
+    const recorder = recordingFetch();
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    const cardId = await placeCard(wallet);
+    for (const [fault, landed] of [
+      ['tear-after-commit', 10],
+      ['tear-before-commit', 0],
+    ] as const) {
+      const before = (await wallet.simulator.status()).card?.credits ?? 0;
+      const pool = Number((await wallet.info()).credits);
+      await wallet.simulator.fault(fault);
+      const error = await thrown(
+        () => wallet.rechargeCard({ credits: 10 }, { reference: `sale-${fault}` }),
+        fault,
+      );
+      check(client.isCardWalletError(error, 'rechargeCard'), `a CardWalletError: ${String(error)}`);
+      same(error.code, 'CardRemovedDuringWrite', `${fault}: the error`);
+      same((await wallet.simulator.status()).card, null, `${fault}: the card left`);
+      same(
+        (await wallet.simulator.putBack(cardId)).credits,
+        before + landed,
+        `${fault}: the card as it left`,
+      );
+      await cardOnReader(wallet, cardId);
+      const sent = recorder.to('/writecard').length;
+      same(
+        specOf(await wallet.retry(error)),
+        { cardId, credits: before + 10, rechargeAmount: 5 },
+        `${fault}: the retried answer`,
+      );
+      const retried = recorder.to('/writecard').slice(sent);
+      same(
+        retried.map((c) => c.key),
+        [error.idempotencyKey],
+        `${fault}: one send, same key`,
+      );
+      same((await wallet.simulator.status()).card?.credits, before + 10, `${fault}: credited once`);
+      same(Number((await wallet.info()).credits), pool - 10, `${fault}: the pool, charged once`);
+    }
+  },
+
+  async 'when a money call is given an undefined idempotencyKey, or retry the error of another call, then it is refused with a TypeError and nothing is sent'({
+    client,
+    baseUrl,
+    apiKey,
+  }) {
+    const recorder = recordingFetch();
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    const lost: { idempotencyKey?: string } = {};
+    const options = { idempotencyKey: lost.idempotencyKey } as { idempotencyKey: string };
+    const recharge = await thrown(() => wallet.rechargeCard({ credits: 1 }, options), 'recharge');
+    check(
+      recharge instanceof TypeError && /wallet\.retry\(error\)/.test(recharge.message),
+      `a TypeError naming retry: ${String(recharge)}`,
+    );
+    const discharge = await thrown(() => wallet.dischargeCard(options), 'discharge');
+    check(discharge instanceof TypeError, `a TypeError: ${String(discharge)}`);
+    const badReference = await thrown(
+      () => wallet.rechargeCard({ credits: 1 }, { reference: ' sale 1' }),
+      'reference',
+    );
+    check(badReference instanceof TypeError, `a TypeError: ${String(badReference)}`);
+    await wallet.simulator.takeAway();
+    await cardOnReader(wallet, null);
+    const read = await thrown(() => wallet.readCard(), 'readCard');
+    const retried = await thrown(
+      () => wallet.retry(read as Parameters<typeof wallet.retry>[0]),
+      'retry of a read',
+    );
+    check(retried instanceof TypeError, `a TypeError: ${String(retried)}`);
+    same(recorder.to('/writecard').length + recorder.to('/dischargecard').length, 0, 'sent');
+  },
+
+  async 'when recharges carry a POS reference and one is torn and retried through retry(error), then each answer is a receipt, and the worker and the ledger find exactly one movement per reference'({
+    client,
+    baseUrl,
+    apiKey,
+    ledgerMovements,
+  }) {
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey });
+    const cardId = await placeCard(wallet);
+    const sale = `sale ${freshUid()}`;
+    const done = await wallet.rechargeCard({ credits: 10 }, { reference: sale });
+    same(
+      [done.cardId, done.credits, done.rechargeAmount, done.reference],
+      [cardId, 10, 5, sale],
+      'the answer',
+    );
+    check(typeof done.movementId === 'string' && UUID.test(done.movementId), 'a movement id');
+    check(Date.parse(done.occurredAt ?? '') > 0, `occurredAt: ${done.occurredAt}`);
+
+    const torn = `sale ${freshUid()}`;
+    await wallet.simulator.fault('tear-after-commit');
+    const pulled = await thrown(
+      () => wallet.rechargeCard({ credits: 4 }, { reference: torn }),
+      'torn',
+    );
+    check(client.isCardWalletError(pulled, 'rechargeCard'), String(pulled));
+    same(pulled.code, 'CardRemovedDuringWrite', 'the card left mid-write');
+    // The same key with another reference is another request.
+    const reused = await thrown(
+      () =>
+        wallet.rechargeCard(
+          { credits: 4 },
+          { idempotencyKey: pulled.idempotencyKey, reference: 'another sale' },
+        ),
+      'the key with another reference',
+    );
+    check(client.isCardWalletError(reused, 'rechargeCard'), String(reused));
+    same([reused.status, reused.code], [422, 'IdempotencyKeyReused'], 'another reference');
+    await wallet.simulator.putBack(cardId);
+    await cardOnReader(wallet, cardId);
+    const retried = await wallet.retry(pulled);
+    same([retried.credits, retried.reference], [14, torn], 'the retried answer');
+
+    for (const [reference, answer] of [
+      [sale, done],
+      [torn, retried],
+    ] as const) {
+      const atWorker = await wallet.movements({ reference });
+      same(
+        atWorker.map((m) => [m.movementId, m.kind, m.cardId, m.reference, m.tillId !== null]),
+        [[answer.movementId, 'recharge', cardId, reference, true]],
+        `${reference}: one movement at the worker`,
+      );
+      const one = await wallet.movement(answer.movementId as string);
+      same([one.movementId, one.reference], [answer.movementId, reference], 'by id');
+      let atLedger: LedgerRecord[] = [];
+      for (let tries = 0; tries < 200; tries += 1) {
+        atLedger = await ledgerMovements(reference);
+        if (atLedger[0]?.state === 'posted') break;
+        await sleep(50);
+      }
+      same(
+        atLedger.map((m) => [m.id, m.state, m.reference]),
+        [[answer.movementId, 'posted', reference]],
+        `${reference}: one movement at the ledger`,
+      );
+      const confirmed = await wallet.movement(answer.movementId as string);
+      same([confirmed.state, confirmed.atLedger], ['posted', true], 'the worker says posted');
+    }
+    same((await wallet.simulator.status()).card?.credits, 14, 'the card, credited once each');
   },
 
   async 'when a second call with the same key comes while the first runs, then it waits for IdempotencyKeyInUse to pass and gets the same answer'({
@@ -252,7 +417,7 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
         wallet.rechargeCard({ credits: 3 }, { idempotencyKey }),
         sleep(50).then(() => wallet.rechargeCard({ credits: 3 }, { idempotencyKey })),
       ]);
-      same(first, { cardId, credits: 3, rechargeAmount: 1.5 }, 'the first answer');
+      same(specOf(first), { cardId, credits: 3, rechargeAmount: 1.5 }, 'the first answer');
       same(second, first, 'the second answer');
       check(
         recorder.to('/writecard').some((c) => c.status === 409),
@@ -312,6 +477,118 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     check(client.isCardWalletError(error, 'info'), `a CardWalletError: ${String(error)}`);
     same([error.status, error.code], [429, 'TooManyRequests'], 'the error');
     check((error.retryAfterSeconds ?? 0) >= 1, `Retry-After: ${error.retryAfterSeconds}`);
+  },
+
+  async 'when the simulator sets a small read limit, then the client reports each wait with its Retry-After before waiting it out, and a call that asks to fail fast throws TooManyRequests at once'({
+    client,
+    baseUrl,
+    apiKey,
+  }) {
+    const waits: { operation: string; seconds: number; until: number }[] = [];
+    const recorder = recordingFetch();
+    const wallet = new client.CardWalletClient({
+      baseUrl,
+      apiKey,
+      fetch: recorder.fetch,
+      onRateLimitWait: (wait) =>
+        waits.push({ operation: wait.operation, seconds: wait.seconds, until: +wait.until }),
+    });
+    const cardId = await placeCard(wallet, 3);
+    const set = await wallet.simulator.rateLimits({ readcard: { limit: 2, windowSeconds: 2 } });
+    same(set.readcard, { limit: 2, windowSeconds: 2 }, 'the window set');
+    try {
+      const started = Date.now();
+      const earlier = recorder.to('/readcard').length;
+      for (let i = 0; i < 3; i += 1) same((await wallet.readCard()).cardId, cardId, `read ${i}`);
+      same(
+        recorder
+          .to('/readcard')
+          .slice(earlier)
+          .map((c) => c.status),
+        [200, 200, 429, 200],
+        'the third read waited once',
+      );
+      same(
+        waits.map((w) => [w.operation, w.seconds >= 1 && w.seconds <= 2]),
+        [['readCard', true]],
+        `the wait reported: ${JSON.stringify(waits)}`,
+      );
+      check((waits[0]?.until ?? 0) > started, 'until is ahead of the call');
+
+      const hasty = await thrown(async () => {
+        for (let i = 0; i < 3; i += 1) await wallet.readCard({ maxRetryAfterSeconds: 0 });
+      }, 'fail fast');
+      check(client.isCardWalletError(hasty, 'readCard'), String(hasty));
+      same([hasty.status, hasty.code], [429, 'TooManyRequests'], 'fail fast');
+      check((hasty.retryAfterSeconds ?? 0) >= 1, `Retry-After: ${hasty.retryAfterSeconds}`);
+      same(waits.length, 1, 'no wait reported for a call that fails fast');
+    } finally {
+      const back = await wallet.simulator.rateLimits({ readcard: null });
+      check(back.readcard.limit > 2, `set back: ${JSON.stringify(back.readcard)}`);
+    }
+  },
+
+  async 'when a POS waits for a card, then waitForCard resolves once the card is placed, reading it once, on the stream it shares with cardEvents'({
+    client,
+    baseUrl,
+    apiKey,
+  }) {
+    const recorder = recordingFetch();
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    await wallet.simulator.takeAway();
+    await cardOnReader(wallet, null);
+    const reads = recorder.to('/readcard').length;
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const listening = (async () => {
+      for await (const event of wallet.cardEvents({ signal: stop.signal })) {
+        if (event.type === 'card') seen.push(`${event.data.type} ${event.data.cardId}`);
+      }
+    })();
+    const waiting = wallet.waitForCard({ timeout: 20_000 });
+    // Both are listening before the card comes: the reader's state came on the one stream.
+    for (let i = 0; i < 100 && recorder.to('/events').length === 0; i += 1) await sleep(10);
+    await sleep(100);
+    const placed = await wallet.simulator.place({ uid: freshUid(), credits: 12 });
+    same(await waiting, { cardId: placed.cardId, credits: 12, rechargeAmount: null }, 'the card');
+    same(recorder.to('/readcard').length - reads, 1, 'read once');
+    for (let i = 0; i < 100 && seen.length === 0; i += 1) await sleep(10);
+    same(seen, [`present ${placed.cardId}`], 'cardEvents saw the same tap');
+    same(recorder.to('/events').length, 1, 'one stream for both');
+    stop.abort();
+    await listening;
+
+    same(
+      await wallet.waitForCard(),
+      { cardId: placed.cardId, credits: 12, rechargeAmount: null },
+      'a card already on the reader',
+    );
+  },
+
+  async 'when waitForCard is cancelled or times out, then it rejects with the signal’s reason or a TimeoutError, and the stream is closed'({
+    client,
+    baseUrl,
+    apiKey,
+  }) {
+    const recorder = recordingFetch();
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    await wallet.simulator.takeAway();
+    await cardOnReader(wallet, null);
+    const reads = recorder.to('/readcard').length;
+    const stop = new AbortController();
+    const cancelled = wallet.waitForCard({ signal: stop.signal });
+    await sleep(50);
+    stop.abort(new Error('the cashier cancelled'));
+    const reason = await thrown(() => cancelled, 'cancelled');
+    same((reason as Error).message, 'the cashier cancelled', 'the reason');
+    const late = await thrown(() => wallet.waitForCard({ timeout: 100 }), 'timeout');
+    same((late as Error).name, 'TimeoutError', `a TimeoutError: ${String(late)}`);
+    same(recorder.to('/readcard').length - reads, 0, 'no read without a card');
+    // The next wait opens a stream of its own: the earlier ones were closed.
+    const before = recorder.to('/events').length;
+    const placed = await wallet.simulator.place({ uid: freshUid() });
+    same((await wallet.waitForCard({ timeout: 20_000 })).cardId, placed.cardId, 'the next');
+    same(recorder.to('/events').length - before, 1, 'a new stream');
   },
 
   async 'when nothing listens, then the client tries again and then throws ServiceUnreachable; a recharge keeps one key through its attempts'({

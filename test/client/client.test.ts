@@ -1,11 +1,17 @@
 // The client library (client/, built as its package) in Node against the real service with the
 // card simulator on port 0: the shared scenarios (client-scenarios.ts), which
 // client-browser.test.ts runs in Chromium.
+import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { listen } from '../../common/listen.ts';
 import { buildClient, importClient } from '../support/client-build.ts';
 import { ROOMY_LIMITS } from '../support/card-rig.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import {
+  ledgerMovements,
+  startTestLedger,
+  TEST_API_KEY,
+  type TestLedger,
+} from '../support/test-ledger.ts';
 import { startTestService, type TestService } from '../support/test-service.ts';
 import { CLIENT_TEST_LIMITS, scenarios, type World } from './client-scenarios.ts';
 
@@ -27,6 +33,7 @@ before(async () => {
     baseUrl: service.url,
     apiKey: TEST_API_KEY,
     deadUrl: closed.url,
+    ledgerMovements: (reference) => ledgerMovements(ledger.url, reference),
   };
 });
 after(async () => {
@@ -38,4 +45,20 @@ describe('the client library in Node', () => {
   for (const [name, scenario] of Object.entries(scenarios)) {
     test(name, () => scenario(world));
   }
+
+  test('when nothing listens, then ServiceUnreachable says to check the service and its port, not a page’s origin (there is no page in Node)', async () => {
+    const wallet = new world.client.CardWalletClient({
+      baseUrl: world.deadUrl,
+      apiKey: TEST_API_KEY,
+      retries: 0,
+    });
+    const error = await wallet.readCard().catch((e: unknown) => e);
+    assert.ok(world.client.isCardWalletError(error, 'readCard'), String(error));
+    assert.equal(error.code, 'ServiceUnreachable');
+    assert.match(
+      error.detail ?? '',
+      /did not answer \(.+\): is the service running there, on that port\?$/,
+    );
+    assert.doesNotMatch(error.detail ?? '', /origin/);
+  });
 });

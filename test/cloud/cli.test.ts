@@ -109,6 +109,11 @@ describe('card-wallet-cloud CLI', () => {
       ['a bad --state', ['movements', 'list', '--state', 'done'], /--state must be/],
       ['a bad --till', ['movements', 'list', '--till', 'till-1'], /--till must be a UUID/],
       [
+        'a --limit over what the HTTP API gives',
+        ['movements', 'list', '--limit', '5000'],
+        /--limit must be an integer from 1 to 1000 \(got "5000"\)/,
+      ],
+      [
         'movements void without --evidence',
         ['movements', 'void', '--customer', randomUUID(), '--id', randomUUID()],
         /--evidence is required/,

@@ -842,6 +842,40 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.deepEqual((await other.get('/v1/movements')).body, { movements: [] });
       });
 
+      test('when movements carry a POS reference, then each keeps it and the reference lists every one of the shop’s, newest first', async () => {
+        const shop = await newShop(100);
+        const ids = [randomUUID(), randomUUID(), randomUUID()];
+        await shop.create({ ...recharge(1, ids[0]), reference: 'sale 7/2026' });
+        await shop.create({ ...recharge(2, ids[1]), reference: 'sale 8/2026' });
+        const created = await shop.create({ ...recharge(3, ids[2]), reference: 'sale 7/2026' });
+        assert.equal(created.body.reference, 'sale 7/2026', JSON.stringify(created.body));
+        // The same id again with the same request: replayed, reference and all.
+        const again = await shop.create({ ...recharge(3, ids[2]), reference: 'sale 7/2026' });
+        assert.deepEqual([again.status, again.body.reference], [200, 'sale 7/2026']);
+        await shop.resolve(ids[2] ?? '', 'post');
+        const found = await shop.get(
+          `/v1/movements?reference=${encodeURIComponent('sale 7/2026')}`,
+        );
+        assert.equal(found.status, 200, JSON.stringify(found.body));
+        assert.deepEqual(
+          found.body.movements.map((m: { id: string; reference: string; state: string }) => [
+            m.id,
+            m.reference,
+            m.state,
+          ]),
+          [
+            [ids[2], 'sale 7/2026', 'posted'],
+            [ids[0], 'sale 7/2026', 'pending'],
+          ],
+        );
+        assert.equal((await shop.movement(ids[1] ?? '')).body.reference, 'sale 8/2026');
+        assert.equal((await shop.create(recharge(1))).body.reference, null);
+        const other = await newShop(1);
+        assert.deepEqual((await other.get('/v1/movements?reference=sale%207%2F2026')).body, {
+          movements: [],
+        });
+      });
+
       test('when the list query is invalid, then it is 400 InvalidQuery naming the parameter', async () => {
         const shop = base.withKey(SUITE_KEYS.shopA);
         for (const [query, field] of [
@@ -849,6 +883,9 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           ['limit=0', 'limit'],
           ['limit=1001', 'limit'],
           ['limit=abc', 'limit'],
+          ['reference=', 'reference'],
+          [`reference=${'x'.repeat(81)}`, 'reference'],
+          ['reference=%20sale', 'reference'],
         ] as const) {
           const answer = await shop.get(`/v1/movements?${query}`);
           assert.equal(answer.status, 400, query);
@@ -1354,6 +1391,16 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         ['a zero amount', { id, kind: 'recharge', cardId: CARD, amount: '0.00' }, 'amount'],
         ['a negative amount', { id, kind: 'recharge', cardId: CARD, amount: '-1' }, 'amount'],
         ['an unknown field', { id, kind: 'recharge', cardId: CARD, credits: 1, note: 'x' }, 'note'],
+        [
+          'a reference over 80 characters',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, reference: 'r'.repeat(81) },
+          'reference',
+        ],
+        [
+          'a reference with a space at its end',
+          { id, kind: 'recharge', cardId: CARD, credits: 1, reference: 'sale ' },
+          'reference',
+        ],
         ['an array', [], 'body'],
         [
           'a till id that is not a UUID',
@@ -1460,6 +1507,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             movementId: id,
             requestedCredits: 2147483647,
             accountCredits: 0,
+            record: null,
             createdAt: undefined,
           },
         );
@@ -1496,6 +1544,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             movementId: id,
             requestedCredits: 500,
             accountCredits: 30,
+            record: null,
             createdAt: undefined,
           },
         );
@@ -1561,6 +1610,215 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           assert.deepEqual(answer.body, { error: 'InvalidMovement', detail }, JSON.stringify(body));
         }
         assert.equal(await poolOf(shop), 200);
+      });
+
+      describe("a card's newest movement record (cardRecord)", () => {
+        /** A DESFire card's newest record as a till reads it. */
+        const recordOf = (movementId: string, valueAfter: number, counter = 4) => ({
+          counter,
+          movementId,
+          valueAfter,
+        });
+        const flagsOf = async (shop: LedgerClient, cardId = CARD) =>
+          ((await cardOf(shop, cardId)).flags as { kind: string; movementId: string }[]).map(
+            (flag) => [flag.kind, flag.movementId],
+          );
+
+        test('when the record explains the card (at or below its value after, naming a posted, pending or unknown movement), then nothing is flagged and the discharge goes through', async () => {
+          const shop = await newShop(200);
+          const last = randomUUID();
+          assert.equal((await shop.create(recharge(40, last))).status, 201);
+          assert.equal((await shop.resolve(last, 'post')).status, 200);
+          // Spent at a machine since: below the record is normal.
+          for (const movementId of [last, randomUUID()]) {
+            const answer = await shop.create({
+              ...recharge(5),
+              cardCredits: 33,
+              cardRecord: recordOf(movementId, 40),
+            });
+            assert.equal(answer.status, 201, JSON.stringify(answer.body));
+          }
+          const payout = await shop.create({
+            ...discharge(40),
+            cardRecord: recordOf(last, 40),
+          });
+          assert.equal(payout.status, 201, JSON.stringify(payout.body));
+          assert.equal((await cardOf(shop)).suspect, false);
+        });
+
+        test('when a card holds more than its newest record says, then a recharge goes through flagged card-above-record, and its discharge is 422 CardRecordMismatch, flagged, even within its account', async () => {
+          const shop = await newShop(500);
+          const last = randomUUID();
+          assert.equal((await shop.create(recharge(100, last))).status, 201);
+          assert.equal((await shop.resolve(last, 'post')).status, 200);
+          const record = recordOf(last, 30, 7);
+          const id = randomUUID();
+          const topUp = await shop.create({
+            ...recharge(5, id),
+            cardCredits: 35,
+            cardRecord: record,
+          });
+          assert.equal(topUp.status, 201, JSON.stringify(topUp.body));
+          const card = await cardOf(shop);
+          assert.equal(card.suspect, true);
+          assert.deepEqual(
+            { ...card.flags[0], createdAt: undefined },
+            {
+              kind: 'card-above-record',
+              movementId: id,
+              requestedCredits: 35,
+              accountCredits: null,
+              record: { counter: 7, movementId: last, valueAfter: 30 },
+              createdAt: undefined,
+            },
+          );
+          const before = await poolOf(shop);
+          const payoutId = randomUUID();
+          const payout = await shop.create({
+            ...discharge(35, CARD, payoutId),
+            cardRecord: record,
+          });
+          assert.equal(payout.status, 422, JSON.stringify(payout.body));
+          assert.deepEqual(payout.body, { error: 'CardRecordMismatch' });
+          assert.equal((await shop.movement(payoutId)).status, 404);
+          assert.equal(await poolOf(shop), before);
+          // Refused again on a retry, with no second flag.
+          assert.equal(
+            (await shop.create({ ...discharge(35, CARD, payoutId), cardRecord: record })).status,
+            422,
+          );
+          assert.deepEqual(await flagsOf(shop), [
+            ['card-above-record', id],
+            ['card-above-record', payoutId],
+          ]);
+          assert.ok((await checkLedger(db)).ok);
+        });
+
+        test('when the newest record names a movement the ledger voided, then the card is flagged record-of-voided-movement and not paid out, even within its account; once a compensation explains it, it is', async () => {
+          const shop = await newShop(500);
+          const loaded = randomUUID();
+          assert.equal((await shop.create(recharge(200, loaded))).status, 201);
+          assert.equal((await shop.resolve(loaded, 'post')).status, 200);
+          // The till decided this write did not land, and voided it; its record is on the card.
+          const voided = randomUUID();
+          assert.equal((await shop.create(recharge(5, voided))).status, 201);
+          assert.equal((await shop.resolve(voided, 'void')).status, 200);
+          const record = recordOf(voided, 105);
+          const topUpId = randomUUID();
+          const topUp = await shop.create({
+            ...recharge(1, topUpId),
+            cardCredits: 105,
+            cardRecord: record,
+          });
+          assert.equal(topUp.status, 201, JSON.stringify(topUp.body));
+          const payoutId = randomUUID();
+          const payout = await shop.create({
+            ...discharge(105, CARD, payoutId),
+            cardRecord: record,
+          });
+          assert.deepEqual(payout.body, { error: 'CardRecordMismatch' });
+          assert.deepEqual(await flagsOf(shop), [
+            ['record-of-voided-movement', topUpId],
+            ['record-of-voided-movement', payoutId],
+          ]);
+          // The books set right (a compensating recharge of the voided one): explained.
+          const fix = { ...recharge(5), compensates: voided };
+          assert.equal((await shop.create(fix)).status, 201);
+          assert.equal((await shop.resolve(fix.id, 'post')).status, 200);
+          assert.equal((await shop.resolve(topUpId, 'void')).status, 200);
+          const settled = await shop.create({ ...discharge(105), cardRecord: record });
+          assert.equal(settled.status, 201, JSON.stringify(settled.body));
+          assert.equal((await flagsOf(shop)).length, 2, 'no new flag');
+          assert.ok((await checkLedger(db)).ok);
+        });
+
+        test("when the voided movement waits for its card (an operator's word without it), or the record is another card's or shop's, or the movement is a compensation, then nothing is flagged", async () => {
+          const shop = await newShop(500);
+          const other = await newShop(500);
+          const cardId = CARD_7;
+          const lost = {
+            ...recharge(10),
+            cardId,
+            tillId: randomUUID(),
+            cardBefore: 'desfire:v1:0:0',
+          };
+          assert.equal((await shop.create(lost)).status, 201);
+          assert.equal(
+            (await shop.resolve(lost.id, 'void', { evidence: 'card lost' })).status,
+            200,
+          );
+          const elsewhere = randomUUID();
+          assert.equal((await other.create({ ...recharge(10, elsewhere), cardId })).status, 201);
+          assert.equal((await other.resolve(elsewhere, 'void')).status, 200);
+          for (const movementId of [lost.id, elsewhere]) {
+            // A create that names no till: the held card does not stop it (only tills wait).
+            const answer = await shop.create({
+              ...recharge(1),
+              cardId,
+              cardCredits: 0,
+              cardRecord: recordOf(movementId, 10),
+            });
+            assert.equal(answer.status, 201, JSON.stringify(answer.body));
+          }
+          const otherCard = randomUUID();
+          assert.equal((await shop.create(recharge(3, otherCard))).status, 201);
+          assert.equal((await shop.resolve(otherCard, 'void')).status, 200);
+          const named = await shop.create({
+            ...recharge(1),
+            cardId,
+            cardCredits: 0,
+            cardRecord: recordOf(otherCard, 0),
+          });
+          assert.equal(named.status, 201, JSON.stringify(named.body));
+          const fix = {
+            ...recharge(10),
+            cardId,
+            compensates: lost.id,
+            cardCredits: 99,
+            cardRecord: recordOf(lost.id, 0),
+          };
+          assert.equal((await shop.create(fix)).status, 201);
+          assert.deepEqual(await flagsOf(shop, cardId), []);
+        });
+
+        test('when cardRecord is malformed, then 400 InvalidMovement names the field and nothing is reserved', async () => {
+          const shop = await newShop(200);
+          const shape = 'cardRecord: must be { counter, movementId, valueAfter }';
+          const good = recordOf(randomUUID(), 1);
+          for (const [cardRecord, detail] of [
+            ['x', shape],
+            [null, shape],
+            [[1, 2, 3], shape],
+            [{ counter: 1, movementId: good.movementId }, shape],
+            [{ ...good, extra: 1 }, shape],
+            [
+              { ...good, counter: -1 },
+              'cardRecord.counter: must be an integer from 0 to 4294967295',
+            ],
+            [
+              { ...good, counter: 4294967296 },
+              'cardRecord.counter: must be an integer from 0 to 4294967295',
+            ],
+            [{ ...good, movementId: 'm-1' }, 'cardRecord.movementId: must be a UUID'],
+            [
+              { ...good, valueAfter: 2147483648 },
+              'cardRecord.valueAfter: must be an integer from -2147483648 to 2147483647',
+            ],
+            [
+              { ...good, valueAfter: 1.5 },
+              'cardRecord.valueAfter: must be an integer from -2147483648 to 2147483647',
+            ],
+          ] as const) {
+            const answer = await shop.create({ ...recharge(1), cardRecord });
+            assert.equal(answer.status, 400, JSON.stringify(answer.body));
+            assert.deepEqual(
+              answer.body,
+              { error: 'InvalidMovement', detail },
+              JSON.stringify(cardRecord),
+            );
+          }
+          assert.equal(await poolOf(shop), 200);
+        });
       });
 
       test('when a card loaded at shop A is discharged at shop B, then shop B pays out nothing and shop A still can', async () => {

@@ -545,6 +545,8 @@ describe('GET /openapi.json', () => {
         '/dischargecard',
         '/events',
         '/info',
+        '/movements',
+        '/movements/{id}',
         '/openapi.json',
         '/ping',
         '/readcard',
@@ -552,6 +554,7 @@ describe('GET /openapi.json', () => {
         '/simulator/fault',
         '/simulator/place',
         '/simulator/put-back',
+        '/simulator/rate-limits',
         '/simulator/take-away',
         '/writecard',
       ]);

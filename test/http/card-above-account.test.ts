@@ -105,6 +105,7 @@ describe('a card holding more than its account', () => {
         cardId,
         credits: 50,
         suspect: true,
+        suspectReason: 'CardAccountExceeded',
       },
     );
   });

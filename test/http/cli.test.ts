@@ -86,21 +86,48 @@ describe('card-wallet-worker (headless host)', () => {
     const key = readFileSync(keyFile, 'utf8').trim();
     assert.match(key, /^cww_[A-Za-z0-9_-]{32}$/);
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
-    assert.match(first.stderr(), new RegExp(key));
+    assert.match(first.stderr(), new RegExp(`API key: ${key} \\(generated now`));
     assert.match(first.stderr(), /curl -s -H 'X-Api-Key: cww_/);
     const second = await startWorkerProcess(
-      ['--port', '0', '--data-dir', dataDir],
+      ['--port', '0', '--data-dir', dataDir, '--simulator'],
       NO_PCSCD,
       90_000,
     );
     try {
+      // Printed only when generated: later starts say where it is and how to print it.
+      assert.doesNotMatch(second.stderr(), new RegExp(key));
+      assert.match(
+        second.stderr(),
+        /API key: the API key in .*api-key; `card-wallet-worker key` prints it/,
+      );
+      assert.match(second.stderr(), /curl -s -H "X-Api-Key: \$KEY" /);
+      const printed = await runWorker(['key', '--data-dir', dataDir]);
+      assert.deepEqual([printed.code, printed.stdout], [0, `${key}\n`], printed.stderr);
       const info = await httpRequest(`${second.url}/info`, { headers: { 'X-Api-Key': key } });
       assert.deepEqual(info.json, { credits: '10000', creditCost: '0.50' });
       const res = await httpRequest(`${second.url}/readcard`, { headers: { 'X-Api-Key': key } });
-      assert.deepEqual(res.json, { error: 'NoReader' });
+      assert.deepEqual(res.json, { error: 'NoCard' }); // the simulator's reader, empty
     } finally {
       await second.stop();
     }
+  });
+
+  test('when the key is given, then no start prints it, and `key` prints the one the environment gives', async () => {
+    const worker = await startWorkerProcess(
+      ['--port', '0', '--data-dir', join(dir, 'k'), '--simulator', ...cloud],
+      { ...NO_PCSCD, CARD_WALLET_API_KEY: KEY },
+    );
+    try {
+      assert.doesNotMatch(worker.stderr(), new RegExp(KEY));
+      assert.match(worker.stderr(), /CARD SIMULATOR ON/);
+    } finally {
+      await worker.stop();
+    }
+    const printed = await runWorker(['key'], { CARD_WALLET_API_KEY: KEY });
+    assert.deepEqual([printed.code, printed.stdout], [0, `${KEY}\n`]);
+    const none = await runWorker(['key', '--data-dir', join(dir, 'no-such-folder')]);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, /no API key: .*start the service once/);
   });
 
   test('when settings come from --config, then flags override the file', async () => {
@@ -129,6 +156,11 @@ describe('card-wallet-worker (headless host)', () => {
   const invalid: [string, string[], RegExp][] = [
     ['a port that is not a number', ['--port', 'abc'], /port/],
     ['a port out of range', ['--port', '70000'], /port/],
+    [
+      'a port browsers and fetch refuse',
+      ['--port', '4190'],
+      /port: port 4190 is one that browsers and fetch refuse to call \(the Fetch standard's bad ports\)/,
+    ],
     ['a short API key', ['--api-key', 'short'], /apiKey: must be at least 16/],
     ['an origin with a path', ['--allowed-origins', 'https://a.example/pos'], /allowedOrigins\.0/],
     ['a wildcard origin', ['--allowed-origins', 'https://*.example'], /wildcards/],

@@ -6,11 +6,12 @@
 // are pointed at, so the test can run beside another service.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { withoutReceipt } from '../support/http-client.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const readme = readFileSync(join(root, 'README.md'), 'utf8');
@@ -34,6 +35,20 @@ after(() => {
   stopService?.();
   rmSync(home, { recursive: true, force: true });
 });
+
+/** The processes whose command line names `dataDir` (Linux's /proc). */
+function workersOf(dataDir: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir);
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+}
 
 /** The first ```sh block after `marker`. */
 function shellBlockAfter(marker: string, text = readme): string {
@@ -80,7 +95,8 @@ test('when README command 1 starts the service and its simulator block runs, the
   assert.match(stderr, /CARD SIMULATOR ON/);
 
   const block = shellBlockAfter('<!-- readme-simulator').replaceAll('http://127.0.0.1:4178', url);
-  const run = spawnSync('bash', ['-e', '-c', block], { cwd: home, env, encoding: 'utf8' });
+  // From the clone, as the README's commands are typed (`npx card-wallet-worker key` there).
+  const run = spawnSync('bash', ['-e', '-c', block], { cwd: root, env, encoding: 'utf8' });
   assert.equal(run.status, 0, `${run.stdout}\n${run.stderr}`);
   // curl -s prints each answer without a newline: one JSON object after the other.
   const answers = run.stdout
@@ -93,8 +109,13 @@ test('when README command 1 starts the service and its simulator block runs, the
   const cardId = placed?.cardId;
   assert.deepEqual(placed, { cardId, credits: 50 });
   assert.deepEqual(read, { cardId, credits: 50, rechargeAmount: null });
-  assert.deepEqual(recharged, { cardId, credits: 60, rechargeAmount: 5 });
-  assert.deepEqual(discharged, { cardId, dischargedCredits: 60, dischargedAmount: 30 });
+  assert.deepEqual(withoutReceipt(recharged), { cardId, credits: 60, rechargeAmount: 5 });
+  assert.deepEqual(withoutReceipt(discharged), {
+    cardId,
+    dischargedCredits: 60,
+    dischargedAmount: 30,
+  });
+  assert.match(String(recharged?.movementId), /^[0-9a-f-]{36}$/, 'a receipt');
 });
 
 test("when the integrator guide's CI script runs as written, then every call answers what its comment says", () => {
@@ -108,10 +129,52 @@ test("when the integrator guide's CI script runs as written, then every call ans
   calls.forEach((line, index) => {
     const expected = /# (\{.*\})$/.exec(line)?.[1];
     if (expected === undefined) return;
+    // The comments show the spec's fields; a money answer's receipt comes beside them.
     assert.deepEqual(
-      JSON.parse(answers[index] ?? ''),
+      withoutReceipt(JSON.parse(answers[index] ?? '')),
       JSON.parse(expected),
       `${line}\n-> ${answers[index]}`,
     );
   });
+});
+
+test('when the worker started through npx is stopped by npx’s PID, as a harness’s `kill $!` does, then the worker stops too and its port is free', async () => {
+  const dataDir = mkdtempSync(join(home, 'npx-'));
+  const npx = spawn(
+    'npx',
+    ['card-wallet-worker', '--simulator', '--port', '0', '--data-dir', dataDir],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  npx.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout = '';
+    npx.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /^listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(stdout);
+      if (match?.[1]) resolve(match[1]);
+    });
+    npx.on('exit', (code) => reject(new Error(`exited ${code} before listening:\n${stderr}`)));
+  });
+  npx.kill('SIGTERM');
+  // The worker notices that npx is gone and stops as on SIGTERM: it closes and exits.
+  let running = workersOf(dataDir);
+  assert.ok(running.length > 0, 'the worker (and npx), found by the data folder');
+  for (let tries = 0; tries < 300 && running.length > 0; tries += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running = workersOf(dataDir);
+  }
+  // Nothing this test started may outlive it, whatever the outcome.
+  for (const pid of running) process.kill(pid, 'SIGKILL');
+  assert.deepEqual(running, [], `the worker is still running:\n${stderr}`);
+  const answer = await fetch(`${url}/ping`).then(
+    (res) => res.status,
+    () => 'refused',
+  );
+  assert.equal(answer, 'refused');
+  assert.match(stderr, /npx \(process \d+\) has ended: stopping/);
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { NFC } from 'nfc-pcsc';
 import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { apiCaller, httpRequest } from '../support/http-client.ts';
+import { apiCaller, httpRequest, withoutReceipt } from '../support/http-client.ts';
 import {
   importCardBalance,
   shopCredits,
@@ -86,7 +86,11 @@ describe('the card simulator', () => {
     const read = await call('GET', '/readcard');
     assert.equal(read.status, 200, read.text);
     assert.equal(read.headers['card-wallet-simulator'], '1');
-    assert.deepEqual(read.json, { cardId: card.cardId, credits: 20, rechargeAmount: null });
+    assert.deepEqual(withoutReceipt(read.json), {
+      cardId: card.cardId,
+      credits: 20,
+      rechargeAmount: null,
+    });
 
     // A card placed with credits is a card sold before the provider's ledger knew it: it pays
     // out nothing until the provider imports it.
@@ -100,7 +104,11 @@ describe('the card simulator', () => {
     const recharged = await call('POST', '/writecard', { credits: 10 });
     assert.equal(recharged.status, 200, recharged.text);
     assert.equal(recharged.headers['card-wallet-simulator'], '1');
-    assert.deepEqual(recharged.json, { cardId: card.cardId, credits: 30, rechargeAmount: 5 });
+    assert.deepEqual(withoutReceipt(recharged.json), {
+      cardId: card.cardId,
+      credits: 30,
+      rechargeAmount: 5,
+    });
     assert.equal(await cardCredits(card.cardId), 30);
 
     const discharged = await call('POST', '/dischargecard');
@@ -123,7 +131,11 @@ describe('the card simulator', () => {
     assert.deepEqual(none.json, { error: 'NoCard' });
     await putBack(card.cardId);
     const read = await call('GET', '/readcard');
-    assert.deepEqual(read.json, { cardId: card.cardId, credits: 7, rechargeAmount: null });
+    assert.deepEqual(withoutReceipt(read.json), {
+      cardId: card.cardId,
+      credits: 7,
+      rechargeAmount: null,
+    });
   });
 
   for (const [fault, commits] of [
@@ -258,9 +270,17 @@ describe('DESFire cards in the simulator', () => {
     await waitUntil(() => service.readers.status.card?.cardId === cardId, 5_000, 'card seen');
     const inPlay = await creditsInPlay();
     const read = await call('GET', '/readcard');
-    assert.deepEqual(read.json, { cardId, credits: 0, rechargeAmount: null }, read.text);
+    assert.deepEqual(
+      withoutReceipt(read.json),
+      { cardId, credits: 0, rechargeAmount: null },
+      read.text,
+    );
     const recharged = await call('POST', '/writecard', { credits: 12 });
-    assert.deepEqual(recharged.json, { cardId, credits: 12, rechargeAmount: 6 }, recharged.text);
+    assert.deepEqual(
+      withoutReceipt(recharged.json),
+      { cardId, credits: 12, rechargeAmount: 6 },
+      recharged.text,
+    );
     assert.equal(await cardCredits(cardId), 12);
     const discharged = await call('POST', '/dischargecard');
     assert.equal(discharged.status, 200, discharged.text);
@@ -333,7 +353,11 @@ describe('the simulator with a shop key B', () => {
       assert.equal(placed.status, 200, placed.text);
       const recharged = await post('/writecard', { credits: 4 });
       assert.equal(recharged.status, 200, recharged.text);
-      assert.deepEqual(recharged.json, { cardId: 'B0B0B0B0', credits: 7, rechargeAmount: 2 });
+      assert.deepEqual(withoutReceipt(recharged.json), {
+        cardId: 'B0B0B0B0',
+        credits: 7,
+        rechargeAmount: 2,
+      });
     } finally {
       await keyB.close();
     }
@@ -376,7 +400,11 @@ describe('the simulator across a restart', () => {
       await waitUntil(() => second.readers.status.card?.cardId === 'CAFE0001', 5_000, 'card seen');
       const secondCall = apiCaller(() => second.url, TEST_API_KEY);
       const read = await secondCall('GET', '/readcard');
-      assert.deepEqual(read.json, { cardId: 'CAFE0001', credits: 42, rechargeAmount: null });
+      assert.deepEqual(withoutReceipt(read.json), {
+        cardId: 'CAFE0001',
+        credits: 42,
+        rechargeAmount: null,
+      });
       const status = (await secondCall('GET', '/simulator')).json as { cards: SimCard[] };
       assert.deepEqual(status.cards, [
         { cardId: 'CAFE0001', credits: 42 },
@@ -404,6 +432,24 @@ describe('a damaged simulator file', () => {
 });
 
 describe('a real-reader configuration', () => {
+  test('when the simulator is not asked for, then nothing can change the rate limits: /simulator/rate-limits is 404 and /readcard keeps the spec’s 5 per 10 s', async () => {
+    const real = await startTestService({ cloudUrl: ledger.url });
+    try {
+      const set = await httpRequest(`${real.url}/simulator/rate-limits`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ readcard: { limit: 1000, windowSeconds: 1 } }),
+      });
+      assert.equal(set.status, 404, set.text);
+      const read = await httpRequest(`${real.url}/readcard`, {
+        headers: { 'X-Api-Key': TEST_API_KEY },
+      });
+      assert.match(String(read.headers['ratelimit-policy']), /^"readcard"; q=5; w=10;/, read.text);
+    } finally {
+      await real.close();
+    }
+  });
+
   test('when the simulator is not asked for, then PC/SC is used, /simulator does not exist and no answer says simulated', async () => {
     let nfcCreated = 0;
     const real = await startTestService(

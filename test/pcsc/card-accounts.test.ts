@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
-import { apiCaller, httpRequest } from '../support/http-client.ts';
+import { apiCaller, httpRequest, withoutReceipt } from '../support/http-client.ts';
 import { importCardBalance, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
@@ -113,7 +113,11 @@ describe('cards sold before the ledger', () => {
       const before = await pool();
       const res = await post('/dischargecard');
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.json, { cardId: card.id, dischargedCredits: 40, dischargedAmount: 20 });
+      assert.deepEqual(withoutReceipt(res.json), {
+        cardId: card.id,
+        dischargedCredits: 40,
+        dischargedAmount: 20,
+      });
       assert.equal(walletBalance(card), 0);
       await rig.settled();
       assert.equal(await pool(), before + 40);

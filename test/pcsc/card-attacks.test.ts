@@ -21,7 +21,7 @@ import {
 import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { decodeWallet } from '../../service/card/wallet-format.ts';
 import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
-import { apiCaller, httpRequest, shown } from '../support/http-client.ts';
+import { apiCaller, httpRequest, shown, withoutReceipt } from '../support/http-client.ts';
 import { TEST_API_KEY } from '../support/test-ledger.ts';
 import {
   ContactlessFrontEnd,
@@ -119,7 +119,11 @@ describe('MIFARE Classic: the limits docs/card-security.md states', () => {
     await rig.present(card);
     try {
       const read = await call('GET', '/readcard');
-      assert.deepEqual(read.json, { cardId: card.id, credits: 100, rechargeAmount: null });
+      assert.deepEqual(withoutReceipt(read.json), {
+        cardId: card.id,
+        credits: 100,
+        rechargeAmount: null,
+      });
       const refused = await call('POST', '/dischargecard');
       assert.equal(refused.status, 500, shown(refused));
       assert.deepEqual(refused.json, { error: 'CardAccountExceeded' });
@@ -235,7 +239,7 @@ describe('DESFire: the same attacks, refused', () => {
     try {
       const paid = await call('POST', '/dischargecard');
       assert.deepEqual(
-        paid.json,
+        withoutReceipt(paid.json),
         { cardId: card.id, dischargedCredits: 10, dischargedAmount: 5 },
         shown(paid),
       );
@@ -268,7 +272,11 @@ describe('DESFire: the same attacks, refused', () => {
     await rig.present(card);
     try {
       const read = await call('GET', '/readcard');
-      assert.deepEqual(read.json, { cardId: card.id, credits: 0, rechargeAmount: null });
+      assert.deepEqual(withoutReceipt(read.json), {
+        cardId: card.id,
+        credits: 0,
+        rechargeAmount: null,
+      });
     } finally {
       await rig.takeAway();
     }

@@ -7,7 +7,7 @@ import {
   type CardRig,
   type Till,
 } from '../support/card-rig.ts';
-import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
+import { httpRequest, shown, type HttpResponse, withoutReceipt } from '../support/http-client.ts';
 import { pendingMovements, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
@@ -89,7 +89,11 @@ describe('a shop with two tills', () => {
     await tillA.present(card);
     const retry = await call(tillA, '/dischargecard', undefined, { 'Idempotency-Key': 'payout-1' });
     assert.equal(retry.status, 200, shown(retry));
-    assert.deepEqual(retry.json, { cardId: card.id, dischargedCredits: 100, dischargedAmount: 50 });
+    assert.deepEqual(withoutReceipt(retry.json), {
+      cardId: card.id,
+      dischargedCredits: 100,
+      dischargedAmount: 50,
+    });
     await waitUntil(() => tillA.service.unconfirmedMovements === 0, 30_000, 'the payout posted');
     assert.equal(await pendingMovements(rig.ledger.url), 0);
     await tillA.takeAway();
@@ -140,7 +144,7 @@ describe('a shop with two tills', () => {
       );
       const payout = await call(tillB, '/dischargecard');
       assert.equal(payout.status, 200, shown(payout));
-      assert.deepEqual(payout.json, {
+      assert.deepEqual(withoutReceipt(payout.json), {
         cardId: card.id,
         dischargedCredits: 40,
         dischargedAmount: 20,
@@ -186,7 +190,11 @@ describe('a shop with two tills', () => {
     try {
       const recharge = await call(tillB, '/writecard', { credits: 10 });
       assert.equal(recharge.status, 200, shown(recharge));
-      assert.deepEqual(recharge.json, { cardId: card.id, credits: 10, rechargeAmount: 5 });
+      assert.deepEqual(withoutReceipt(recharge.json), {
+        cardId: card.id,
+        credits: 10,
+        rechargeAmount: 5,
+      });
       await waitUntil(() => tillB.service.unconfirmedMovements === 0, 30_000, 'B posted');
       assert.equal((await cardAccount(card.id)).credits, 10, 'the books match the card: 10');
     } finally {
@@ -198,7 +206,7 @@ describe('a shop with two tills', () => {
       await waitUntil(() => tillA.service.unconfirmedMovements === 0, 30_000, 'till A settled');
       const payoutAtA = await call(tillA, '/dischargecard');
       assert.equal(payoutAtA.status, 200, shown(payoutAtA));
-      assert.deepEqual(payoutAtA.json, {
+      assert.deepEqual(withoutReceipt(payoutAtA.json), {
         cardId: card.id,
         dischargedCredits: 10,
         dischargedAmount: 5,

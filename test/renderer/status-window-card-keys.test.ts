@@ -204,6 +204,20 @@ describe('the status window with per-card keys', () => {
     assert.equal(await shopCredits(ledger.url), pool, 'nothing left the pool');
     await page.screenshot({ path: `${screenshots}/card-suspect.png`, fullPage: true });
 
+    // The till finds the same card's movement records do not explain it: the window says why.
+    service.activity.emit('card-answer', {
+      at: new Date(),
+      cardId: 'C11B0005',
+      credits: 40,
+      suspect: true,
+      suspectReason: 'record-of-voided-movement',
+    });
+    await page.getByText('Flagged suspect: its newest movement record names a movement').waitFor();
+    assert.equal(
+      await suspect.textContent(),
+      "Flagged suspect: its newest movement record names a movement found not written. Do not pay it out; keep the card and call the shop's provider.",
+    );
+
     // Another card on the reader: the flag was this card's.
     await place('C11B0006');
     await suspect.waitFor({ state: 'hidden' });

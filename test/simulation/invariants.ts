@@ -8,7 +8,8 @@
  *   is what its card write did: the card holds it exactly when the books count it;
  * - each card holds what its accounts at the shops add up to, minus what machines spent
  *   offline; credits are conserved across cards, machines, pools and pending recharges; a
- *   posted recharge flags no card only its own shop ever wrote;
+ *   posted recharge flags no card only its own shop ever wrote; no card's newest movement record
+ *   fails to explain it (no one alters the tills' exchanges with the cards here);
  * - each till's journal has every movement done, as the ledger has it (absent: never held),
  *   and every answer it keeps is the ledger's final word;
  * - every caller was told the truth: a 200 names the write its request (or, replayed, the
@@ -115,6 +116,23 @@ function cardsAgreeWithAccounts(world: FinalWorld): string[] {
       problems.push(
         `card ${card.uid} flagged card-above-account by recharge ${flag.movementId}, posted`,
       );
+    }
+  }
+  // Nobody sits between a till and a card here: every value a till raises comes with its record,
+  // and a record naming a voided movement is set right by a compensation, or flagged already
+  // because the ledger refused that compensation.
+  for (const flag of ledger.flags) {
+    const refused = ledger.flags.some(
+      (other) =>
+        other.kind === 'compensation-refused' &&
+        other.cardId === flag.cardId &&
+        other.shopId === flag.shopId,
+    );
+    if (
+      flag.kind === 'card-above-record' ||
+      (flag.kind === 'record-of-voided-movement' && !refused)
+    ) {
+      problems.push(`card ${flag.cardId} flagged ${flag.kind} by movement ${flag.movementId}`);
     }
   }
   return problems;

@@ -476,6 +476,8 @@ export class SimFloats {
       refunds: null,
       applies: null,
       tillTime: null,
+      // A float report carries no POS reference yet (the real one stores none either).
+      reference: null,
     });
     if (state !== 'voided') flags.push(...this.#draw(float, item.credits));
     if (state === 'posted') {

@@ -94,6 +94,8 @@ export interface StoredMovement {
   floatSeq: number | null;
   reportedAs: 'till' | 'found' | 'operator' | null;
   reportFlags: string[];
+  /** The POS's reference of the sale, or null. */
+  reference: string | null;
   /** Of credits, the bonus (given, forfeited, taken back or carried). */
   bonusCredits: number;
   /** Euros in ten-thousandths: charged or paid out, and put into or taken from the account. */
@@ -386,6 +388,7 @@ export class SimLedger {
       throw refuse('noCredits');
     }
     if (tillId !== null && compensates === null) this.#checkTillHolds(shop, request.cardId, tillId);
+    const recordFlagged = compensates === null && this.#flagRecord(shop.id, id, request, credits);
     if (request.kind === 'recharge' && request.cardCredits !== undefined && compensates === null) {
       const pending = [...this.movements.values()]
         .filter(
@@ -405,8 +408,9 @@ export class SimLedger {
     if (request.kind === 'discharge' && this.cardAccount(shop.id, request.cardId) < credits) {
       flag('discharge-exceeds-account');
       cardRead();
-      throw refuse('cardAccountExceeded');
+      throw refuse(recordFlagged ? 'cardRecordMismatch' : 'cardAccountExceeded');
     }
+    if (request.kind === 'discharge' && recordFlagged) throw refuse('cardRecordMismatch');
     if (request.cardBefore !== undefined && compensates === null) {
       const latest = this.#latestPosted(shop.id, request.cardId);
       if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
@@ -453,6 +457,7 @@ export class SimLedger {
       floatSeq: null,
       reportedAs: null,
       reportFlags: [],
+      reference: request.reference ?? null,
       bonusCredits,
       amount,
       paidAmount,
@@ -511,6 +516,7 @@ export class SimLedger {
       refunds: planned.refunds,
       applies: request.applies?.toLowerCase() ?? null,
       tillTime: request.tillTime ?? null,
+      reference: null,
     };
     this.movements.set(id, stored);
     if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
@@ -553,6 +559,39 @@ export class SimLedger {
           ),
       )
       .at(-1);
+  }
+
+  /**
+   * The record flags of a movement (cloud/db/routines/ledger-flag-card-record.ts): the card
+   * holds more than its newest record's value after, or the record names a movement of this
+   * shop and card the ledger voided, with no compensation and no operator's word awaiting the
+   * card. True when either is raised.
+   */
+  #flagRecord(shopId: string, id: string, request: MovementRequest, credits: number): boolean {
+    const record = request.cardRecord;
+    if (record === undefined) return false;
+    const flag = (kind: CardFlagKind) =>
+      this.flags.push({ kind, movementId: id, cardId: request.cardId, shopId });
+    const held = request.kind === 'discharge' ? credits : request.cardCredits;
+    let flagged = false;
+    if (held !== undefined && held > record.valueAfter) {
+      flag('card-above-record');
+      flagged = true;
+    }
+    const named = this.movements.get(record.movementId.toLowerCase());
+    if (
+      named?.shop === shopId &&
+      named.cardId === request.cardId &&
+      named.state === 'voided' &&
+      !named.awaitsCard &&
+      ![...this.movements.values()].some(
+        (fix) => fix.shop === shopId && fix.compensates === named.id && fix.state !== 'voided',
+      )
+    ) {
+      flag('record-of-voided-movement');
+      flagged = true;
+    }
+    return flagged;
   }
 
   resolve(
@@ -649,6 +688,15 @@ export class SimLedger {
       .map((movement) => this.#view(movement));
   }
 
+  /** A shop's movements with one POS reference, newest first, like the real list. */
+  listByReference(apiKey: string, reference: string): Movement[] {
+    const shop = this.authenticate(apiKey);
+    return [...this.movements.values()]
+      .filter((movement) => movement.shop === shop.id && movement.reference === reference)
+      .reverse()
+      .map((movement) => this.#view(movement));
+  }
+
   #view(movement: StoredMovement): Movement {
     const shop = this.shops.get(movement.shop) as SimShop;
     return {
@@ -673,6 +721,7 @@ export class SimLedger {
       floatId: movement.floatId,
       reportedAs: movement.reportedAs,
       reportFlags: movement.reportFlags,
+      reference: movement.reference,
       bonusCredits: movement.bonusCredits,
       refunds: movement.refunds,
       applies: movement.applies,

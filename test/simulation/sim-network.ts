@@ -50,6 +50,10 @@ export function ledgerOverHttp(
     ) {
       return { status: 200, body: { movements: ledger.listPending(apiKey) } };
     }
+    const reference = searchParams.get('reference');
+    if (method === 'GET' && pathname === '/v1/movements' && reference !== null) {
+      return { status: 200, body: { movements: ledger.listByReference(apiKey, reference) } };
+    }
     if (parts[0] === 'v1' && parts[1] === 'movements' && parts[2] !== undefined) {
       const id = parts[2];
       if (method === 'GET' && parts.length === 3)

@@ -14,7 +14,10 @@ const run = promisify(execFile);
 export interface ClientBuild {
   /** Holds client/, scenarios/ and an empty index.html: a site to load them in a browser. */
   dir: string;
-  /** The package's build (what client/dist holds after `npm run build`). */
+  /**
+   * The package's build (what client/dist holds after `npm run build`): ES modules at the top,
+   * `cjs/` and the one-file `browser/card-wallet-worker-client.js`.
+   */
   clientDir: string;
   /** The folder holding test/client/client-scenarios.js, compiled for a browser. */
   scenariosDir: string;
@@ -29,9 +32,7 @@ export async function buildClient(): Promise<ClientBuild> {
   const out = mkdtempSync(join(tmpdir(), 'cww-client-'));
   const clientDir = join(out, 'client');
   const scenariosDir = join(out, 'scenarios');
-  await run(process.execPath, [tsc, '-p', 'client/tsconfig.json', '--outDir', clientDir], {
-    cwd: root,
-  });
+  await run(process.execPath, ['client/scripts/build.js', '--out', clientDir], { cwd: root });
   await run(
     process.execPath,
     [tsc, '-p', 'test/client/tsconfig.scenarios.json', '--outDir', scenariosDir],

@@ -20,6 +20,25 @@ const TEST_SEED = {
   unassignedKeys: [UNASSIGNED_KEY],
 };
 
+/** The ledger's movements of the test shop with a POS reference, newest first. */
+export async function ledgerMovements(
+  url: string,
+  reference: string,
+): Promise<{ id: string; state: string; reference: string | null; credits: number }[]> {
+  const res = await fetch(`${url}/v1/movements?reference=${encodeURIComponent(reference)}`, {
+    headers: { 'X-Api-Key': TEST_API_KEY },
+  });
+  const body = (await res.json()) as {
+    movements: { id: string; state: string; reference: string | null; credits: number }[];
+  };
+  return body.movements.map(({ id, state, reference: ref, credits }) => ({
+    id,
+    state,
+    reference: ref,
+    credits,
+  }));
+}
+
 export interface TestLedger extends LedgerServer {
   close(): Promise<void>;
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { planWrite } from '../../service/card/wallet-card.ts';
-import type { WalletCard, WriteDecision } from '../../service/card/card-face.ts';
+import type { CardRecord, WalletCard, WriteDecision } from '../../service/card/card-face.ts';
 import type { LedgerCardAccount, LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import type { Logger } from '../../service/logger.ts';
 import type { AnswerStore } from '../../service/wallet/answer-store.ts';
@@ -52,6 +52,7 @@ function atLedger(overrides: Partial<LedgerMovement> = {}): LedgerMovement {
     awaitsCard: true,
     cardEvidence: null,
     occurredAt: null,
+    reference: null,
     ...overrides,
   };
 }
@@ -299,5 +300,63 @@ describe('awaitsCard', () => {
       cases.map(([movement]) => awaitsCard(movement)),
       cases.map(([, holds]) => holds),
     );
+  });
+});
+
+describe('CardSettlement.readWallet, a card its newest movement record does not explain', () => {
+  /** A card on the reader holding `balance` whose newest record is `record`. */
+  async function cardWithRecord(balance: number, record?: CardRecord) {
+    const { card } = await countedCard(balance);
+    const wallet = await card.readWallet();
+    const read: WalletCard = {
+      ...card,
+      readWallet: async () => ({ ...wallet, ...(record ? { record } : {}) }),
+    };
+    return read;
+  }
+  const recordOf = (movementId: string, valueAfter: number): CardRecord => ({
+    counter: 3,
+    movementId,
+    valueAfter,
+  });
+
+  test('when the card holds more than its newest record says, then it is suspect card-above-record, said in the log; at or below it, or without a record, it is not', async () => {
+    const { settlement, lines } = await setUp();
+    const above = await settlement.readWallet(await cardWithRecord(35, recordOf(randomUUID(), 30)));
+    assert.equal(above.suspect, 'card-above-record');
+    assert.match(
+      lines.join('\n'),
+      new RegExp(
+        `error: card ${CARD} holding 35 is suspect: it holds more than its newest movement record says`,
+      ),
+    );
+    for (const card of [
+      await cardWithRecord(30, recordOf(randomUUID(), 30)),
+      await cardWithRecord(12, recordOf(randomUUID(), 30)),
+      await cardWithRecord(35),
+    ]) {
+      assert.equal((await settlement.readWallet(card)).suspect, undefined);
+    }
+  });
+
+  test('when its newest record names a movement this till decided from the card did not land, then it is suspect record-of-voided-movement; one that landed, or one whose outcome was only learnt from the ledger with the card away, is not', async () => {
+    const { settlement, journal, journaled } = await setUp();
+    const { before } = await countedCard();
+    const notWritten = await journaled(CARD, planWrite(before, 40, randomUUID()), 'not-written');
+    const landed = await journaled(CARD, planWrite(before, 40, randomUUID()), 'committed');
+    const learnt = await journaled(CARD, planWrite(before, 40, randomUUID()));
+    await journal.append({
+      type: 'card',
+      id: learnt.id,
+      outcome: 'not-written',
+      learnt: true,
+      at: new Date(0).toISOString(),
+    });
+    const suspicion = async (movementId: string) =>
+      (await settlement.readWallet(await cardWithRecord(40, recordOf(movementId, 40)))).suspect;
+    assert.equal(await suspicion(notWritten.id), 'record-of-voided-movement');
+    assert.equal(await suspicion(landed.id), undefined);
+    assert.equal(await suspicion(learnt.id), undefined);
+    assert.equal(await suspicion(randomUUID()), undefined);
   });
 });

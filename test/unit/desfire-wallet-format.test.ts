@@ -17,6 +17,7 @@ import {
   type DesfireKeyRole,
 } from '../../service/card/desfire/desfire-keys.ts';
 import {
+  cardRecordOf,
   decideDesfireWrite,
   decodeMovementRecord,
   desfireBefore,
@@ -140,6 +141,20 @@ describe('movement records', () => {
       });
     });
   }
+
+  test("when a record is shown to the ledger (cardRecord), then its movement's 16 bytes read as a UUID: a UUID's own, any other id's SHA-256 prefix", () => {
+    const [uuid, , hashed] = vectors.records;
+    assert.deepEqual(cardRecordOf(Buffer.from(uuid!.record, 'hex')), {
+      counter: 1,
+      movementId: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+      valueAfter: 150,
+    });
+    assert.deepEqual(cardRecordOf(Buffer.from(hashed!.record, 'hex')), {
+      counter: 4294967295,
+      movementId: 'a461b472-cb41-a9ec-3dee-5c90cf8e4a78',
+      valueAfter: 0,
+    });
+  });
 
   test('when a write is planned, then its record takes the next counter, and a balance out of range is refused', () => {
     const intent = planDesfireWrite('desfire:v1:10:0', 150, '7c9e6679-7425-40de-944b-e07fc1f90ae7');

@@ -138,6 +138,11 @@ describe('DesfireWalletSession: reading and writing', () => {
       assert.equal(value(card), 150);
       wallet = await session.readWallet();
       assert.equal(wallet.counter, 1);
+      assert.deepEqual(wallet.record, {
+        counter: 1,
+        movementId: '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+        valueAfter: 150,
+      });
       const discharge = planDesfireWrite(wallet.before, 0, '0f8fad5b-d9cb-469f-a165-70867728950e');
       assert.deepEqual(await session.write(discharge), { outcome: 'committed' });
       assert.equal(value(card), 0);
@@ -224,6 +229,91 @@ describe('DesfireWalletSession: reading and writing', () => {
         assert.equal(value(card), 10);
         await rig.present();
         assert.deepEqual(await rig.session(trial).decide(intent), { outcome: 'not-written' });
+      } finally {
+        rig.close();
+      }
+    });
+  }
+
+  // Someone between the till and the card (docs/card-security.md, DESFire): EV1 sends no CMAC
+  // with a plain command, so whoever alters an answer can also send the card a commit.
+  const COMMIT = Buffer.from('90C7000000', 'hex');
+  for (const [command, interception] of [
+    ['credit', 'tamper-cmac'],
+    ['credit', 'drop-cmac'],
+    ['credit', 'forge-error'],
+    ['writeRecord', 'tamper-cmac'],
+  ] as const) {
+    test(`when the answer to the ${command} does not verify (${interception}) and a commit is injected afterwards, then the till aborted the transaction: nothing lands, and the write is uncertain until the records decide it not written`, async () => {
+      const card = newCard(30);
+      const rig = await simulatedReader(card);
+      try {
+        const intent = planDesfireWrite(
+          (await rig.session(trial).readWallet()).before,
+          35,
+          'm-tampered',
+        );
+        const tampered = card.intercept(command, interception);
+        const result = await rig.session(trial).write(intent);
+        assert.ok(tampered.fired);
+        assert.equal(result.outcome, 'uncertain');
+        assert.equal(code((result as { error: unknown }).error), 'CardAnswerUnverified');
+        const injected = card.intercept('selectApplication', { inject: COMMIT });
+        assert.deepEqual(await rig.session(trial).decide(intent), { outcome: 'not-written' });
+        assert.ok(injected.fired);
+        assert.equal(value(card), 30, 'the injected commit found nothing to commit');
+        assert.equal(records(card), 0);
+      } finally {
+        rig.close();
+      }
+    });
+  }
+
+  for (const interception of ['tamper-cmac', 'forge-error'] as const) {
+    test(`when the answer to the commit does not verify (${interception}), then the write is uncertain (CardAnswerUnverified, not NoCard) and the records decide it committed`, async () => {
+      const card = newCard(30);
+      const rig = await simulatedReader(card);
+      try {
+        const intent = planDesfireWrite(
+          (await rig.session(trial).readWallet()).before,
+          35,
+          'm-commit',
+        );
+        card.intercept('commit', interception);
+        const result = await rig.session(trial).write(intent);
+        assert.equal(result.outcome, 'uncertain');
+        assert.equal(code((result as { error: unknown }).error), 'CardAnswerUnverified');
+        assert.equal(value(card), 35);
+        assert.deepEqual(await rig.session(trial).decide(intent), { outcome: 'committed' });
+      } finally {
+        rig.close();
+      }
+    });
+  }
+
+  for (const [command, decided] of [
+    ['credit', 'not-written'],
+    ['writeRecord', 'committed'],
+  ] as const) {
+    test(`when the answer to the ${command} is tampered with and the abort swallowed, then a commit injected before the next read lands, and the records decide the write ${decided}`, async () => {
+      const card = newCard(30);
+      const rig = await simulatedReader(card);
+      try {
+        const intent = planDesfireWrite(
+          (await rig.session(trial).readWallet()).before,
+          35,
+          'm-swallowed',
+        );
+        card.intercept(command, 'tamper-cmac');
+        const swallowed = card.intercept('abort', 'swallow');
+        const result = await rig.session(trial).write(intent);
+        assert.ok(swallowed.fired, 'the till sent AbortTransaction');
+        assert.equal(result.outcome, 'uncertain');
+        card.intercept('selectApplication', { inject: COMMIT });
+        const wallet = await rig.session(trial).readWallet();
+        assert.equal(wallet.balance, 35);
+        assert.equal(wallet.counter, command === 'credit' ? 0 : 1);
+        assert.deepEqual(await rig.session(trial).decide(intent), { outcome: decided });
       } finally {
         rig.close();
       }

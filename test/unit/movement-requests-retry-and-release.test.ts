@@ -53,6 +53,7 @@ function pendingOf(request: NewMovement): LedgerMovement {
     awaitsCard: false,
     cardEvidence: null,
     occurredAt: null,
+    reference: null,
   };
 }
 

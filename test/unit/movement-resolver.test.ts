@@ -48,6 +48,7 @@ function atLedger(fields: Partial<LedgerMovement> & { id: string }): LedgerMovem
     awaitsCard: false,
     cardEvidence: null,
     occurredAt: null,
+    reference: null,
     ...fields,
   };
 }

@@ -27,6 +27,7 @@ import {
   settled,
   simWithShops,
 } from '../support/money-rig.ts';
+import { withoutReceipt } from '../support/http-client.ts';
 
 const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
 const keyFingerprint = fingerprint(KEY);
@@ -63,7 +64,11 @@ const rejectsWith = (code: string) => (error: AppError) => {
 describe('recharge', () => {
   test('when credits are asked, then the card holds them, the shop pays for them, and the answer says the new balance and its price', async () => {
     const { recharge, card, movements, pool, engine } = await setUp(30);
-    assert.deepEqual(await recharge(), { cardId: CARD, credits: 40, rechargeAmount: 5 });
+    assert.deepEqual(withoutReceipt(await recharge()), {
+      cardId: CARD,
+      credits: 40,
+      rechargeAmount: 5,
+    });
     assert.equal(card.held(), 40);
     await eventually(() => movements()[0]?.state === 'posted', 'the post');
     assert.equal(pool(), 990);
@@ -73,7 +78,7 @@ describe('recharge', () => {
   test('when an amount is asked, then the ledger converts it at its credit cost and the answer is the price of the credits', async () => {
     const { recharge, card, movements, engine } = await setUp('blank');
     const answer = await recharge({ request: { amount: '5.25' } });
-    assert.deepEqual(answer, { cardId: CARD, credits: 10, rechargeAmount: 5 });
+    assert.deepEqual(withoutReceipt(answer), { cardId: CARD, credits: 10, rechargeAmount: 5 });
     assert.equal(card.held(), 10);
     assert.equal(movements()[0]?.credits, 10);
     await engine.close();
@@ -107,7 +112,7 @@ describe('recharge', () => {
     card.slots[0] = encodeValueBlock(MAX_CARD_BALANCE - 9, 1);
     await assert.rejects(recharge(), rejectsWith('CardBalanceOverflow'));
     assert.deepEqual(ledger.calls, []);
-    assert.deepEqual(await recharge({ request: { credits: 9 } }), {
+    assert.deepEqual(withoutReceipt(await recharge({ request: { credits: 9 } })), {
       cardId: CARD,
       credits: MAX_CARD_BALANCE,
       rechargeAmount: 4.5,
@@ -242,7 +247,7 @@ describe('recharge', () => {
 describe('discharge', () => {
   test('when the card holds credits, then it is cleared and the answer is what it held and its price', async () => {
     const { discharge, card, movements, pool, engine } = await setUp(30);
-    assert.deepEqual(await discharge(), {
+    assert.deepEqual(withoutReceipt(await discharge()), {
       cardId: CARD,
       dischargedCredits: 30,
       dischargedAmount: 15,
@@ -256,7 +261,7 @@ describe('discharge', () => {
   test('when the card holds nothing, then zeros and nothing is written or recorded', async () => {
     for (const balance of [0, 'blank'] as const) {
       const { discharge, card, ledger, engine } = await setUp(balance);
-      assert.deepEqual(await discharge(), {
+      assert.deepEqual(withoutReceipt(await discharge()), {
         cardId: CARD,
         dischargedCredits: 0,
         dischargedAmount: 0,

@@ -4,6 +4,7 @@ import { ledgerChangeBalance } from './ledger-change-balance.ts';
 import { ledgerCloseFloat } from './ledger-close-float.ts';
 import { ledgerCreateMovement } from './ledger-create-movement.ts';
 import { ledgerFlagCard } from './ledger-flag-card.ts';
+import { ledgerFlagCardRecord } from './ledger-flag-card-record.ts';
 import { ledgerFloatChange } from './ledger-float-change.ts';
 import { ledgerFloatDraw } from './ledger-float-draw.ts';
 import { ledgerFloatReportPending } from './ledger-float-report-pending.ts';
@@ -55,6 +56,7 @@ export const routines: readonly Routine[] = [
   ledgerReplay,
   ledgerChangeBalance,
   ledgerFlagCard,
+  ledgerFlagCardRecord,
   ledgerKeyHolds,
   ledgerCardAccountChange,
   ledgerBonusFor,

@@ -30,6 +30,7 @@ CREATE TYPE ledger_answer AS (
   float_id uuid,
   reported_as text,
   report_flags text[],
+  reference text,
   bonus_credits bigint,
   paid_amount numeric,
   refunds uuid,

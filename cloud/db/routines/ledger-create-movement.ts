@@ -3,10 +3,15 @@ export const ledgerCreateMovement = {
   sql: /* sql */ `
 -- POST /v1/movements (docs/cloud-api.md). p_credits or p_amount (a recharge by amount).
 -- p_key_hash (optional): the caller's API key, checked in this transaction (see below).
+-- p_reference (optional): the POS's reference of the sale, kept with the movement; not part of
+-- its identity (the worker's Idempotency-Key covers it).
+-- p_record_* (optional): the card's newest movement record (cardRecord).
 CREATE FUNCTION ledger_create_movement(
   p_customer uuid, p_id uuid, p_kind text, p_card text, p_credits bigint, p_amount numeric,
   p_card_credits bigint, p_refuse_above boolean, p_till uuid, p_card_before text,
-  p_compensates uuid, p_key_hash text DEFAULT NULL)
+  p_compensates uuid, p_key_hash text DEFAULT NULL, p_reference text DEFAULT NULL,
+  p_record_counter bigint DEFAULT NULL, p_record_movement uuid DEFAULT NULL,
+  p_record_value bigint DEFAULT NULL)
 RETURNS ledger_answer LANGUAGE plpgsql AS $$
 DECLARE
   c customers%ROWTYPE;
@@ -20,6 +25,7 @@ DECLARE
   v_checks_card boolean;
   v_last_id uuid;
   v_last_before text;
+  v_record_flagged boolean := false;
   v_float_pending text;
   v_bonus bigint := 0;
   v_amount numeric;
@@ -164,6 +170,12 @@ BEGIN
       RETURN ledger_refusal('FloatReportPending', v_float_pending);
     END IF;
   END IF;
+  IF p_compensates IS NULL THEN
+    -- What the card holds: a recharge says it, a discharge pays all of it out.
+    v_record_flagged := ledger_flag_card_record(p_customer, p_card, p_id,
+      CASE WHEN p_kind = 'discharge' THEN v_credits ELSE p_card_credits END,
+      p_record_counter, p_record_movement, p_record_value);
+  END IF;
   IF p_kind = 'recharge' AND p_card_credits IS NOT NULL AND p_compensates IS NULL THEN
     -- A card may hold less than its account (spent offline), never more. Pending movements
     -- count: their credits may be on the card.
@@ -186,7 +198,12 @@ BEGIN
       UPDATE movements SET awaits_card = false
       WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
     END IF;
-    RETURN ledger_refusal('CardAccountExceeded');
+    RETURN ledger_refusal(CASE WHEN v_record_flagged THEN 'CardRecordMismatch'
+                               ELSE 'CardAccountExceeded' END);
+  END IF;
+  IF p_kind = 'discharge' AND v_record_flagged THEN
+    -- Not paid out, even within its account: the card holds credits nobody paid for.
+    RETURN ledger_refusal('CardRecordMismatch');
   END IF;
 
   IF p_card_before IS NOT NULL AND p_compensates IS NULL THEN
@@ -220,9 +237,11 @@ BEGIN
   -- ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
   -- takes no row lock) makes this wait for it, then yields no row: answered as a replay.
   INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount,
-                         till_id, card_before, compensates, amount, bonus_credits, paid_amount)
+                         till_id, card_before, compensates, reference, amount, bonus_credits,
+                         paid_amount)
   VALUES (p_id, p_customer, p_kind, p_card, v_credits, c.credit_cost, p_amount, p_till,
-          p_card_before, p_compensates, v_amount, v_bonus, COALESCE(v_paid_taken, v_amount))
+          p_card_before, p_compensates, p_reference, v_amount, v_bonus,
+          COALESCE(v_paid_taken, v_amount))
   ON CONFLICT (id) DO NOTHING
   RETURNING * INTO m;
   IF NOT FOUND THEN

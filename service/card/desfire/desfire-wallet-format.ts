@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { CardRecord } from '../../../common/ledger-contract.ts';
 import { MAX_CARD_BALANCE } from '../wallet-format.ts';
 import type { AccessRights, RecordFileSpec, ValueFileSpec } from './desfire-client.ts';
 
@@ -115,6 +116,18 @@ export function decodeMovementRecord(bytes: Buffer): MovementRecord {
     movementId: Buffer.from(bytes.subarray(4, 20)),
     valueAfter: bytes.readInt32LE(20),
   };
+}
+
+/**
+ * A record as the ledger sees it (`cardRecord`): its movement's 16 bytes written as a UUID, so
+ * the ledger finds a movement whose id is a UUID by it.
+ */
+export function cardRecordOf(bytes: Buffer): CardRecord {
+  const { counter, movementId, valueAfter } = decodeMovementRecord(bytes);
+  const uuid = movementId
+    .toString('hex')
+    .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  return { counter, movementId: uuid, valueAfter };
 }
 
 /** What a till reads of a DESFire wallet. */

@@ -12,10 +12,11 @@ import type { DesfireWalletKeys } from '../wallet-keys.ts';
 import { formatCardId } from '../wallet-format.ts';
 import { DesfireClient, PICC_AID, type Transmit } from './desfire-client.ts';
 import type { DesfireKey } from './desfire-crypto.ts';
-import { DesfireStatusError } from './desfire-status.ts';
+import { DesfireProtocolError, DesfireStatusError } from './desfire-status.ts';
 import {
   APPLICATION_KEY_COUNT,
   APPLICATION_SETTINGS,
+  cardRecordOf,
   decideDesfireWrite,
   decodeMovementRecord,
   desfireBefore,
@@ -92,9 +93,9 @@ export class DesfireWalletSession implements WalletCard {
   }
 
   /**
-   * The wallet: its balance and newest record. A card without the wallet application holds 0
-   * (with per-card keys only once openWallet() allowed its transport keys: it has no key of its
-   * own). CorruptCard when its files are not the wallet's.
+   * The wallet: its balance and newest record (`record`, as the ledger sees it). A card without
+   * the wallet application holds 0 (with per-card keys only once openWallet() allowed its
+   * transport keys: it has no key of its own). CorruptCard when its files are not the wallet's.
    */
   async readWallet(): Promise<DesfireWallet> {
     return this.#cardErrors(async () => {
@@ -108,13 +109,14 @@ export class DesfireWalletSession implements WalletCard {
           counter: 0,
         };
       }
-      const { balance, counter } = await this.#wallet();
+      const { balance, counter, newest } = await this.#wallet();
       return {
         cardId: this.cardId,
         balance,
         before: desfireBefore({ balance, counter }),
         hasWallet: true,
         counter,
+        ...(newest ? { record: cardRecordOf(newest) } : {}),
       };
     });
   }
@@ -122,11 +124,17 @@ export class DesfireWalletSession implements WalletCard {
   /**
    * Writes a planned movement: checks the UID, opens the wallet, checks that it still holds
    * what the plan was made from, credits or debits the difference, adds the record and commits.
-   * Anything failing before CommitTransaction leaves the card as it was (the card drops an
-   * uncommitted transaction); a CommitTransaction without a verified answer is uncertain. The
-   * same write sent again after it committed is committed, not done twice.
+   * Anything failing before the first change leaves the card as it was; a card that leaves
+   * during the transaction drops it with the power. An answer to Credit, Debit, WriteRecord or
+   * CommitTransaction that does not verify (a CMAC that is wrong or missing, or an error status,
+   * which carries none) may come from someone between the till and the card, who could commit
+   * the open transaction later: the card is sent AbortTransaction and the write is uncertain
+   * (CardAnswerUnverified), decided from the records when the card is read again under a fresh
+   * authentication (docs/card-format.md section 9.5). The same write sent again after it
+   * committed is committed, not done twice.
    */
   async write(intent: WriteIntent): Promise<WriteResult> {
+    let transactionOpen = false;
     try {
       if (!isDesfireIntent(intent)) {
         throw errors.cardOperationFailed(new Error('a MIFARE Classic write for a DESFire card'));
@@ -147,22 +155,40 @@ export class DesfireWalletSession implements WalletCard {
         throw errors.cardWriteUnverified();
       }
       const delta = intent.value - balance;
+      transactionOpen = true;
       if (delta > 0) await this.#client.credit(VALUE_FILE, delta, VALUE_FILE_SPEC.comm);
       if (delta < 0) await this.#client.debit(VALUE_FILE, -delta, VALUE_FILE_SPEC.comm);
       await this.#client.writeRecord(RECORD_FILE, 0, recordOf(intent), RECORD_FILE_SPEC.comm);
     } catch (error) {
+      if (transactionOpen && isUnverifiedAnswer(error)) return this.#abortUnverified(error);
       return { outcome: 'not-written', error: toCardError(error) };
     }
     try {
       await this.#client.commitTransaction();
       return { outcome: 'committed' };
     } catch (error) {
-      // A refusal means the card dropped the transaction; no verified answer, maybe it committed.
-      if (error instanceof DesfireStatusError) {
-        return { outcome: 'not-written', error: toCardError(error) };
-      }
+      if (isUnverifiedAnswer(error)) return this.#abortUnverified(error);
+      // No answer: the card left, or stopped answering, before or after it committed.
       return { outcome: 'uncertain', error: toCardError(error) };
     }
+  }
+
+  /**
+   * Drops whatever the card's transaction holds, after an answer that did not verify: the
+   * session's IV is lost with it, so AbortTransaction (90 A7 00 00 00) goes outside any session,
+   * as EV1 sends a plain command's CMAC nowhere and the card takes it in whatever session it
+   * has. Its answer proves nothing (nothing here could check its CMAC), so whatever it is, the
+   * write stays uncertain until the card is read again.
+   */
+  async #abortUnverified(error: unknown): Promise<WriteResult> {
+    this.#client.reset();
+    try {
+      await this.#client.abortTransaction();
+    } catch {
+      // The card left (it dropped the transaction with the power), or answered an error (which
+      // drops it too), or someone swallowed the abort: the records decide it all the same.
+    }
+    return { outcome: 'uncertain', error: errors.cardAnswerUnverified(error) };
   }
 
   /** Decides an earlier write from the records the card holds (section 9.5). */
@@ -362,4 +388,12 @@ export class DesfireWalletSession implements WalletCard {
       throw toCardError(error);
     }
   }
+}
+
+/**
+ * An answer this side cannot take as the card's: one whose CMAC or CRC does not verify, or that
+ * is not a DESFire answer, or an error status (EV1 sends an error without a CMAC).
+ */
+function isUnverifiedAnswer(error: unknown): boolean {
+  return error instanceof DesfireProtocolError || error instanceof DesfireStatusError;
 }

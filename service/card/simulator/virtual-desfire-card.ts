@@ -15,9 +15,15 @@
 //   CMAC of every command and answer chained through the session IV, MACed and enciphered data
 //   with CRC32; a command that does not verify is INTEGRITY_ERROR;
 // - transactions: Credit, Debit, LimitedCredit and WriteRecord stay pending until
-//   CommitTransaction, which applies them all at once; AbortTransaction, SelectApplication, an
-//   error status, and power loss (a pull, a tear, a reset) drop them. Reads see committed data
-//   only. A cyclic record file holds MaxNumberOfRecords - 1 records, the oldest dropped first;
+//   CommitTransaction, which applies them all at once, whoever sends it (EV1 sends no CMAC with
+//   a plain command); AbortTransaction, SelectApplication, an error status, and power loss (a
+//   pull, a tear, a reset) drop them, a new authentication does not (libfreefare's
+//   test/test_mifare_desfire.c writes a record under one key and commits it after
+//   authenticating another; it also notes that an error aborts the transaction). Reads see
+//   committed data only. A cyclic record file holds MaxNumberOfRecords - 1 records, the oldest
+//   dropped first;
+// - a man in the middle, for tests (intercept): an answer altered, a command swallowed, one
+//   injected;
 // - any error status ends the authentication; frames chain with AF both ways (at most 59 bytes
 //   of an answer per frame).
 // Not modelled: legacy (0A) authentication, 3K3DES keys (an application of them can be created,
@@ -169,6 +175,36 @@ function refuse(status: number): never {
   throw new Refusal(status);
 }
 
+/**
+ * What a man in the middle does with one command (VirtualDesfireCard.intercept):
+ * - 'tamper-cmac': the card executes it; one bit of its answer's CMAC is flipped on the way;
+ * - 'drop-cmac': the card executes it; its answer reaches the reader without the CMAC;
+ * - 'forge-error': the card executes it; the reader gets `91 9E` (PARAMETER_ERROR) instead;
+ * - 'swallow': the card never gets it; the reader gets `91 00`;
+ * - `{ inject }`: the card gets `inject` first (its answer goes nowhere), then the command.
+ */
+export type Interception =
+  'tamper-cmac' | 'drop-cmac' | 'forge-error' | 'swallow' | { inject: Buffer };
+
+/** An answer as the reader gets it after 'tamper-cmac', 'drop-cmac' or 'forge-error'. */
+function alterAnswer(answer: Buffer, interception: Interception): Buffer {
+  const ok = answer.length >= 2 + 8 && answer.at(-2) === 0x91 && answer.at(-1) === S.OPERATION_OK;
+  switch (interception) {
+    case 'forge-error':
+      return Buffer.from([0x91, S.PARAMETER_ERROR]);
+    case 'tamper-cmac': {
+      if (!ok) return answer;
+      const altered = Buffer.from(answer);
+      altered[altered.length - 3]! ^= 0x01;
+      return altered;
+    }
+    case 'drop-cmac':
+      return ok ? Buffer.concat([answer.subarray(0, -10), answer.subarray(-2)]) : answer;
+    default:
+      return answer;
+  }
+}
+
 export interface VirtualDesfireCardOptions {
   /** 7 bytes, as every DESFire EV1 has (4 for a random-ID card is not modelled). */
   uid: Buffer;
@@ -182,6 +218,7 @@ export class VirtualDesfireCard extends FaultingCard {
   #piccKey: StoredKey = factoryPiccKey();
   #piccSettings = 0x0f;
   readonly #applications = new Map<number, DesfireApplication>();
+  #interceptions: { command: ApduCommand; nth: number; what: Interception; fired: boolean }[] = [];
 
   constructor(options: VirtualDesfireCardOptions) {
     if (options.uid.length !== 7) {
@@ -293,11 +330,62 @@ export class VirtualDesfireCard extends FaultingCard {
   // ----- The card's side of the air interface ---------------------------------------------
 
   /**
+   * Arms what a man in the middle does to the next command of a kind (or its `nth`, counted
+   * from now), for the tests of docs/card-security.md: EV1 secure messaging MACs no plain
+   * command and nothing outside a session, so someone between the reader and the card can
+   * alter an answer, swallow a command and answer it `91 00` themselves, or send a command of
+   * their own (a CommitTransaction: `90 C7 00 00 00`) before the reader's next one.
+   */
+  intercept(
+    trigger: ApduCommand | { command: ApduCommand; nth?: number },
+    what: Interception,
+  ): { readonly fired: boolean; cancel(): void } {
+    const armed = {
+      command: typeof trigger === 'string' ? trigger : trigger.command,
+      nth: typeof trigger === 'string' ? 1 : (trigger.nth ?? 1),
+      what,
+      fired: false,
+    };
+    this.#interceptions.push(armed);
+    return {
+      get fired() {
+        return armed.fired;
+      },
+      cancel: () => {
+        this.#interceptions = this.#interceptions.filter((other) => other !== armed);
+      },
+    };
+  }
+
+  /**
    * Executes one ISO-wrapped command APDU and returns the answer (data + SW1 SW2). `torn`: the
    * card lost power during it; its anti-tearing keeps the command all or nothing, so nothing
-   * changed (the caller drops the card and the answer).
+   * changed (the caller drops the card and the answer). What an armed interception does
+   * happens on the way in and out.
    */
   execute(state: DesfireVolatile, apdu: Buffer, torn = false): Buffer {
+    const interception = this.#interceptionOf(apdu);
+    if (interception === 'swallow') return Buffer.from([0x91, S.OPERATION_OK]);
+    if (typeof interception === 'object') this.#execute(state, interception.inject);
+    const answer = this.#execute(state, apdu, torn);
+    return interception === undefined ? answer : alterAnswer(answer, interception);
+  }
+
+  #interceptionOf(apdu: Buffer): Interception | undefined {
+    const command = VirtualDesfireCard.classify(apdu);
+    let found: Interception | undefined;
+    for (const armed of this.#interceptions) {
+      if (armed.command !== command) continue;
+      armed.nth -= 1;
+      if (armed.nth > 0 || found !== undefined) continue;
+      armed.fired = true;
+      found = armed.what;
+    }
+    this.#interceptions = this.#interceptions.filter((armed) => !armed.fired);
+    return found;
+  }
+
+  #execute(state: DesfireVolatile, apdu: Buffer, torn = false): Buffer {
     if (apdu[0] !== 0x90) return Buffer.from([0x6e, 0x00]);
     if (apdu.length < 5 || apdu[2] !== 0 || apdu[3] !== 0) return Buffer.from([0x6a, 0x86]);
     const lc = apdu.length === 5 ? 0 : (apdu[4] ?? 0);

@@ -82,6 +82,40 @@ describe('tray state transitions', () => {
     assert.match(trayTooltip(waiting), /Ready \(1 movement\(s\) wait for their card\)/);
   });
 
+  test("when a card's movement records do not explain it (the till's finding, or the ledger's refusal), then the tooltip says why, within 127 characters, until another card is seen", () => {
+    const id = '04A1B2C3D4E5F6';
+    let snapshot = statusModel.reader(
+      running(),
+      reader({ card: { cardId: id, reader: 'ACS ACR122U', since: new Date(0) } }),
+    );
+    for (const [reason, words] of [
+      ['card-above-record', 'flagged suspect: it holds more than its newest movement record says'],
+      [
+        'record-of-voided-movement',
+        'flagged suspect: its newest movement record names a movement found not written',
+      ],
+      [
+        'CardRecordMismatch',
+        'flagged suspect by the ledger (discharge refused: its records do not explain it)',
+      ],
+    ] as const) {
+      snapshot = statusModel.cardCredits(snapshot, id, 45, new Date(1), true, reason);
+      const tooltip = trayTooltip(snapshot);
+      assert.equal(tooltip, `Card Wallet Worker: card ${id} ${words}`);
+      assert.ok(
+        tooltip.length <= 127,
+        `Windows cuts tooltips at 127 characters: ${tooltip.length}`,
+      );
+    }
+    // Read again (no flag in that answer), or refused for its account: still said the same way.
+    snapshot = statusModel.cardCredits(snapshot, id, 45, new Date(2));
+    snapshot = statusModel.cardCredits(snapshot, id, 45, new Date(3), true, 'CardAccountExceeded');
+    assert.match(trayTooltip(snapshot), /its records do not explain it\)$/);
+    snapshot = statusModel.cardCredits(snapshot, '0A0B0C0D', 0, new Date(4));
+    assert.equal(snapshot.lastCard?.suspect, false);
+    assert.equal(snapshot.lastCard?.suspectText, undefined);
+  });
+
   test('when the ledger refuses to pay a card out, then the tooltip and menu say it is flagged suspect until another card is seen', () => {
     const onReader = (cardId: string) =>
       reader({ card: { cardId, reader: 'ACS ACR122U', since: new Date(0) } });
