@@ -190,7 +190,7 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
         const tillId = rng.pick(tills);
         const reason = `reason ${rng.int(3)}`;
         /** What a call names when nothing fits: a movement or change no ledger knows. */
-        const unknown: Made = { id: randomUUID(), kind: 'block-clear', cardId, tillId, state: '' };
+        const stranger: Made = { id: randomUUID(), kind: 'block-clear', cardId, tillId, state: '' };
         const roll = rng.int(20);
         let method: 'GET' | 'POST' = 'POST';
         let path = '/v1/movements';
@@ -208,7 +208,7 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
         } else if (roll <= 10) {
           // Mostly a pending movement, by its own till.
           const pending = made.filter((movement) => movement.state === 'pending');
-          const movement = rng.chance(0.85) ? recent(pending, unknown) : recent(made, unknown);
+          const movement = rng.chance(0.85) ? recent(pending, stranger) : recent(made, stranger);
           const action = rng.chance(0.8) ? 'post' : 'void';
           path = `/v1/movements/${movement.id}/${action}`;
           resolving = movement;
@@ -238,7 +238,7 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
           };
         } else if (roll === 13) {
           const recharges = made.filter((movement) => movement.kind === 'recharge');
-          const recharge = recent(recharges, unknown);
+          const recharge = recent(recharges, stranger);
           // Mostly of the recharge's own card; else a card it may never have touched.
           const target = rng.chance(0.8) ? recharge.cardId : cardId;
           body = { id: idOf(changes), recharge: recharge.id, credits: rng.between(1, 30), reason };
@@ -251,12 +251,12 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
             state: 'waiting',
           };
         } else if (roll === 14 && rng.chance(0.5)) {
-          path = `/v1/card-changes/${recent(changes, unknown).id}/cancel`;
+          path = `/v1/card-changes/${recent(changes, stranger).id}/cancel`;
           body = { reason };
         } else if (roll <= 16) {
           // The cashier's undo: mostly of the card's newest recharge, at its own till, in time.
           const posted = made.filter((m) => m.kind === 'recharge' && m.state === 'posted');
-          const recharge = posted.at(rng.chance(0.8) ? -1 : -2) ?? unknown;
+          const recharge = posted.at(rng.chance(0.8) ? -1 : -2) ?? stranger;
           body = {
             id: idOf(made),
             kind: 'refund',
@@ -269,7 +269,7 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
         } else if (roll <= 18) {
           // A till applying what waits for the card, or emptying a blocked card.
           const waiting = changes.filter((change) => change.state === 'waiting');
-          const change = rng.chance(0.85) ? recent(waiting, unknown) : recent(changes, unknown);
+          const change = rng.chance(0.85) ? recent(waiting, stranger) : recent(changes, stranger);
           const kind = rng.chance(0.8) ? change.kind : rng.pick(['replacement', 'correction']);
           body = {
             id: idOf(made),
@@ -283,7 +283,7 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
         } else {
           method = 'GET';
           path = rng.pick([`/v1/cards/${cardId}`, '/v1/card-list', '/v1/customer']);
-          if (rng.chance(0.3)) path = `/v1/movements/${recent(made, unknown).id}`;
+          if (rng.chance(0.3)) path = `/v1/movements/${recent(made, stranger).id}`;
         }
         const realAnswer = method === 'GET' ? await real.get(path) : await real.post(path, body);
         const simulated = ledgerOverHttp(sim, method, path, apiKey, body);
