@@ -34,7 +34,7 @@ export default {
   // test/unit/client-types.test.ts, which compares client/src/api.ts with its generator's output.
   disableTypeChecks: false,
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
-  ignorePatterns: ['dist', 'release', 'test-results', 'reports', 'bench'],
+  ignorePatterns: ['dist', 'release', 'test-results', '/reports', 'bench'],
   concurrency: 2,
   // A busy machine: wait long enough before calling a slow run an infinite loop.
   timeoutMS: 30_000,

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-keys.ts';
-import type { Database } from './db/database.ts';
+import type { Database, Queryable } from './db/database.ts';
 import { formatDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
-import { Ledger } from './ledger.ts';
+import { appendAudit, type AuditActor, type AuditedBy } from './audit/audit-log.ts';
+
+export type { AuditedBy };
+import { keyFingerprintOfHash } from './api-keys.ts';
+import { decideWithoutTill } from './ledger.ts';
 import {
   changeBalance,
   CUSTOMER_COLUMNS,
@@ -19,8 +23,11 @@ import {
 } from './records.ts';
 
 /**
- * The provider's operations (the admin CLI): customers, their credit pools and costs, API
- * keys. Inputs are validated by the caller (the CLI); amounts here are already exact.
+ * The provider's and owners' operations (the admin CLI, the console): customers, their credit
+ * pools and costs, API keys, decisions without the card. Inputs are validated by the caller;
+ * amounts here are already exact. Each operator action writes its audit log row in its own
+ * transaction (`by`); only set-up without an operator (tests, a seed) leaves it out where it
+ * may.
  */
 
 export interface NewCustomer {
@@ -31,7 +38,11 @@ export interface NewCustomer {
   creditCost: bigint;
 }
 
-export async function addCustomer(db: Database, customer: NewCustomer): Promise<Customer> {
+export async function addCustomer(
+  db: Database,
+  customer: NewCustomer,
+  by?: AuditedBy,
+): Promise<Customer> {
   const id = customer.id ?? randomUUID();
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<CustomerRow>(
@@ -42,17 +53,40 @@ export async function addCustomer(db: Database, customer: NewCustomer): Promise<
     const row = rows[0];
     if (!row) throw new Error('customer insert returned nothing');
     if (customer.credits > 0) {
-      row.credits = await changeBalance(tx, id, BigInt(customer.credits), 'open', null);
+      row.credits = (await changeBalance(tx, id, BigInt(customer.credits), 'open', null)).balance;
+    }
+    if (by) {
+      await appendAudit(tx, {
+        ...by,
+        customerId: id,
+        action: 'shop.create',
+        subject: id,
+        detail: { name: customer.name, credits: customer.credits },
+      });
     }
     return toCustomer(row);
   });
 }
 
-export async function topUp(db: Database, customerId: string, credits: number): Promise<Customer> {
+/** Credits bought from the provider go into a shop's pool (a reason is required). */
+export async function topUp(
+  db: Database,
+  customerId: string,
+  credits: number,
+  by: AuditedBy,
+): Promise<Customer> {
   return db.transaction(async (tx) => {
     const row = await findCustomer(tx, customerId, { lock: true });
     if (!row) throw ledgerErrors.customerNotFound(customerId);
-    row.credits = await changeBalance(tx, customerId, BigInt(credits), 'topup', null);
+    const entry = await changeBalance(tx, customerId, BigInt(credits), 'topup', null);
+    row.credits = entry.balance;
+    await appendAudit(tx, {
+      ...by,
+      customerId,
+      action: 'pool.top-up',
+      subject: `entry:${entry.entryId}`,
+      detail: { credits, poolAfter: entry.balance },
+    });
     return toCustomer(row);
   });
 }
@@ -61,14 +95,27 @@ export async function setCreditCost(
   db: Database,
   customerId: string,
   creditCost: bigint,
+  by?: AuditedBy,
 ): Promise<Customer> {
-  const { rows } = await db.query<CustomerRow>(
-    `UPDATE customers SET credit_cost = $2 WHERE id = $1 RETURNING ${CUSTOMER_COLUMNS}`,
-    [customerId, formatDecimal(creditCost)],
-  );
-  const row = rows[0];
-  if (!row) throw ledgerErrors.customerNotFound(customerId);
-  return toCustomer(row);
+  return db.transaction(async (tx) => {
+    const before = await findCustomer(tx, customerId, { lock: true });
+    if (!before) throw ledgerErrors.customerNotFound(customerId);
+    const { rows } = await tx.query<CustomerRow>(
+      `UPDATE customers SET credit_cost = $2 WHERE id = $1 RETURNING ${CUSTOMER_COLUMNS}`,
+      [customerId, formatDecimal(creditCost)],
+    );
+    const row = rows[0] as CustomerRow;
+    if (by) {
+      await appendAudit(tx, {
+        ...by,
+        customerId,
+        action: 'shop.credit-cost',
+        subject: customerId,
+        detail: { from: toCustomer(before).creditCost, to: toCustomer(row).creditCost },
+      });
+    }
+    return toCustomer(row);
+  });
 }
 
 export async function listCustomers(db: Database): Promise<Customer[]> {
@@ -87,6 +134,7 @@ export interface IssuedKey {
 export async function issueKey(
   db: Database,
   { customerId, key }: { customerId?: string; key?: string } = {},
+  by?: AuditedBy,
 ): Promise<IssuedKey> {
   const apiKey = key ?? generateApiKey();
   if (!isWellFormedApiKey(apiKey)) {
@@ -103,6 +151,15 @@ export async function issueKey(
       [hashApiKey(apiKey), customerId ?? null],
     );
     if (rowCount === 0) throw ledgerErrors.keyConflict('this key is already registered');
+    if (by) {
+      await appendAudit(tx, {
+        ...by,
+        customerId: customerId ?? null,
+        action: 'key.issue',
+        subject: `key:${keyFingerprintOfHash(hashApiKey(apiKey))}`,
+        detail: { registered: key !== undefined },
+      });
+    }
     return { apiKey, customerId: customerId ?? null };
   });
 }
@@ -117,11 +174,22 @@ export async function assignKey(
   db: Database,
   apiKey: string,
   customerId: string,
+  by?: AuditedBy,
+): Promise<{ customerId: string }> {
+  return assignKeyByHash(db, hashApiKey(apiKey), customerId, by);
+}
+
+/** assignKey by the key's hash (the console knows keys only by their hash). */
+export async function assignKeyByHash(
+  db: Database,
+  keyHash: string,
+  customerId: string,
+  by?: AuditedBy,
 ): Promise<{ customerId: string }> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<KeyRow>(
       'SELECT customer_id, revoked_at FROM api_keys WHERE key_hash = $1 FOR UPDATE',
-      [hashApiKey(apiKey)],
+      [keyHash],
     );
     const key = rows[0];
     if (!key) throw ledgerErrors.keyNotFound();
@@ -135,8 +203,16 @@ export async function assignKey(
     if (!(await findCustomer(tx, customerId))) throw ledgerErrors.customerNotFound(customerId);
     await tx.query(
       'UPDATE api_keys SET customer_id = $2, assigned_at = now() WHERE key_hash = $1',
-      [hashApiKey(apiKey), customerId],
+      [keyHash, customerId],
     );
+    if (by) {
+      await appendAudit(tx, {
+        ...by,
+        customerId,
+        action: 'key.assign',
+        subject: `key:${keyFingerprintOfHash(keyHash)}`,
+      });
+    }
     return { customerId };
   });
 }
@@ -145,15 +221,73 @@ export async function assignKey(
 export async function revokeKey(
   db: Database,
   apiKey: string,
+  by?: AuditedBy,
 ): Promise<{ revoked: true; customerId: string | null }> {
-  const { rows } = await db.query<KeyRow>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE key_hash = $1
-     RETURNING customer_id, revoked_at`,
-    [hashApiKey(apiKey)],
+  return revokeKeyByHash(db, hashApiKey(apiKey), by);
+}
+
+/**
+ * revokeKey by the key's hash; `of` (the console) refuses a key of another shop as unknown.
+ * An audited revoke of a key revoked already changes nothing and writes no row.
+ */
+export async function revokeKeyByHash(
+  db: Database,
+  keyHash: string,
+  by?: AuditedBy,
+  of?: string,
+): Promise<{ revoked: true; customerId: string | null }> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query<KeyRow>(
+      'SELECT customer_id, revoked_at FROM api_keys WHERE key_hash = $1 FOR UPDATE',
+      [keyHash],
+    );
+    const key = rows[0];
+    if (!key || (of !== undefined && key.customer_id !== of)) throw ledgerErrors.keyNotFound();
+    if (key.revoked_at !== null) return { revoked: true, customerId: key.customer_id };
+    await tx.query('UPDATE api_keys SET revoked_at = now() WHERE key_hash = $1', [keyHash]);
+    if (by) {
+      await appendAudit(tx, {
+        ...by,
+        customerId: key.customer_id,
+        action: 'key.revoke',
+        subject: `key:${keyFingerprintOfHash(keyHash)}`,
+      });
+    }
+    return { revoked: true, customerId: key.customer_id };
+  });
+}
+
+/** A key as the back office lists it: by fingerprint, never the key itself (only its hash is kept). */
+export interface ListedKey {
+  hash: string;
+  fingerprint: string;
+  createdAt: string;
+  assignedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A shop's keys (`shopId`), or the provider's keys no shop has yet (null), newest first. */
+export async function listKeys(db: Queryable, shopId: string | null): Promise<ListedKey[]> {
+  const { rows } = await db.query<{
+    key_hash: string;
+    created_at: Date | string;
+    assigned_at: Date | string | null;
+    revoked_at: Date | string | null;
+  }>(
+    `SELECT key_hash, created_at, assigned_at, revoked_at FROM api_keys
+     WHERE ${shopId === null ? 'customer_id IS NULL AND revoked_at IS NULL' : 'customer_id = $1'}
+     ORDER BY revoked_at IS NOT NULL, created_at DESC, key_hash LIMIT 500`,
+    shopId === null ? [] : [shopId],
   );
-  const key = rows[0];
-  if (!key) throw ledgerErrors.keyNotFound();
-  return { revoked: true, customerId: key.customer_id };
+  const iso = (value: Date | string | null) =>
+    value === null ? null : (value instanceof Date ? value : new Date(value)).toISOString();
+  return rows.map((row) => ({
+    hash: row.key_hash,
+    fingerprint: keyFingerprintOfHash(row.key_hash),
+    createdAt: iso(row.created_at) as string,
+    assignedAt: iso(row.assigned_at),
+    revokedAt: iso(row.revoked_at),
+  }));
 }
 
 export type AdminMovement = Movement & { customerId: string };
@@ -206,14 +340,18 @@ export async function listAllMovements(
 export async function resolveByOperator(
   db: Database,
   input: { customerId: string; id: string; target: 'posted' | 'voided'; evidence: string },
+  by: { actor: AuditActor },
 ): Promise<AdminMovement> {
-  const ledger = new Ledger(db);
   if (!(await findCustomer(db, input.customerId))) {
     throw ledgerErrors.customerNotFound(input.customerId);
   }
-  const movement =
-    input.target === 'posted'
-      ? await ledger.postMovement(input.customerId, input.id, { evidence: input.evidence })
-      : await ledger.voidMovement(input.customerId, input.id, { evidence: input.evidence });
+  const movement = await decideWithoutTill(
+    db,
+    input.customerId,
+    input.id,
+    input.target,
+    input.evidence,
+    by.actor,
+  );
   return { customerId: input.customerId, ...movement };
 }

@@ -1,3 +1,4 @@
+import { appendAudit, type AuditedBy } from './audit/audit-log.ts';
 import type { Database } from './db/database.ts';
 import { ledgerErrors } from './errors.ts';
 import { changesOfCard } from './cards/card-changes.ts';
@@ -130,6 +131,7 @@ export async function importCards(
   db: Database,
   customerId: string,
   lines: readonly CardImportLine[],
+  by?: AuditedBy,
 ): Promise<CardImportResult> {
   return db.transaction(async (tx) => {
     // The customer row lock makes concurrent imports of one shop run one after the other.
@@ -176,6 +178,17 @@ export async function importCards(
       throw ledgerErrors.cardImportConflict(
         `nothing imported: ${conflicts.slice(0, 20).join('; ')}${conflicts.length > 20 ? `; and ${conflicts.length - 20} more` : ''}`,
       );
+    }
+    if (by && imported > 0) {
+      await appendAudit(tx, {
+        ...by,
+        customerId,
+        action: 'card.import',
+        detail: {
+          imported,
+          credits: lines.reduce((sum, line) => sum + line.credits, 0),
+        },
+      });
     }
     return { imported, unchanged };
   });

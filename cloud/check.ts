@@ -1,6 +1,8 @@
+import { checkAuditLog } from './audit/audit-check.ts';
 import { readShopBooks, type ShopBook } from './book.ts';
 import type { Database, Queryable } from './db/database.ts';
 import { parseStoredDecimal } from '../common/decimal.ts';
+import { checkDailyTakings } from './reports/daily-takings-check.ts';
 
 export interface CheckReport {
   ok: boolean;
@@ -8,6 +10,9 @@ export interface CheckReport {
   movements: number;
   entries: number;
   cards: number;
+  auditRows: number;
+  /** Operator decisions and pool top-ups matched with their audit log row. */
+  operatorActions: number;
   floats: number;
   /** Every shop's book (book.ts): each sums to zero when the ledger holds. */
   books: ShopBook[];
@@ -22,7 +27,10 @@ export interface CheckReport {
  * are its float's, and a pool release of one whose float closed); every card's account
  * equals its import + posted recharges - posted and pending discharges (+ the overdraw written
  * off by migration 3); every float's balance and totals equal its entries, and what the pool
- * gave it and got back; and every shop's book (book.ts) sums to zero.
+ * gave it and got back; every shop's book (book.ts) sums to zero; the audit log's chain is
+ * intact and every operator decision and pool top-up since it began has its row
+ * (audit/audit-check.ts); and the daily takings the reports read are the posted movements
+ * counted per local day (reports/daily-takings-check.ts).
  */
 export async function checkLedger(db: Database): Promise<CheckReport> {
   return db.transaction(async (tx) => {
@@ -165,6 +173,11 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       }
     }
 
+    const audit = await checkAuditLog(tx);
+    problems.push(...audit.problems);
+    const days = await checkDailyTakings(tx);
+    problems.push(...days.problems);
+
     const counts = await tx.query<{ movements: number | string; entries: number | string }>(
       `SELECT (SELECT count(*) FROM movements) AS movements,
               (SELECT count(*) FROM ledger_entries) + (SELECT count(*) FROM float_entries)
@@ -176,6 +189,8 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       movements: Number(counts.rows[0]?.movements ?? 0),
       entries: Number(counts.rows[0]?.entries ?? 0),
       cards: cards.rows.length,
+      auditRows: audit.rows,
+      operatorActions: audit.operatorActions,
       floats,
       books,
       problems,

@@ -1,12 +1,15 @@
 /**
  * What every `card-wallet-cloud` command shares: reading its options (each problem a
- * UsageError naming the option), opening the database it names, printing its answer.
+ * UsageError naming the option), opening the database it names, printing its answer, and who
+ * it is in the audit log.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { AuditedBy } from './audit/audit-log.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
 import { parseDecimal } from '../common/decimal.ts';
 
+export const NAME = 'card-wallet-cloud';
 export const DATABASE_ENV = 'CARD_WALLET_CLOUD_DATABASE';
 
 /** Invalid arguments: exit code 2, the message naming the option. */
@@ -118,3 +121,19 @@ export function print(io: CliIo, value: unknown): void {
 }
 
 export const MAX_CREDITS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The provider at the command line, as the audit log names them (`cli:USER`), with the
+ * command's `--reason`; `required` for actions that move money or change a key.
+ */
+export function cliAudit(io: CliIo, values: Values, required: boolean): AuditedBy {
+  const reason = text(values, 'reason', false)?.trim();
+  if (required && !reason) {
+    throw new UsageError('--reason is required: say why, in 1 to 500 characters (audit log)');
+  }
+  if (reason !== undefined && reason.length > 500) {
+    throw new UsageError('--reason must be at most 500 characters');
+  }
+  const user = io.env.USER ?? io.env.USERNAME ?? io.env.LOGNAME ?? 'unknown';
+  return { actor: { kind: 'cli', user }, reason: reason || null };
+}

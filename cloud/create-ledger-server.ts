@@ -3,6 +3,7 @@ import { listen, type RunningServer } from '../common/listen.ts';
 import type { Database } from './db/database.ts';
 import { openDatabase } from './db/open-database.ts';
 import type { FailedAuthenticationLimits } from './authentication-guard.ts';
+import type { ConsoleOptions } from './console/app.ts';
 import { createLedgerApp } from './http/create-app.ts';
 import type { Logger } from './http/error-handler.ts';
 import { Ledger } from './ledger.ts';
@@ -24,6 +25,10 @@ export interface LedgerServerOptions {
   log?: Logger;
   /** Bounds on failed authentications (docs/cloud-api.md); defaults in authentication-guard.ts. */
   failedAuthenticationLimits?: Partial<FailedAuthenticationLimits>;
+  /** The operator console at /console (default: served, with ConsoleOptions' defaults). */
+  console?: ConsoleOptions | false;
+  /** Proxies whose X-Forwarded-* headers are believed (see LedgerAppOptions.trustProxy). */
+  trustProxy?: string[];
 }
 
 export type { RunningServer };
@@ -58,7 +63,11 @@ export async function openLedger(options: LedgerServerOptions): Promise<OpenLedg
   try {
     if (options.seed) await applySeed(db, options.seed);
     const ledger = new Ledger(db);
-    const app = await createLedgerApp(ledger, log, options.failedAuthenticationLimits);
+    const app = await createLedgerApp(ledger, log, {
+      failedAuthenticationLimits: options.failedAuthenticationLimits,
+      console: options.console === false ? false : { ...options.console, db },
+      trustProxy: options.trustProxy,
+    });
     return {
       db,
       ledger,

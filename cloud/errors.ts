@@ -69,6 +69,7 @@ export const ledgerErrors = {
   notFound: () => fromContract('notFound')(),
   invalidRequest: (detail?: string) => fromContract('invalidRequest')(detail),
   invalidQuery: (detail: string) => fromContract('invalidQuery')(detail),
+  invalidHeartbeat: (detail: string) => fromContract('invalidHeartbeat')(detail),
   payloadTooLarge: () => fromContract('payloadTooLarge')(),
   unsupportedMediaType: () => fromContract('unsupportedMediaType')(),
   tooManyRequests: (retryAfterSeconds: number) =>
@@ -91,4 +92,15 @@ export const ledgerErrors = {
   cardImportConflict: (detail: string) => new LedgerError('CardImportConflict', 409, detail),
   writeOffBeyondFloat: (detail: string) => new LedgerError('WriteOffBeyondFloat', 422, detail),
   invalidFloatSettings: (detail: string) => new LedgerError('InvalidFloatSettings', 400, detail),
+  // The back office (the console, the admin CLI's operator and report commands).
+  invalidInput: (detail: string) => new LedgerError('InvalidInput', 400, detail),
+  reasonRequired: (action: string) =>
+    new LedgerError('ReasonRequired', 400, `${action}: say why (a reason of 1 to 500 characters)`),
+  forbidden: (detail: string) => new LedgerError('Forbidden', 403, detail),
+  operatorNotFound: (login: string) =>
+    new LedgerError('OperatorNotFound', 404, `no operator ${login}`),
+  loginTaken: (login: string) => new LedgerError('LoginTaken', 409, `the login ${login} is taken`),
+  tillNotFound: (tillId: string) => new LedgerError('TillNotFound', 404, `no till ${tillId}`),
+  setupLinkInvalid: () =>
+    new LedgerError('SetupLinkInvalid', 404, 'this setup link was used or replaced'),
 } as const;

@@ -1,10 +1,15 @@
 import { hashApiKey } from './api-keys.ts';
-import type { Database } from './db/database.ts';
+import { appendAudit, type AuditActor } from './audit/audit-log.ts';
+import type { Database, Queryable } from './db/database.ts';
 import { sqlState, violatedConstraint } from './db/database.ts';
 import { parseDecimal } from '../common/decimal.ts';
 import type { MovementRequest, ResolveRequest } from '../common/ledger-contract.ts';
-import { contractRefusal, ledgerErrors } from './errors.ts';
+import { LedgerError, contractRefusal, ledgerErrors } from './errors.ts';
 import { readCardAccount, type CardAccount } from './card-accounts.ts';
+import type { TillHeartbeat, TillState } from '../common/ledger-contract.ts';
+import { dayReport, type DayReport } from './reports/day-report.ts';
+import { readShop, shopToday } from './shops/shops.ts';
+import { recordHeartbeat } from './tills/tills.ts';
 import { Floats } from './floats.ts';
 import { Cards } from './cards/cards.ts';
 import {
@@ -181,8 +186,9 @@ export class Ledger {
     id: string,
     by: ResolveRequest = {},
     keyHash?: string,
+    decidedBy?: AuditActor,
   ): Promise<Movement> {
-    return this.resolveMovement(customerId, id, 'posted', by, keyHash);
+    return this.resolveMovement(customerId, id, 'posted', by, keyHash, decidedBy);
   }
 
   /** Cancels a pending movement; a recharge releases its reservation to the pool. */
@@ -191,8 +197,9 @@ export class Ledger {
     id: string,
     by: ResolveRequest = {},
     keyHash?: string,
+    decidedBy?: AuditActor,
   ): Promise<Movement> {
-    return this.resolveMovement(customerId, id, 'voided', by, keyHash);
+    return this.resolveMovement(customerId, id, 'voided', by, keyHash, decidedBy);
   }
 
   async getMovement(customerId: string, id: string): Promise<Movement> {
@@ -236,56 +243,155 @@ export class Ledger {
     return rows.map((row) => toMovement(row, row.customer_credits));
   }
 
+  /**
+   * A till's heartbeat (docs/cloud-api.md, "Till heartbeats"): what it says of itself is kept
+   * on its row of the shop's tills, and the answer is that row (its name, for the tray). With
+   * `keyHash`, the key's validity is checked in the same statement.
+   */
+  async recordHeartbeat(
+    customerId: string,
+    tillId: string,
+    heartbeat: TillHeartbeat,
+    keyHash?: string,
+  ): Promise<TillState> {
+    const till = await recordHeartbeat(this.db, customerId, tillId, heartbeat, keyHash ?? null);
+    if (!till) throw ledgerErrors.invalidApiKey();
+    return till;
+  }
+
+  /** The shop's day report for its local `date` (default: today there). */
+  async dayReport(customerId: string, date?: string): Promise<DayReport> {
+    const shop = await readShop(this.db, customerId);
+    return dayReport(this.db, shop, date ?? (await shopToday(this.db, shop)));
+  }
+
   /** Resolves when the database answers. */
   async ping(): Promise<void> {
     await this.db.query('SELECT 1');
   }
 
-  private async resolveMovement(
+  /**
+   * A post or void. One that names no till but gives evidence is an operator's word without
+   * the card (`decidedBy` says whose: the key that sent it): it is decided together with its
+   * audit log row, in one transaction; a till's own decision stays one statement.
+   */
+  private resolveMovement(
     customerId: string,
     id: string,
     target: 'posted' | 'voided',
     by: ResolveRequest,
     keyHash: string | undefined,
+    decidedBy: AuditActor | undefined,
   ): Promise<Movement> {
-    const answer = await this.call(
-      'SELECT * FROM ledger_resolve_movement($1, $2, $3, $4, $5, $6, $7)',
-      [
-        customerId,
-        id.toLowerCase(),
-        target,
-        by.tillId?.toLowerCase() ?? null,
-        by.evidence ?? null,
-        by.occurredAt ?? null,
-        keyHash ?? null,
-      ],
-      customerId,
-    );
-    return toMovement(answer, answer.customer_credits);
+    if (decidedBy && by.evidence !== undefined && by.tillId === undefined) {
+      return decideWithoutTill(this.db, customerId, id, target, by.evidence, decidedBy, keyHash);
+    }
+    return resolveMovementIn(this.db, customerId, id, target, by, keyHash);
   }
 
-  /**
-   * One contract call: one statement, its own transaction (a function of cloud/db/routines/). Its
-   * refusals come back as answers, so that a flag written for a refused movement is committed.
-   */
-  private async call(sql: string, params: unknown[], customerId: string): Promise<Answer> {
-    let answer: AnswerRow | undefined;
+  private call(sql: string, params: unknown[], customerId: string): Promise<Answer> {
+    return callLedgerFunction(this.db, sql, params, customerId);
+  }
+}
+
+/**
+ * A post or void (ledger_resolve_movement), on the database or inside the caller's transaction
+ * (an operator's decision and its audit row commit together).
+ */
+export async function resolveMovementIn(
+  q: Queryable,
+  customerId: string,
+  id: string,
+  target: 'posted' | 'voided',
+  by: ResolveRequest,
+  keyHash?: string,
+): Promise<Movement> {
+  const answer = await callLedgerFunction(
+    q,
+    'SELECT * FROM ledger_resolve_movement($1, $2, $3, $4, $5, $6, $7)',
+    [
+      customerId,
+      id.toLowerCase(),
+      target,
+      by.tillId?.toLowerCase() ?? null,
+      by.evidence ?? null,
+      by.occurredAt ?? null,
+      keyHash ?? null,
+    ],
+    customerId,
+  );
+  return toMovement(answer, answer.customer_credits);
+}
+
+/**
+ * An operator's post or void without a till (the console, the admin CLI, or a key holder's
+ * call with evidence), with its audit log row, in one transaction. A replay (the movement was
+ * decided so already) is no new action and writes no row. A refusal commits what the contract
+ * function wrote with it (a void's tombstone) and is thrown once the transaction is over.
+ */
+export async function decideWithoutTill(
+  db: Database,
+  customerId: string,
+  id: string,
+  target: 'posted' | 'voided',
+  evidence: string,
+  actor: AuditActor,
+  keyHash?: string,
+): Promise<Movement> {
+  const outcome = await db.transaction(async (tx) => {
+    const before = await tx.query<{ state: MovementState }>(
+      'SELECT state FROM movements WHERE customer_id = $1 AND id = $2 FOR UPDATE',
+      [customerId, id.toLowerCase()],
+    );
+    let movement: Movement;
     try {
-      answer = (await this.db.query<AnswerRow>(sql, params)).rows[0];
+      movement = await resolveMovementIn(tx, customerId, id, target, { evidence }, keyHash);
     } catch (error) {
-      // The CHECK behind the pool (a reservation that raced past the row lock's check).
-      if (
-        sqlState(error) === '23514' &&
-        violatedConstraint(error) === 'customers_credits_non_negative'
-      ) {
-        throw ledgerErrors.noCredits();
-      }
+      if (error instanceof LedgerError) return { refused: error };
       throw error;
     }
-    if (!answer) throw new Error('a ledger function answered no row');
-    if (answer.error !== null) throw refusal(answer.error, answer.detail, customerId);
-    return answer as Answer;
+    if (before.rows[0]?.state === 'pending') {
+      await appendAudit(tx, {
+        actor,
+        customerId,
+        action: target === 'posted' ? 'movement.post' : 'movement.void',
+        subject: movement.id,
+        reason: evidence,
+        detail: { kind: movement.kind, cardId: movement.cardId, credits: movement.credits },
+      });
+    }
+    return { movement };
+  });
+  if ('refused' in outcome) throw outcome.refused;
+  return outcome.movement;
+}
+
+/**
+ * One contract call: one statement, its own transaction (a function of cloud/db/routines/). Its
+ * refusals come back as answers, so that a flag written for a refused movement is committed.
+ */
+async function callLedgerFunction(
+  q: Queryable,
+  sql: string,
+  params: unknown[],
+  customerId: string,
+): Promise<Answer> {
+  let answer: AnswerRow | undefined;
+  try {
+    answer = (await q.query<AnswerRow>(sql, params)).rows[0];
+  } catch (error) {
+    // The CHECK behind the pool (a reservation that raced past the row lock's check).
+    if (
+      sqlState(error) === '23514' &&
+      violatedConstraint(error) === 'customers_credits_non_negative'
+    ) {
+      throw ledgerErrors.noCredits();
+    }
+    throw error;
   }
+  if (!answer) throw new Error('a ledger function answered no row');
+  if (answer.error !== null) throw refusal(answer.error, answer.detail, customerId);
+  return answer as Answer;
 }
 
 /** What ledger_create_movement and ledger_resolve_movement answer (type ledger_answer). */

@@ -176,7 +176,7 @@ export async function findCustomer(
 /**
  * Adds `delta` to a customer's pool and appends the matching ledger entry, in one statement
  * (so always in the caller's transaction). The CHECK constraint refuses a negative pool,
- * answered as NoCredits. Returns the pool after the change.
+ * answered as NoCredits. Returns the pool after the change and the entry's id.
  */
 export async function changeBalance(
   tx: Queryable,
@@ -184,20 +184,20 @@ export async function changeBalance(
   delta: bigint,
   operation: EntryOperation,
   movementId: string | null,
-): Promise<number> {
+): Promise<{ balance: number; entryId: string }> {
   try {
-    const { rows } = await tx.query<{ balance_after: number | string }>(
+    const { rows } = await tx.query<{ balance_after: number | string; id: number | string }>(
       `WITH changed AS (
          UPDATE customers SET credits = credits + $2::bigint WHERE id = $1 RETURNING id, credits
        )
        INSERT INTO ledger_entries (customer_id, movement_id, operation, delta, balance_after)
        SELECT id, $3::uuid, $4, $2::bigint, credits FROM changed
-       RETURNING balance_after`,
+       RETURNING balance_after, id`,
       [customerId, delta.toString(), movementId, operation],
     );
     const row = rows[0];
     if (!row) throw ledgerErrors.customerNotFound(customerId);
-    return Number(row.balance_after);
+    return { balance: Number(row.balance_after), entryId: String(row.id) };
   } catch (error) {
     if (
       sqlState(error) === '23514' &&

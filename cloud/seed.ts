@@ -6,6 +6,7 @@ import type { Database, Queryable } from './db/database.ts';
 import { formatDecimal, parseDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
 import { changeBalance, CUSTOMER_COLUMNS, type CustomerRow } from './records.ts';
+import { checkTimeZone } from './shops/shops.ts';
 
 /**
  * A seed file makes a test or a demo start in one step:
@@ -13,14 +14,16 @@ import { changeBalance, CUSTOMER_COLUMNS, type CustomerRow } from './records.ts'
  *   {
  *     "customers": [
  *       { "id": "<uuid, optional>", "name": "Shop", "credits": 1500, "creditCost": "0.50",
- *         "keys": ["<api key>"], "float": { "size": 500, "lowWater": 200 } }
+ *         "keys": ["<api key>"], "float": { "size": 500, "lowWater": 200 },
+ *         "timeZone": "Europe/Brussels" }
  *     ],
  *     "unassignedKeys": ["<api key>"],
  *     "revokedKeys": ["<api key>"]
  *   }
  *
  * Applying it is idempotent: a customer that exists already (by id, or by name when the seed
- * gives no id) and a key that is registered already are left exactly as they are.
+ * gives no id) and a key that is registered already are left exactly as they are. A new
+ * customer's `timeZone` (default UTC) is the one its day reports count local days in.
  */
 const apiKey = z.string().regex(API_KEY_PATTERN, 'must be 16 to 256 visible ASCII characters');
 const uuid = z
@@ -62,6 +65,7 @@ export const seedSchema = z
             creditCost,
             keys: z.array(apiKey).default([]),
             float: floatSettings.optional(),
+            timeZone: z.string().max(64).optional(),
           })
           .strict(),
       )
@@ -105,6 +109,14 @@ const SEED_LOCK = '7203641192';
 
 export async function applySeed(db: Database, seed: Seed): Promise<SeedResult> {
   const parsed = parseSeed(seed);
+  // Checked before the transaction: a zone the database refuses would abort it.
+  for (const [i, customer] of parsed.customers.entries()) {
+    if (customer.timeZone !== undefined && !(await checkTimeZone(db, customer.timeZone))) {
+      throw ledgerErrors.invalidSeed(
+        `customers.${i}.timeZone: ${JSON.stringify(customer.timeZone)} is not a time zone name like Europe/Brussels`,
+      );
+    }
+  }
   return db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock($1::bigint)', [SEED_LOCK]);
     const result: SeedResult = { customers: [], keysAdded: 0 };
@@ -126,8 +138,14 @@ export async function applySeed(db: Database, seed: Seed): Promise<SeedResult> {
       if (customerId === undefined) {
         customerId = customer.id?.toLowerCase() ?? randomUUID();
         await tx.query(
-          'INSERT INTO customers (id, name, credits, credit_cost) VALUES ($1, $2, 0, $3)',
-          [customerId, customer.name, formatDecimal(parseDecimal(customer.creditCost) ?? 0n)],
+          `INSERT INTO customers (id, name, credits, credit_cost, time_zone)
+           VALUES ($1, $2, 0, $3, $4)`,
+          [
+            customerId,
+            customer.name,
+            formatDecimal(parseDecimal(customer.creditCost) ?? 0n),
+            customer.timeZone?.trim() ?? 'UTC',
+          ],
         );
         if (customer.credits > 0) {
           await changeBalance(tx, customerId, BigInt(customer.credits), 'open', null);

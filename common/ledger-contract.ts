@@ -310,6 +310,8 @@ export interface FloatMovementReport {
   found?: boolean;
   /** Of `credits`, the bonus the till gave by the tiers it last learnt (default 0). */
   bonusCredits?: number;
+  /** The POS's reference of the sale (as `MovementRequest.reference`), kept with the movement. */
+  reference?: string;
 }
 
 export interface FloatReportRequest {
@@ -322,6 +324,7 @@ export type FloatReportFlag =
   | 'forged-id'
   | 'conflict'
   | 'other-till'
+  | 'other-shop'
   | 'float-closed'
   | 'beyond-float'
   | 'key-revoked'
@@ -423,6 +426,62 @@ export interface CardAccount {
   flags: CardFlag[];
   /** This shop's movements of this card, newest first (at most 100). */
   movements: Movement[];
+}
+
+/** A till's card reader as the tray reports it (the heartbeat's `reader`). */
+export interface TillReader {
+  /**
+   * `ready`: a reader is attached and PC/SC answers; `no-reader`: PC/SC answers, no contactless
+   * reader is attached; `unavailable`: PC/SC cannot be used (`problem` says why); `stopped`:
+   * the till's reader manager is not running (starting or stopping).
+   */
+  state: 'ready' | 'no-reader' | 'unavailable' | 'stopped';
+  /** The reader in use, as PC/SC names it, or null. */
+  name: string | null;
+  /** Why PC/SC cannot be used, as the tray's codes say it (`service-stopped`, ...), or null. */
+  problem: string | null;
+}
+
+/**
+ * What a till's float holds by its own journal, in a heartbeat. Optional: the till float
+ * (pool -> float, recharges paid from it and reported later) fills it; a till without a float
+ * leaves it out or sends null.
+ */
+export interface TillFloatReport {
+  /** Credits left in the float by the till's journal. */
+  credits: number;
+  /** Float recharges the till has sold and not yet reported to the ledger, and their credits. */
+  unreportedMovements: number;
+  unreportedCredits: number;
+  /** Since when the till sells offline (its last ledger call failed), or null. */
+  offlineSince: string | null;
+}
+
+/** `POST /v1/tills/{tillId}/heartbeat`: a till's state, every minute and on each change. */
+export interface TillHeartbeat {
+  /** The worker's version. */
+  version: string;
+  reader: TillReader;
+  /** This till's movements the ledger has not confirmed yet (its outbox and undecided writes). */
+  pendingMovements: number;
+  /** Movements pending at the ledger until their card is presented again. */
+  waitingMovements: number;
+  float?: TillFloatReport | null;
+}
+
+/** A till as the ledger knows it: the heartbeat's answer, and the back office's tills. */
+export interface TillState {
+  tillId: string;
+  /** The name the shop's owner gave it ("front counter"), or null. */
+  name: string | null;
+  firstSeenAt: string;
+  /** Its last heartbeat, or null when it never sent one. */
+  lastSeenAt: string | null;
+  version: string | null;
+  reader: TillReader | null;
+  pendingMovements: number | null;
+  waitingMovements: number | null;
+  float: TillFloatReport | null;
 }
 
 /** A card's block: since when, by whom (`key:`, `cli:`, an operator) and why. */
@@ -571,6 +630,8 @@ export const ledgerErrorCodes = {
   notFound: { code: 'NotFound', status: 404 },
   invalidRequest: { code: 'InvalidRequest', status: 400 },
   invalidQuery: { code: 'InvalidQuery', status: 400 },
+  /** A till heartbeat's body is not one (`detail` names the field). */
+  invalidHeartbeat: { code: 'InvalidHeartbeat', status: 400 },
   payloadTooLarge: { code: 'PayloadTooLarge', status: 413 },
   unsupportedMediaType: { code: 'UnsupportedMediaType', status: 415 },
   tooManyRequests: { code: 'TooManyRequests', status: 429 },

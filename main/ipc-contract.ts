@@ -83,6 +83,8 @@ export interface InvokeContract {
   'reader:fix-service': () => ActionResult;
   'reader:retry': () => void;
   'app:open-log-folder': () => ActionResult;
+  /** Opens the back office in the browser: its setup link while there is one, else its page. */
+  'app:open-back-office': () => ActionResult;
   'update:install': () => boolean;
   'notice:dismiss': (id: string) => void;
 }
@@ -112,6 +114,7 @@ export interface CardWalletBridge {
   fixSmartCardService(): Promise<ActionResult>;
   retryReader(): Promise<void>;
   openLogFolder(): Promise<ActionResult>;
+  openBackOffice(): Promise<ActionResult>;
   installUpdate(): Promise<boolean>;
   dismissNotice(id: string): Promise<void>;
   /** Calls `listener` with every new snapshot; returns the unsubscribe function. */

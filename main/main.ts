@@ -389,6 +389,24 @@ async function openLogFolder(): Promise<ActionResult> {
     : { ok: true, message: logFolder };
 }
 
+/**
+ * The back office in the default browser: the setup link while the shop has no owner
+ * account, else the console. Only an address the service itself gave (never one from the
+ * window) is opened.
+ */
+async function openBackOffice(): Promise<ActionResult> {
+  const address = snapshot.console;
+  const target = address?.setupUrl ?? address?.url;
+  if (!target)
+    return { ok: false, message: 'The back office is not there yet: the service is starting.' };
+  try {
+    await shell.openExternal(target);
+    return { ok: true, message: target };
+  } catch (error) {
+    return { ok: false, message: `The browser could not be opened: ${(error as Error).message}` };
+  }
+}
+
 function showWindow(): void {
   if (!window || window.isDestroyed()) {
     window = createStatusWindow(
@@ -481,6 +499,7 @@ async function start(): Promise<void> {
   ipc.handle('reader:fix-service', () => fixReaderService());
   ipc.handle('reader:retry', () => service?.readers.retryNow());
   ipc.handle('app:open-log-folder', () => openLogFolder());
+  ipc.handle('app:open-back-office', () => openBackOffice());
   ipc.handle('update:install', () => updates.install());
   ipc.handle('notice:dismiss', (id) => {
     if (typeof id === 'string') publish(statusModel.dismiss(snapshot, id));

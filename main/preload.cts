@@ -25,6 +25,7 @@ const bridge = {
   fixSmartCardService: () => ipcRenderer.invoke('reader:fix-service'),
   retryReader: () => ipcRenderer.invoke('reader:retry'),
   openLogFolder: () => ipcRenderer.invoke('app:open-log-folder'),
+  openBackOffice: () => ipcRenderer.invoke('app:open-back-office'),
   installUpdate: () => ipcRenderer.invoke('update:install'),
   dismissNotice: (id: unknown) => ipcRenderer.invoke('notice:dismiss', id),
   onStatus: (listener: (snapshot: Snapshot) => void) => {

@@ -1,13 +1,15 @@
 import type { ReaderEvent } from '../service/card/reader-manager.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { CardAnswer } from '../service/http/activity.ts';
+import type { FloatStatus } from '../service/wallet/float-status.ts';
 import type { WorkerService } from '../service/worker-service.ts';
 import { statusModel, type StatusSnapshot } from './status-model.ts';
 
 /**
  * Follows a running service core and keeps the window's snapshot current from its events (no
  * polling): reader and card changes, requests, rate-limit hits, ledger reachability, the
- * movements waiting for the ledger, and the simulated cards when the simulator is on. Calls
+ * movements waiting for the ledger, the till's name and back office from the ledger, and the
+ * simulated cards when the simulator is on. Calls
  * `publish` with each new snapshot; returns `stop`.
  */
 export function followService(
@@ -16,20 +18,24 @@ export function followService(
   publish: (snapshot: StatusSnapshot) => void,
 ): { snapshot: () => StatusSnapshot; stop: () => void } {
   let snapshot = statusModel.simulator(
-    statusModel.ledger(
-      statusModel.reader(
-        statusModel.till(
-          statusModel.service(initial, { url: service.url, state: 'running', error: null }),
-          service.tillId,
+    statusModel.float(
+      statusModel.ledger(
+        statusModel.reader(
+          statusModel.till(
+            statusModel.service(initial, { url: service.url, state: 'running', error: null }),
+            service.tillId,
+          ),
+          service.readers.status,
         ),
-        service.readers.status,
+        service.ledger,
+        service.unconfirmedMovements,
+        service.movementsWaitingForCard,
       ),
-      service.ledger,
-      service.unconfirmedMovements,
-      service.movementsWaitingForCard,
+      service.float,
     ),
     service.simulator?.status() ?? null,
   );
+  snapshot = statusModel.console(statusModel.tillName(snapshot, service.tillName), service.console);
   const update = (next: StatusSnapshot) => {
     snapshot = next;
     publish(snapshot);
@@ -73,6 +79,12 @@ export function followService(
       ),
     );
   const onSimulator = (status: SimulatorStatus) => update(statusModel.simulator(snapshot, status));
+  const onTill = (till: { name: string | null }) => {
+    if (till.name !== snapshot.tillName) update(statusModel.tillName(snapshot, till.name));
+  };
+  const onConsole = (address: { url: string; setupUrl: string | null }) =>
+    update(statusModel.console(snapshot, address));
+  const onFloat = (status: FloatStatus) => update(statusModel.float(snapshot, status));
   service.readers.on('status', onReader);
   service.readers.on('event', onReaderEvent);
   service.activity.on('request', onRequest);
@@ -82,6 +94,9 @@ export function followService(
   service.on('movements', onLedger);
   service.on('waitingForCard', onLedger);
   service.on('listening', onListening);
+  service.on('till', onTill);
+  service.on('console', onConsole);
+  service.on('float', onFloat);
   service.simulator?.on('changed', onSimulator);
   return {
     snapshot: () => snapshot,
@@ -95,6 +110,9 @@ export function followService(
       service.off('movements', onLedger);
       service.off('waitingForCard', onLedger);
       service.off('listening', onListening);
+      service.off('till', onTill);
+      service.off('console', onConsole);
+      service.off('float', onFloat);
       service.simulator?.off('changed', onSimulator);
     },
   };

@@ -2,6 +2,7 @@ import type { ReaderStatus } from '../service/card/reader-manager.ts';
 import type { ReaderProblemCode } from '../service/card/reader-problems.ts';
 import type { SimulatorStatus } from '../service/card/simulator/card-simulator.ts';
 import type { LedgerReachability } from '../service/cloud/ledger-client.ts';
+import type { FloatStatus } from '../service/wallet/float-status.ts';
 import type { RateLimitHit, RequestRecord } from '../service/http/activity.ts';
 import type { WaitingMovement } from '../service/wallet/movement-engine.ts';
 import { readerAdvice, type ReaderAdvice } from './reader-advice.ts';
@@ -43,6 +44,13 @@ export interface StatusSnapshot {
   };
   /** This till's id at the ledger: the running service's, else the settings' (null: none yet). */
   tillId: string | null;
+  /** The name the shop gave this till in the back office (its heartbeat's answer), or null. */
+  tillName: string | null;
+  /**
+   * The back office: its address, and while the shop has no owner account (standalone) the
+   * one-time link that makes it; null before the service runs.
+   */
+  console: { url: string; setupUrl: string | null } | null;
   reader: {
     pcsc: ReaderStatus['pcsc'];
     name: string | null;
@@ -86,6 +94,12 @@ export interface StatusSnapshot {
       WaitingMovement,
       'kind' | 'cardId' | 'credits' | 'since' | 'owner' | 'overdue'
     >[];
+    /**
+     * The till float (docs/operators.md, "When the internet drops"): its state and the tray's
+     * line, e.g. "offline since 10:42: 7 recharges to report, float 340 of 500 credits left,
+     * offline sales stop at 10:42 tomorrow"; null before the service says.
+     */
+    float: Pick<FloatStatus, 'state' | 'line'> | null;
   };
   /** The card simulator's cards when the service runs with it; null: a real reader is used. */
   simulator: SimulatorStatus | null;
@@ -100,12 +114,20 @@ export function emptySnapshot(): StatusSnapshot {
   return {
     service: { url: null, state: 'starting', error: null },
     tillId: null,
+    tillName: null,
+    console: null,
     reader: { pcsc: 'stopped', name: null, readers: [], problem: null, advice: null },
     card: null,
     lastCard: null,
     rateLimits: [],
     requests: [],
-    ledger: { reachable: null, at: null, unconfirmedMovements: 0, waitingForCard: [] },
+    ledger: {
+      reachable: null,
+      at: null,
+      unconfirmedMovements: 0,
+      waitingForCard: [],
+      float: null,
+    },
     simulator: null,
     notices: [],
     update: { state: 'off' },
@@ -126,6 +148,17 @@ export const statusModel = {
 
   till(snapshot: StatusSnapshot, tillId: string | null): StatusSnapshot {
     return { ...snapshot, tillId };
+  },
+
+  tillName(snapshot: StatusSnapshot, tillName: string | null): StatusSnapshot {
+    return { ...snapshot, tillName };
+  },
+
+  console(
+    snapshot: StatusSnapshot,
+    address: { url: string; setupUrl: string | null },
+  ): StatusSnapshot {
+    return { ...snapshot, console: address.url ? { ...address } : null };
   },
 
   reader(
@@ -227,6 +260,14 @@ export const statusModel = {
     return { ...snapshot, update };
   },
 
+  /** The till float's state changed. */
+  float(snapshot: StatusSnapshot, status: FloatStatus): StatusSnapshot {
+    return {
+      ...snapshot,
+      ledger: { ...snapshot.ledger, float: { state: status.state, line: status.line } },
+    };
+  },
+
   ledger(
     snapshot: StatusSnapshot,
     reachability: LedgerReachability,
@@ -236,6 +277,7 @@ export const statusModel = {
     return {
       ...snapshot,
       ledger: {
+        ...snapshot.ledger,
         reachable: reachability.reachable,
         at: reachability.at?.toISOString() ?? null,
         unconfirmedMovements,

@@ -189,6 +189,13 @@ function render(snapshot) {
   $('service-url').textContent = service.url ?? '-';
   $('copy-url').disabled = !service.url; // starting or failed: nothing to copy
   $('till-id').textContent = snapshot.tillId ?? 'made at the first start';
+  // The name the shop gave this till in the back office, when its heartbeat brought one.
+  $('till-name').hidden = !snapshot.tillName;
+  $('till-name').textContent = snapshot.tillName ?? '';
+  const backOffice = snapshot.console;
+  $('back-office').hidden = !backOffice;
+  $('back-office-url').textContent = backOffice ? backOffice.url : '';
+  $('back-office-setup').hidden = !backOffice || !backOffice.setupUrl;
   const last = requests[0];
   const lastRequest = $('last-request');
   const said = last ? describeRequest(last) : 'none yet';
@@ -227,6 +234,14 @@ function render(snapshot) {
       ? 'no movement waiting'
       : `${ledger.unconfirmedMovements} movement(s) waiting for confirmation`;
   $('ledger-waiting').classList.toggle('warning', ledger.unconfirmedMovements > 0);
+  // The till float: "offline since 10:42: 7 recharges to report, float 340 of 500 credits left, ..."
+  const float = ledger.float;
+  $('ledger-float').hidden = float === null || float === undefined || float.state === 'off';
+  $('ledger-float').textContent = float ? float.line : '';
+  $('ledger-float').classList.toggle(
+    'warning',
+    Boolean(float) && ['offline', 'stopped', 'held'].includes(float.state),
+  );
   // Reserved at the ledger, decided by what the card holds when it is presented again: here
   // (this till's), at the till that made it or by an operator's settle (another till's), or by
   // the provider (one this till lost with no card state to decide it by).
@@ -605,6 +620,14 @@ $('reader-action').addEventListener('click', (event) => {
   void readerAction(event.currentTarget.dataset.action);
 });
 $('open-log-folder').addEventListener('click', () => void openLogFolder());
+$('open-back-office').addEventListener('click', async () => {
+  const result = await bridge.openBackOffice();
+  say(
+    'copy-result',
+    result.ok,
+    result.ok ? `Opened ${result.message} in the browser` : result.message,
+  );
+});
 $('install-update').addEventListener('click', () => void bridge.installUpdate());
 
 bridge.onStatus(render);

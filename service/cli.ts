@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The headless host: runs the service core without Electron. It alone reads the environment,
 // writes to the terminal and exits.
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { homedir } from 'node:os';
 import type { ServiceCommand } from './cli-call.ts';
@@ -9,6 +8,7 @@ import { resolveCliRequest, storeApiKey, USAGE } from './cli-options.ts';
 import { ConfigError, type Config } from './config.ts';
 import { openEarlierKeysFile } from './earlier-keys-file.ts';
 import { stderrLogger } from './logger.ts';
+import { packageVersion } from './version.ts';
 import type { WorkerService } from './worker-service.ts';
 
 const EXIT_CONFIG = 2;
@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     const code = (error as NodeJS.ErrnoException).code;
     cannotStart(code === 'EADDRINUSE' ? portInUse(config.port) : (error as Error).message);
   }
+  let named: string | null = null;
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -105,6 +106,17 @@ async function main(): Promise<void> {
   else if (checked) log.warn(checked.line);
   process.stderr.write(banner(config, service));
   if (!config.cloudUrl) process.stderr.write(standaloneBanner(service.url, keyShown));
+  // The setup link is made once the embedded ledger's database is open: said when it is.
+  const sayConsole = (address: { url: string; setupUrl: string | null }) => {
+    if (address.setupUrl) process.stderr.write(setupBanner(address.setupUrl));
+  };
+  sayConsole(service.console);
+  service.on('console', sayConsole);
+  service.on('till', (till) => {
+    if (till.name !== null && till.name !== named)
+      log.info(`this till is "${till.name}" in the back office`);
+    named = till.name;
+  });
   if (config.simulator) process.stderr.write(simulatorBanner(service.url, keyShown));
   // Last: whoever waits for this line may act at once; everything above is already out.
   process.stdout.write(`listening on ${service.url}\n`);
@@ -117,6 +129,7 @@ function banner(config: Config, service: WorkerService): string {
     `${NAME} ${packageVersion()} on ${service.url}`,
     `  mode: ${config.cloudUrl ? "cloud (the provider's ledger)" : 'standalone (the embedded ledger, with a demo shop)'}`,
     `  ledger: ${service.ledgerUrl}`,
+    `  back office: ${service.console.url || 'none'}`,
     `  reader: ${config.simulator ? 'the card simulator (no real reader)' : config.reader ? `PC/SC, the reader named like "${config.reader}"` : 'PC/SC, the first contactless reader'}`,
     origins.length > 0
       ? `  allowed origins: ${origins.join(', ')} (browser pages elsewhere are refused)`
@@ -159,6 +172,15 @@ function standaloneBanner(url: string, key: KeyShown): string {
     `  curl -s ${url}/ping`,
     `  curl -s -H ${header} ${url}/info`,
     `  curl -s -H ${header} ${url}/readcard`,
+    '',
+  ].join('\n');
+}
+
+/** The one-time link that makes a standalone till's first back-office account. */
+function setupBanner(setupUrl: string): string {
+  return [
+    "BACK OFFICE: make the shop owner's account (once, in a browser on this computer):",
+    `  ${setupUrl}`,
     '',
   ].join('\n');
 }
@@ -284,19 +306,6 @@ async function serviceCommand(
   }
   process.stdout.write(`${answer.text}\n`);
   return answer;
-}
-
-function packageVersion(): string {
-  const url = new URL('../../package.json', import.meta.url);
-  const fallback = new URL('../package.json', import.meta.url);
-  for (const candidate of [url, fallback]) {
-    try {
-      return (JSON.parse(readFileSync(candidate, 'utf8')) as { version: string }).version;
-    } catch {
-      // Built (dist/service) and source (service/) sit at different depths.
-    }
-  }
-  return 'unknown';
 }
 
 main().catch((error: unknown) => {

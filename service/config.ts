@@ -3,6 +3,11 @@ import { blockedPortProblem } from './blocked-ports.ts';
 
 /** Default port of the local service: fixed so a POS can be configured once. */
 export const DEFAULT_PORT = 4178;
+/**
+ * Default port of the embedded ledger in standalone mode, which serves the back office at
+ * /console: fixed so its address can be bookmarked (the tray links to it).
+ */
+export const DEFAULT_CONSOLE_PORT = 4179;
 
 const hex12 = /^[0-9A-Fa-f]{12}$/;
 
@@ -116,6 +121,14 @@ export const configSchema = z
     cardQueueLimit: z.number().int().min(0).max(100).default(8),
     /** How often the ledger's pending movements are compared with the journal (reconciliation). */
     reconcileEveryMs: z.number().int().min(1_000).max(3_600_000).default(60_000),
+    /** How often this till tells the ledger its state (its heartbeat), besides on each change. */
+    heartbeatEveryMs: z.number().int().min(1_000).max(3_600_000).default(60_000),
+    /**
+     * Standalone mode: the loopback port of the embedded ledger and its back office
+     * (http://127.0.0.1:PORT/console). 0 picks any free port; a port in use falls back to a
+     * free one, said in the log.
+     */
+    consolePort: z.number().int().min(0).max(65535).default(DEFAULT_CONSOLE_PORT),
     /**
      * This till's identity at the ledger (a UUID, kept for good). Absent: the one in the data
      * folder (`till-id`), created on first start. The tray app keeps it in its settings too.

@@ -41,12 +41,27 @@ export const errors = {
   noCard: (cause?: unknown) => new AppError('NoCard', 400, 'No card on the reader', { cause }),
   authenticationFail: (cause?: unknown) =>
     new AppError('AuthenticationFail', 400, 'The card could not be authenticated', { cause }),
-  customerReadError: (cause?: unknown) =>
-    new AppError('CustomerReadError', 400, 'The customer record could not be read', { cause }),
-  noCredits: () => new AppError('NoCredits', 500, "The shop's credit pool cannot cover it"),
+  /** `detail`: what is known instead (offline: what this till's float can still sell). */
+  customerReadError: (cause?: unknown, detail?: string) =>
+    new AppError('CustomerReadError', 400, detail ?? 'The customer record could not be read', {
+      cause,
+      ...(detail === undefined ? {} : { detail }),
+    }),
+  /** `detail`: why, when it is not the pool (offline: the float, its cap, its time limit). */
+  noCredits: (detail?: string) =>
+    new AppError(
+      'NoCredits',
+      500,
+      detail ?? "The shop's credit pool cannot cover it",
+      detail === undefined ? undefined : { detail },
+    ),
   negativeCredits: () => new AppError('NegativeCredits', 500, 'The card holds a negative balance'),
-  errorTrackingDischargeMovement: (cause?: unknown) =>
-    new AppError('ErrorTrackingDischargeMovement', 500, undefined, { cause }),
+  /** `detail`: why, when it is known (offline: a payout needs the ledger). */
+  errorTrackingDischargeMovement: (cause?: unknown, detail?: string) =>
+    new AppError('ErrorTrackingDischargeMovement', 500, detail, {
+      cause,
+      ...(detail === undefined ? {} : { detail }),
+    }),
   tooManyRequests: () => new AppError('TooManyRequests', 429),
   // Not named by the spec: 500s with their own clear code, never a stack trace.
   corruptCard: () =>
@@ -166,6 +181,18 @@ export const errors = {
       500,
       detail ??
         "This card's last movement at another till is not finished; present the card at that till, or settle it here (POST /cards/settle)",
+    ),
+  /**
+   * The card may carry float recharges of a till that has not reported them all (the ledger's
+   * FloatReportPending): nothing is decided on it until they are; not a fraud flag.
+   */
+  floatRechargeUnreported: (detail?: string) =>
+    withDetail(
+      'FloatRechargeUnreported',
+      500,
+      detail === undefined
+        ? "This card carries float recharges another till has not reported yet; it is paid out or recharged from the pool once they are (or once an operator closed that till's float)"
+        : `${detail}; the card is paid out or recharged from the pool once they are reported (or once an operator closed that till's float)`,
     ),
   // HTTP framing and the security checks in front of every route.
   forbiddenHost: (host: string | undefined, serviceUrl: string) =>

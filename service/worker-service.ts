@@ -7,9 +7,14 @@ import { WalletKeys } from './card/wallet-keys.ts';
 import { loadNfc, ReaderManager, type ReaderManagerOptions } from './card/reader-manager.ts';
 import type { CardSimulator, CardSimulatorOptions } from './card/simulator/card-simulator.ts';
 import { CustomerDirectory } from './cloud/customer-directory.ts';
-import { startEmbeddedLedger, type EmbeddedLedger } from './cloud/embedded-ledger.ts';
+import {
+  startEmbeddedLedger,
+  type ConsoleAddress,
+  type EmbeddedLedger,
+} from './cloud/embedded-ledger.ts';
 import { LedgerClient, type LedgerReachability } from './cloud/ledger-client.ts';
 import { blockedPortProblem } from './blocked-ports.ts';
+import { readerOf, TillHeartbeatSender } from './cloud/till-heartbeat.ts';
 import { apiKeySchema, originProblem, type Config } from './config.ts';
 import { errors } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
@@ -22,13 +27,17 @@ import { listen, type RunningServer } from '../common/listen.ts';
 import type { Logger } from './logger.ts';
 import { KeyRing } from './wallet/key-ring.ts';
 import { MovementEngine, type WaitingMovement } from './wallet/movement-engine.ts';
+import type { FloatStatus } from './wallet/float-status.ts';
 import { MovementJournal } from './wallet/movement-journal.ts';
+import type { TillFloats } from './wallet/till-floats.ts';
 import {
   CardPersonalizer,
   personalizeCard,
   type PersonalizeAnswer,
 } from './wallet/personalize-card.ts';
 import { settleCard, type SettleAnswer } from './wallet/settle-card.ts';
+import { packageVersion } from './version.ts';
+import type { TillState } from '../common/ledger-contract.ts';
 
 export interface WorkerServiceOptions {
   config: Config;
@@ -51,6 +60,8 @@ export interface WorkerServiceOptions {
    * the host forgets it. The core never logs or writes a key.
    */
   earlierKeys?: EarlierKeys;
+  /** The version the till's heartbeat reports (default: this package's). */
+  version?: string;
 }
 
 /** The host's side of replaced API keys (see WorkerServiceOptions.earlierKeys). */
@@ -75,6 +86,12 @@ interface WorkerServiceEvents {
   movements: [number];
   /** The movements pending at the ledger until their card is presented again changed. */
   waitingForCard: [readonly WaitingMovement[]];
+  /** The ledger answered this till's heartbeat: the till as it knows it (its name). */
+  till: [TillState];
+  /** The back office's address, or its setup link, changed. */
+  console: [ConsoleAddress];
+  /** The till float's state changed (the tray's line: docs/operators.md). */
+  float: [FloatStatus];
 }
 
 export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
@@ -84,11 +101,20 @@ export interface WorkerService extends EventEmitter<WorkerServiceEvents> {
   readonly ledgerUrl: string;
   /** This till's identity at the ledger (docs/cloud-api.md, "Tills"). */
   readonly tillId: string;
+  /** The name the shop gave this till in the back office, once a heartbeat told it; else null. */
+  readonly tillName: string | null;
+  /**
+   * The back office: the embedded ledger's (standalone, with its setup link until the shop
+   * has an owner), or the provider's ledger's /console.
+   */
+  readonly console: ConsoleAddress;
   readonly ledger: LedgerReachability;
   /** Movements the ledger has not confirmed yet (the outbox and undecided card writes). */
   readonly unconfirmedMovements: number;
   /** Movements pending at the ledger until their card is presented again (reconciliation). */
   readonly movementsWaitingForCard: readonly WaitingMovement[];
+  /** The till float: online or offline, what it can still sell, what is left to report. */
+  readonly float: FloatStatus;
   readonly readers: ReaderManager;
   /** The built-in card simulator when the service runs with it (`simulator` setting), else undefined. */
   readonly simulator: CardSimulator | undefined;
@@ -125,9 +151,13 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // also when it existed before (created by hand, or by an earlier version).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
+  const tillId = await loadTillId(config.dataDir, config.tillId);
   const embedded: EmbeddedLedger | undefined = config.cloudUrl
     ? undefined
-    : await startEmbeddedLedger(config.dataDir, config.apiKey, log);
+    : await startEmbeddedLedger(config.dataDir, config.apiKey, log, {
+        port: config.consolePort,
+        tillId,
+      });
   const ledgerUrl = config.cloudUrl ?? (embedded as EmbeddedLedger).url;
   // The service keeps answering (card reads, the window); each ledger call then fails as
   // LedgerUnavailable and the tray shows the ledger unreachable.
@@ -141,9 +171,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     timeoutMs: config.ledgerTimeoutMs,
     opened: embedded?.opened,
   });
-  const customers = new CustomerDirectory(ledger);
   const settings: HttpSettings = { apiKey: config.apiKey, allowedOrigins: config.allowedOrigins };
-  const tillId = await loadTillId(config.dataDir, config.tillId);
   if (config.unknownPendingGraceMs !== undefined) {
     log.warn(
       'unknownPendingGraceMs is no longer used: a pending movement is never voided on a timer (docs/integrators.md, "Reconciliation"); remove it',
@@ -160,6 +188,16 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
     reconcileEveryMs: config.reconcileEveryMs,
     uncertainMovementBoundMs: config.uncertainMovementBoundMs,
+    // The till float: it sells through an outage once the shop gives its tills one.
+    floats: { ledger, customer: (apiKey) => customers.resolve(apiKey) },
+  });
+  const floats = movements.floats as TillFloats;
+  const customers = new CustomerDirectory(ledger, {
+    learnt: (apiKey) => floats.learntShop(apiKey),
+    onResolved: (apiKey, customer) =>
+      void floats.keeper
+        .learnShop(apiKey, customer)
+        .catch((error: unknown) => log.warn(`float: noting the shop: ${(error as Error).message}`)),
   });
   watchMoneyPaths({ ledger, keys, movements, embedded, log, host: options.earlierKeys });
   const walletKeys = new WalletKeys({
@@ -192,7 +230,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
   });
   const activity = new HttpActivity();
-  const events = new CardEventStream(readers, options.eventHeartbeatMs);
+  const events = new CardEventStream(readers, options.eventHeartbeatMs, floats);
   // The Host check asks for the port on every request: it changes when the service moves.
   const current: { service?: WorkerService } = {};
   const personalizer = new CardPersonalizer({
@@ -227,12 +265,34 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
         log.warn(`settling card ${event.cardId}: ${(error as Error).message}`),
       );
   });
+  const heartbeat = new TillHeartbeatSender({
+    ledger,
+    tillId,
+    apiKey: () => settings.apiKey,
+    version: options.version ?? packageVersion(),
+    everyMs: config.heartbeatEveryMs,
+    log,
+    state: () => ({
+      reader: readerOf(readers.status),
+      pendingMovements: movements.unconfirmed,
+      // This till's own (its card decides them here, or the provider must): other tills'
+      // waiting movements are theirs to report.
+      waitingMovements: movements.waitingForCard.filter((waiting) => waiting.owner !== 'other-till')
+        .length,
+      float: floats.heartbeatReport(),
+    }),
+  });
+  readers.on('status', () => heartbeat.changed());
+  movements.on('unconfirmed', () => heartbeat.changed());
+  movements.on('waitingForCard', () => heartbeat.changed());
+  floats.on('status', () => heartbeat.changed());
   movements.start();
   readers.start();
   let server: RunningServer;
   try {
     server = await listen(app, config.port);
   } catch (error) {
+    heartbeat.close();
     await readers.stop();
     await movements.close();
     await journal.close();
@@ -242,6 +302,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   log.info(`service listening on ${server.url}`);
   // Only now: PGlite's start has synchronous stretches that would hold the listener back.
   embedded?.open();
+  heartbeat.start();
 
   const service = new RunningWorkerService({
     server,
@@ -257,9 +318,17 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     personalizer,
     journal,
     events,
+    heartbeat,
+    consoleUrl: config.cloudUrl ? `${config.cloudUrl.replace(/\/+$/, '')}/console` : null,
     log,
   });
   ledger.on('reachability', (state) => service.emit('ledger', state));
+  heartbeat.on('till', (till) => service.emit('till', till));
+  embedded?.on('console', (address) => service.emit('console', address));
+  floats.on('status', (status) => {
+    log.info(`till float: ${status.line}`);
+    service.emit('float', status);
+  });
   movements.on('unconfirmed', (count) => service.emit('movements', count));
   // A card whose newest movement record does not explain it, read in any request: the tray shows it.
   movements.on('cardSuspect', ({ cardId, credits, suspicion }) =>
@@ -292,6 +361,9 @@ interface Parts {
   personalizer: CardPersonalizer;
   journal: MovementJournal;
   events: CardEventStream;
+  heartbeat: TillHeartbeatSender;
+  /** The provider's back office (cloud mode); standalone: the embedded ledger's. */
+  consoleUrl: string | null;
   log: Logger;
 }
 
@@ -327,12 +399,24 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
     return this.#parts.movements.tillId;
   }
 
+  get tillName(): string | null {
+    return this.#parts.heartbeat.till?.name ?? null;
+  }
+
+  get console(): ConsoleAddress {
+    return this.#parts.embedded?.console ?? { url: this.#parts.consoleUrl ?? '', setupUrl: null };
+  }
+
   get unconfirmedMovements(): number {
     return this.#parts.movements.unconfirmed;
   }
 
   get movementsWaitingForCard(): readonly WaitingMovement[] {
     return this.#parts.movements.waitingForCard;
+  }
+
+  get float(): FloatStatus {
+    return (this.#parts.movements.floats as TillFloats).status();
   }
 
   get settings(): Readonly<HttpSettings> {
@@ -366,6 +450,7 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
       // Movements made with the previous key are still resolved with it (their shop's).
       parts.movements.retireKey(previous);
       parts.events.closeKey(keyFingerprint(previous));
+      parts.heartbeat.resend();
     }
     if (checked.allowedOrigins !== undefined)
       parts.settings.allowedOrigins = checked.allowedOrigins;
@@ -383,6 +468,7 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
 
   async close(): Promise<void> {
     const closing = this.#parts.server.close();
+    this.#parts.heartbeat.close();
     this.#parts.events.closeAll();
     await this.#parts.readers.stop();
     await closing;

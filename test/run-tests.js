@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Runs the test files of the given areas (default: all) with node's test runner, TypeScript
 // through tsx. Node 20's --test takes no globs, so the files are listed here.
-// Usage: node test/run-tests.js [unit|http|client|pcsc|cloud|renderer|browser|simulation|packaging ...] [--only PATTERN]
+// Usage: node test/run-tests.js [unit|http|client|pcsc|cloud|renderer|browser|console|simulation|packaging ...] [--only PATTERN]
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -16,6 +16,7 @@ const allAreas = [
   'cloud',
   'renderer',
   'browser',
+  'console',
   'simulation',
   'packaging',
 ];

@@ -3,10 +3,13 @@ import Fastify, {
   type FastifyPluginAsync,
   type FastifyRequest,
 } from 'fastify';
-import { hashApiKey } from '../api-keys.ts';
+import { hashApiKey, keyFingerprintOfHash } from '../api-keys.ts';
 import { AuthenticationGuard, type FailedAuthenticationLimits } from '../authentication-guard.ts';
+import { consolePlugin, type ConsoleOptions } from '../console/app.ts';
+import type { Database } from '../db/database.ts';
 import { LedgerError, ledgerErrors } from '../errors.ts';
 import type { Ledger } from '../ledger.ts';
+import { dayReportCsv } from '../reports/report-csv.ts';
 import { errorHandler, type Logger } from './error-handler.ts';
 import type { Floats } from '../floats.ts';
 import {
@@ -24,6 +27,8 @@ import {
   parseResolveRequest,
   UUID,
 } from './movement-request.ts';
+import { parseDayReportQuery } from './report-request.ts';
+import { parseHeartbeat, parseTillId } from './till-request.ts';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 /** A float report carries up to 500 movements (MAX_REPORT_MOVEMENTS), each up to about 400 bytes. */
@@ -59,16 +64,31 @@ type WithId = FastifyRequest<{ Params: { id: string } }>;
  * The app is only a request handler: the server, its timeouts, malformed-HTTP answers and
  * graceful close are the shared `listen()`.
  */
+/** What the app serves besides contract v1. */
+export interface LedgerAppOptions {
+  failedAuthenticationLimits?: Partial<FailedAuthenticationLimits>;
+  /** The operator console at /console (needs the database); false: none. */
+  console?: (ConsoleOptions & { db: Database }) | false;
+  /**
+   * Proxies in front whose X-Forwarded-For and X-Forwarded-Proto are believed (their
+   * addresses): the client's address for limits, and HTTPS for Secure cookies. Default: none.
+   */
+  trustProxy?: string[];
+}
+
 export async function createLedgerApp(
   ledger: Ledger,
   log: Logger,
-  failedAuthenticationLimits: Partial<FailedAuthenticationLimits> = {},
+  options: LedgerAppOptions = {},
 ): Promise<FastifyInstance> {
   const handleError = errorHandler(log);
-  const guard = new AuthenticationGuard(ledger, failedAuthenticationLimits);
+  const guard = new AuthenticationGuard(ledger, options.failedAuthenticationLimits);
   const app = Fastify({
     logger: false,
     bodyLimit: BODY_LIMIT_BYTES,
+    ...(options.trustProxy && options.trustProxy.length > 0
+      ? { trustProxy: options.trustProxy }
+      : {}),
     // Errors before routing (a URL the router cannot decode) get the same one error handler.
     frameworkErrors: (error, request, reply) => {
       handleError(error, request, reply);
@@ -106,6 +126,10 @@ export async function createLedgerApp(
   });
   blocklistRoutes(app, ledger.cards);
   await app.register(v1Routes(ledger, guard), { prefix: '/v1' });
+  if (options.console) {
+    const { db, ...consoleOptions } = options.console;
+    await app.register(consolePlugin({ db, ledger, log }, consoleOptions), { prefix: '/console' });
+  }
   await app.ready();
   return app;
 }
@@ -176,16 +200,41 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
       v1.post(`/movements/:id/${action}`, checksKey, (request: WithId) => {
         const id = parseMovementId(request.params.id);
         const by = parseResolveRequest(request.body);
+        // Evidence without a till is an operator's word: the audit log names the key it came with.
+        const decidedBy = {
+          kind: 'key' as const,
+          fingerprint: keyFingerprintOfHash(hashApiKey(request.headers['x-api-key'] as string)),
+        };
         return checkingKey(request, (keyHash) =>
           action === 'post'
-            ? ledger.postMovement(request.customerId, id, by, keyHash)
-            : ledger.voidMovement(request.customerId, id, by, keyHash),
+            ? ledger.postMovement(request.customerId, id, by, keyHash, decidedBy)
+            : ledger.voidMovement(request.customerId, id, by, keyHash, decidedBy),
         );
       });
     }
     v1.get('/cards/:cardId', (request: FastifyRequest<{ Params: { cardId: string } }>) =>
       ledger.getCardAccount(request.customerId, request.params.cardId),
     );
+    v1.post(
+      '/tills/:tillId/heartbeat',
+      checksKey,
+      (request: FastifyRequest<{ Params: { tillId: string } }>) => {
+        const tillId = parseTillId(request.params.tillId);
+        const heartbeat = parseHeartbeat(request.body);
+        return checkingKey(request, (keyHash) =>
+          ledger.recordHeartbeat(request.customerId, tillId, heartbeat, keyHash),
+        );
+      },
+    );
+    v1.get('/reports/day', async (request, reply) => {
+      const { date, csv } = parseDayReportQuery(
+        request.query as Record<string, unknown>,
+        request.headers.accept,
+      );
+      const report = await ledger.dayReport(request.customerId, date);
+      if (!csv) return report;
+      return reply.type('text/csv; charset=utf-8').send(dayReportCsv(report));
+    });
     floatRoutes(v1, ledger.floats, checkingKey);
     cardRoutes(v1, ledger.cards);
   };

@@ -1,10 +1,11 @@
 import { parseDecimal } from '../../common/decimal.ts';
-import type {
-  CloseFloatRequest,
-  FloatMovementReport,
-  FloatReportRequest,
-  FloatTopUpRequest,
-  OpenFloatRequest,
+import {
+  REFERENCE_PATTERN,
+  type CloseFloatRequest,
+  type FloatMovementReport,
+  type FloatReportRequest,
+  type FloatTopUpRequest,
+  type OpenFloatRequest,
 } from '../../common/ledger-contract.ts';
 import { ledgerErrors } from '../errors.ts';
 import { MAX_FLOAT_IDS, MAX_REPORT_MOVEMENTS } from '../floats.ts';
@@ -123,12 +124,13 @@ function parseMovement(item: unknown, at: string, invalid: Invalid): FloatMoveme
       'occurredAt',
       'cardBefore',
       'found',
+      'reference',
       'bonusCredits',
     ],
     invalid,
     at,
   );
-  const { cardId, card, creditCost, occurredAt, cardBefore, found } = fields;
+  const { cardId, card, creditCost, occurredAt, cardBefore, found, reference } = fields;
   const movement: FloatMovementReport = {
     id: uuid(fields.id, `${at}.id`, invalid),
     cardId: '',
@@ -166,6 +168,14 @@ function parseMovement(item: unknown, at: string, invalid: Invalid): FloatMoveme
       throw invalid(`${at}.cardBefore: must be 1 to 200 visible ASCII characters`);
     }
     movement.cardBefore = cardBefore;
+  }
+  if (reference !== undefined) {
+    if (typeof reference !== 'string' || !REFERENCE_PATTERN.test(reference)) {
+      throw invalid(
+        `${at}.reference: must be 1 to 80 printable ASCII characters, without a space at either end`,
+      );
+    }
+    movement.reference = reference;
   }
   if (found !== undefined) {
     if (typeof found !== 'boolean') throw invalid(`${at}.found: must be true or false`);

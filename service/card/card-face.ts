@@ -21,12 +21,25 @@ import type { ClassicWriteIntent } from './wallet-format.ts';
  */
 export type WriteIntent = ClassicWriteIntent | DesfireWriteIntent;
 
+/** A float recharge a card shows (docs/card-format.md): its movement id and credits. */
+export interface FloatEvidence {
+  movementId: string;
+  credits: number;
+}
+
 /** The wallet on a card as a movement starts from it. */
 export interface CardWallet {
   cardId: string;
   balance: number;
   /** What the card holds, as text a movement carries (1 to 200 visible ASCII characters). */
   before: string;
+  /**
+   * Whether a float recharge can be written to this card with its evidence (MIFARE Classic: the
+   * float reference; DESFire: a wallet with v2 movement records). Absent: it cannot.
+   */
+  carriesFloat?: boolean;
+  /** The float recharges the card shows, newest first (absent or empty: none). */
+  floatEvidence?: FloatEvidence[];
   /**
    * The card's newest movement record (a DESFire card that has one), which a movement carries
    * to the ledger (`cardRecord`) so that it can tell whether the record explains the card.

@@ -4,9 +4,9 @@ import { errors } from '../errors.ts';
 import { boundedApdu } from './bounded-apdu.ts';
 import { toCardError } from './card-errors.ts';
 import {
-  classicSlotWrite,
   decideClassicWrite,
   readClassicWallet,
+  writeClassic,
   type ClassicWallet,
 } from './classic-wallet.ts';
 import type { Hold } from './operation-queue.ts';
@@ -55,7 +55,20 @@ export class CardSession implements WalletCard {
    * card is CorruptCard unless `tornProof` shows it blank (classic-wallet.ts).
    */
   async readWallet(tornProof?: WriteIntent): Promise<WalletRead> {
-    return readClassicWallet(this.cardId, await this.#readSlots(), tornProof);
+    const [slot0, slot1, spare] = await this.readSector();
+    return readClassicWallet(this.cardId, [slot0, slot1], tornProof, spare);
+  }
+
+  /** Both slots and the spare block (the float reference), read together. */
+  async readSector(): Promise<[Buffer, Buffer, Buffer]> {
+    const { slots } = sectorBlocks(this.#keys.sector);
+    await this.#authenticate();
+    const data = await this.#call(() => this.#reader.read(slots[0], 3 * BLOCK, BLOCK));
+    return [0, 1, 2].map((i) => Buffer.from(data.subarray(i * BLOCK, (i + 1) * BLOCK))) as [
+      Buffer,
+      Buffer,
+      Buffer,
+    ];
   }
 
   /** What the slots show of an earlier write (the card face's decide). */
@@ -97,13 +110,20 @@ export class CardSession implements WalletCard {
    * stopped answering while the block was being written).
    */
   async write(intent: WriteIntent): Promise<WriteResult> {
-    const slots = classicSlotWrite(intent);
-    return 'error' in slots ? slots : this.writeSlotBlock(slots.slot, slots.block);
+    return writeClassic(intent, this);
   }
 
   /** Writes 16 bytes into slot 0 or 1 as write does (personalization writes blank slots). */
   async writeSlotBlock(slot: 0 | 1, data: Buffer): Promise<WriteResult> {
-    const block = sectorBlocks(this.#keys.sector).slots[slot];
+    return this.#writeAndReadBack(sectorBlocks(this.#keys.sector).slots[slot], data);
+  }
+
+  /** Writes the spare block (a float recharge's reference, before its slot) and reads it back. */
+  async writeSpare(data: Buffer): Promise<WriteResult> {
+    return this.#writeAndReadBack(sectorBlocks(this.#keys.sector).spare, data);
+  }
+
+  async #writeAndReadBack(block: number, data: Buffer): Promise<WriteResult> {
     const written = await this.#writeBlock(block, data);
     if (written) return written;
     try {

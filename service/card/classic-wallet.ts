@@ -12,6 +12,7 @@ import type {
   WriteIntent,
   WriteResult,
 } from './card-face.ts';
+import { decodeFloatReference, encodeFloatReference } from './float-reference.ts';
 import {
   decideWrite,
   decodeSlot,
@@ -58,14 +59,23 @@ export function classicBalanceBefore(before: string): number {
   return state.kind === 'valid' ? state.balance : 0;
 }
 
-/** The format's one write from `before` to `balance` (the movement id plays no part). */
+/**
+ * The format's one write from `before` to `balance`. The movement id plays no part, but in a
+ * float recharge (`float`): its float reference, naming the movement and its credits, goes
+ * with the write (written first, docs/card-format.md).
+ */
 export function planClassicWrite(
   before: string,
   balance: number,
-  _movementId: string,
+  movementId: string,
+  float = false,
 ): ClassicWriteIntent {
   const { slot, value, generation, previousBalance } = planWrite(parseBefore(before), balance);
-  return { type: 'classic', slot, value, generation, previousBalance };
+  const intent: ClassicWriteIntent = { type: 'classic', slot, value, generation, previousBalance };
+  if (!float) return intent;
+  const credits = balance - classicBalanceBefore(before);
+  const reference = encodeFloatReference({ generation, movementId, credits });
+  return { ...intent, reference: reference.toString('hex') };
 }
 
 /** What the slots show of `intent` (docs/card-format.md section 6); another card type's: unknown. */
@@ -110,12 +120,15 @@ export interface ClassicWallet extends CardWallet {
 /**
  * The wallet in two slots. A corrupt card is CorruptCard, except one whose last write
  * (`tornProof`) the journal saw torn as a first write to a blank card: it held nothing, so it
- * counts as blank. Any other corrupt card may have held money and is never taken for 0.
+ * counts as blank. Any other corrupt card may have held money and is never taken for 0. With
+ * the sector's spare block (`spare`), the card carries float recharges: its float reference
+ * counts while the value block written with it is the active one.
  */
 export function readClassicWallet(
   cardId: string,
   slots: [Buffer, Buffer],
   tornProof?: WriteIntent,
+  spare?: Buffer,
 ): ClassicWallet {
   const decoded = decodeWallet(slots[0], slots[1]);
   const state: WritableWallet | undefined =
@@ -125,13 +138,47 @@ export function readClassicWallet(
         ? { kind: 'blank' }
         : undefined;
   if (!state) throw errors.corruptCard();
-  return {
+  const wallet: ClassicWallet = {
     cardId,
     state,
     balance: state.kind === 'valid' ? state.balance : 0,
     before: classicBefore(state),
     slots,
   };
+  if (spare === undefined) return wallet;
+  const reference = decodeFloatReference(spare);
+  const shown =
+    reference !== undefined && state.kind === 'valid' && reference.generation === state.generation;
+  return {
+    ...wallet,
+    carriesFloat: true,
+    floatEvidence: shown ? [{ movementId: reference.movementId, credits: reference.credits }] : [],
+  };
+}
+
+/**
+ * A planned write, block by block: a float recharge's reference first (its spare block: what
+ * it names counts only once the slot written after it is active), then the slot, the commit
+ * point. A reference that did not certainly land leaves the slot unwritten: not written.
+ */
+export async function writeClassic(
+  intent: WriteIntent,
+  blocks: Pick<ClassicSlots, 'writeSlotBlock' | 'writeSpare'>,
+): Promise<WriteResult> {
+  const slots = classicSlotWrite(intent);
+  if ('error' in slots) return slots;
+  const reference = intent.type === 'desfire' ? undefined : intent.reference;
+  if (reference !== undefined) {
+    if (!blocks.writeSpare) {
+      return {
+        outcome: 'not-written',
+        error: errors.cardOperationFailed(new Error('this card carries no float reference')),
+      };
+    }
+    const written = await blocks.writeSpare(Buffer.from(reference, 'hex'));
+    if (written.outcome !== 'committed') return { outcome: 'not-written', error: written.error };
+  }
+  return blocks.writeSlotBlock(slots.slot, slots.block);
 }
 
 /**
@@ -150,28 +197,38 @@ export function classicSlotWrite(
   return { slot: intent.slot, block: encodeValueBlock(intent.value, intent.generation) };
 }
 
-/** What classicWalletCard needs: the card's id, its UID check and its two slot blocks. */
+/**
+ * What classicWalletCard needs: the card's id, its UID check and its two slot blocks, and (to
+ * carry float recharges) the sector's spare block.
+ */
 export interface ClassicSlots {
   readonly cardId: string;
   checkUid(): Promise<void>;
   readSlots(): Promise<[Buffer, Buffer]>;
   /** Writes one slot block and reads it back (CardSession.writeSlotBlock). */
   writeSlotBlock(slot: 0 | 1, block: Buffer): Promise<WriteResult>;
+  /** The slots and the spare block, in one read. */
+  readSector?(): Promise<[Buffer, Buffer, Buffer]>;
+  /** Writes the spare block (the float reference) and reads it back. */
+  writeSpare?(block: Buffer): Promise<WriteResult>;
 }
 
-/** The card face over a Classic card's slots. */
+/** The card face over a Classic card's slots (and its spare block, when it has one). */
 export function classicWalletCard(card: ClassicSlots): WalletCard & ClassicSlots {
+  const { readSector, writeSpare } = card;
   return {
     cardId: card.cardId,
     checkUid: () => card.checkUid(),
     readSlots: () => card.readSlots(),
     writeSlotBlock: (slot, block) => card.writeSlotBlock(slot, block),
-    readWallet: async (tornProof) =>
-      readClassicWallet(card.cardId, await card.readSlots(), tornProof),
-    write: async (intent) => {
-      const slots = classicSlotWrite(intent);
-      return 'error' in slots ? slots : card.writeSlotBlock(slots.slot, slots.block);
+    ...(readSector && { readSector: () => readSector.call(card) }),
+    ...(writeSpare && { writeSpare: (block: Buffer) => writeSpare.call(card, block) }),
+    readWallet: async (tornProof) => {
+      if (!readSector) return readClassicWallet(card.cardId, await card.readSlots(), tornProof);
+      const [slot0, slot1, spare] = await readSector.call(card);
+      return readClassicWallet(card.cardId, [slot0, slot1], tornProof, spare);
     },
+    write: (intent) => writeClassic(intent, card),
     decide: async (intent) => decideClassicWrite(intent, await card.readSlots()),
   };
 }

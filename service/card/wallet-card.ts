@@ -13,13 +13,20 @@ import {
 } from './desfire/desfire-wallet-format.ts';
 
 /**
- * The write that takes a card holding `before` to `balance`. Pure: the same movement planned
- * again from the ledger's record is the same write. RangeError for a `before` no card type
- * here reads (a programmer's error, or a movement from a till with another card format).
+ * The write that takes a card holding `before` to `balance`; a float recharge's (`float`)
+ * carries its evidence on the card (its movement id and credits: docs/card-format.md). Pure:
+ * the same movement planned again from the ledger's record is the same write. RangeError for
+ * a `before` no card type here reads (a programmer's error, or a movement from a till with
+ * another card format).
  */
-export function planWrite(before: string, balance: number, movementId: string): WriteIntent {
-  if (isClassicBefore(before)) return planClassicWrite(before, balance, movementId);
-  if (isDesfireBefore(before)) return planDesfireWrite(before, balance, movementId);
+export function planWrite(
+  before: string,
+  balance: number,
+  movementId: string,
+  { float = false }: { float?: boolean } = {},
+): WriteIntent {
+  if (isClassicBefore(before)) return planClassicWrite(before, balance, movementId, float);
+  if (isDesfireBefore(before)) return planDesfireWrite(before, balance, movementId, float);
   throw new RangeError(`no card type reads the wallet state "${before}"`);
 }
 

@@ -30,6 +30,8 @@ export interface SectorBlocks {
   first: number;
   /** Slot 0 and slot 1: the sector's first two data blocks, always adjacent. */
   slots: [number, number];
+  /** The third data block, after the slots: a float recharge's reference (float-reference.ts). */
+  spare: number;
   /** The sector trailer (keys and access bits); the wallet never writes it. */
   trailer: number;
 }
@@ -51,7 +53,7 @@ export function sectorBlocks(sector: number): SectorBlocks {
   const small = sector < 32;
   const first = small ? sector * 4 : 128 + (sector - 32) * 16;
   const trailer = first + (small ? 3 : 15);
-  return { first, slots: [first, first + 1], trailer };
+  return { first, slots: [first, first + 1], spare: first + 2, trailer };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -197,6 +199,11 @@ export interface WriteIntent {
 export interface ClassicWriteIntent extends WriteIntent {
   /** Absent in journals written before the card face: those are Classic too. */
   type?: 'classic';
+  /**
+   * A float recharge's float reference (float-reference.ts), as 32 hex digits: written to the
+   * wallet sector's spare block before the slot (docs/card-format.md, "The float reference").
+   */
+  reference?: string;
 }
 
 export interface PlannedWrite extends WriteIntent {

@@ -11,6 +11,14 @@ export interface CustomerDirectoryOptions {
    */
   staleIfErrorMs?: number;
   now?: () => number;
+  /**
+   * The shop a till selling from its float last learnt for a key, while it may still sell
+   * offline (docs/integrators.md, "When the internet drops"): answered when the ledger cannot
+   * be reached and nothing recent enough is cached. Undefined: none.
+   */
+  learnt?: (apiKey: string) => LedgerCustomer | undefined;
+  /** Told of every customer read fresh from the ledger (the till float notes its shop). */
+  onResolved?: (apiKey: string, customer: LedgerCustomer) => void;
 }
 
 /** Defaults, documented in docs/integrators.md and README ("Customer resolution"). */
@@ -32,6 +40,8 @@ export class CustomerDirectory {
   readonly #freshMs: number;
   readonly #staleIfErrorMs: number;
   readonly #now: () => number;
+  readonly #learnt: CustomerDirectoryOptions['learnt'];
+  readonly #onResolved: CustomerDirectoryOptions['onResolved'];
   readonly #entries = new Map<string, Entry>();
   readonly #inFlight = new Map<string, Promise<LedgerCustomer>>();
 
@@ -40,6 +50,8 @@ export class CustomerDirectory {
     this.#freshMs = options.freshMs ?? CUSTOMER_FRESH_MS;
     this.#staleIfErrorMs = options.staleIfErrorMs ?? CUSTOMER_STALE_IF_ERROR_MS;
     this.#now = options.now ?? Date.now;
+    this.#learnt = options.learnt;
+    this.#onResolved = options.onResolved;
   }
 
   /**
@@ -58,13 +70,15 @@ export class CustomerDirectory {
     }
     try {
       const customer = await lookup;
-      this.#entries.set(id, { customer, at: this.#now() });
+      this.remember(apiKey, customer);
       return customer;
     } catch (error) {
       const unreachable = error instanceof AppError && error.code === 'LedgerUnavailable';
       if (unreachable && entry && this.#now() - entry.at < this.#staleIfErrorMs) {
         return entry.customer;
       }
+      const learnt = unreachable ? this.#learnt?.(apiKey) : undefined;
+      if (learnt) return learnt;
       if (!unreachable) this.#entries.delete(id);
       throw error;
     }
@@ -73,6 +87,7 @@ export class CustomerDirectory {
   /** Records a customer read fresh by someone else (GET /info), so resolve() can use it. */
   remember(apiKey: string, customer: LedgerCustomer): void {
     this.#entries.set(digest(apiKey), { customer, at: this.#now() });
+    this.#onResolved?.(apiKey, customer);
   }
 }
 

@@ -5,13 +5,23 @@ import { errors, type AppError } from '../errors.ts';
 import {
   ledgerErrorCodes,
   type CardAccount as LedgerCardAccount,
+  type CloseFloatRequest,
   type Customer as LedgerCustomer,
+  type Float as LedgerFloat,
+  type FloatClosing,
+  type FloatReportAnswer,
+  type FloatReportRequest,
+  type FloatTopUpAnswer,
+  type FloatTopUpRequest,
   type Movement as LedgerMovement,
   type MovementRequest,
+  type OpenFloatRequest,
   type ResolveRequest,
+  type TillHeartbeat,
+  type TillState,
 } from '../../common/ledger-contract.ts';
 
-export type { LedgerCardAccount, LedgerCustomer, LedgerMovement };
+export type { LedgerCardAccount, LedgerCustomer, LedgerFloat, LedgerMovement };
 
 /** A new movement (contract v1's request shape). */
 export type NewMovement = MovementRequest;
@@ -107,6 +117,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
   readonly #http: AxiosInstance;
   readonly #baseUrl: string;
   #reachability: LedgerReachability = { reachable: null, at: null };
+  #lastAnsweredAt: number | null = null;
   readonly #retries: number;
   readonly #backoffMs: number;
   readonly #maxRetryAfterMs: number;
@@ -137,6 +148,11 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
 
   get reachability(): LedgerReachability {
     return this.#reachability;
+  }
+
+  /** When the ledger last answered a call (a refusal too): null before the first answer. */
+  get lastAnsweredAt(): number | null {
+    return this.#lastAnsweredAt;
   }
 
   getCustomer(apiKey: string): Promise<LedgerCustomer> {
@@ -191,8 +207,60 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     return answer.movements;
   }
 
+  /** This till's heartbeat; the answer is the till as the ledger knows it (its name). */
+  sendHeartbeat(apiKey: string, tillId: string, heartbeat: TillHeartbeat): Promise<TillState> {
+    return this.#call<TillState>(
+      apiKey,
+      'POST',
+      `/v1/tills/${encodeURIComponent(tillId)}/heartbeat`,
+      heartbeat,
+    );
+  }
+
   getMovement(apiKey: string, id: string): Promise<LedgerMovement> {
     return this.#call<LedgerMovement>(apiKey, 'GET', `/v1/movements/${encodeURIComponent(id)}`);
+  }
+
+  /** The till's float (docs/cloud-api.md, "Till floats"): idempotent by its request id. */
+  openFloat(apiKey: string, request: OpenFloatRequest): Promise<LedgerFloat> {
+    return this.#call<LedgerFloat>(apiKey, 'POST', '/v1/floats', request);
+  }
+
+  /** A top-up of the float, idempotent by its id. */
+  topUpFloat(
+    apiKey: string,
+    floatId: string,
+    request: FloatTopUpRequest,
+  ): Promise<FloatTopUpAnswer> {
+    return this.#call<FloatTopUpAnswer>(
+      apiKey,
+      'POST',
+      `/v1/floats/${encodeURIComponent(floatId)}/topups`,
+      request,
+    );
+  }
+
+  /** Float recharges (and ones found on cards), each answered on its own. */
+  reportFloatMovements(apiKey: string, report: FloatReportRequest): Promise<FloatReportAnswer> {
+    return this.#call<FloatReportAnswer>(apiKey, 'POST', '/v1/float-reports', report);
+  }
+
+  closeFloat(apiKey: string, floatId: string, request: CloseFloatRequest): Promise<FloatClosing> {
+    return this.#call<FloatClosing>(
+      apiKey,
+      'POST',
+      `/v1/floats/${encodeURIComponent(floatId)}/close`,
+      request,
+    );
+  }
+
+  getFloat(apiKey: string, floatId: string): Promise<LedgerFloat> {
+    return this.#call<LedgerFloat>(apiKey, 'GET', `/v1/floats/${encodeURIComponent(floatId)}`);
+  }
+
+  /** The till's open float at the ledger (FloatNotFound: none). */
+  getTillFloat(apiKey: string, tillId: string): Promise<LedgerFloat> {
+    return this.#call<LedgerFloat>(apiKey, 'GET', `/v1/tills/${encodeURIComponent(tillId)}/float`);
   }
 
   async #call<T>(apiKey: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
@@ -262,6 +330,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
   }
 
   #reached(reachable: boolean): void {
+    if (reachable) this.#lastAnsweredAt = this.#time.now();
     const changed = this.#reachability.reachable !== reachable;
     this.#reachability = { reachable, at: new Date(this.#time.now()) };
     if (changed) this.emit('reachability', this.#reachability);

@@ -1,6 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { ReaderEvent, ReaderStatus } from '../card/reader-manager.ts';
 import { errors } from '../errors.ts';
+import type { FloatStatus } from '../wallet/float-status.ts';
 import { authenticatedLocals } from './authenticate.ts';
 
 /** Bounds of the event stream (docs/integrators.md, "Card events"). */
@@ -13,9 +14,28 @@ export const EVENT_STREAM = {
   replay: 100,
 } as const;
 
+/** The `till` event: the till went offline or online (docs/integrators.md, "Card events"). */
+export interface TillEventData {
+  online: boolean;
+  /** The till float's state (FloatStatus.state). */
+  float: FloatStatus['state'];
+  floatLeft: number;
+  floatSize: number;
+  toReport: number;
+  offlineSince: string | null;
+  offlineSalesStopAt: string | null;
+}
+
 export type CardStreamEvent =
   | { event: 'reader'; data: { state: 'ready' | 'unavailable' | 'stopped'; reader: string | null } }
-  | { event: 'card'; data: { type: 'present' | 'removed'; cardId: string; reader: string } };
+  | { event: 'card'; data: { type: 'present' | 'removed'; cardId: string; reader: string } }
+  | { event: 'till'; data: TillEventData };
+
+/** What the stream needs of the till float: its state, and word when it changes. */
+export interface TillStatusSource {
+  status(): FloatStatus;
+  on(event: 'status', listener: (status: FloatStatus) => void): unknown;
+}
 
 /** What the stream needs of the reader manager. */
 export interface ReaderEvents {
@@ -38,15 +58,32 @@ export class CardEventStream {
   readonly #heartbeatMs: number;
   readonly #recent: Numbered[] = [];
   readonly #streams = new Map<Response, string>();
+  readonly #till: TillStatusSource | undefined;
   #lastId = 0;
+  #tillState = '';
 
-  constructor(readers: ReaderEvents, heartbeatMs: number = EVENT_STREAM.heartbeatMs) {
+  constructor(
+    readers: ReaderEvents,
+    heartbeatMs: number = EVENT_STREAM.heartbeatMs,
+    till?: TillStatusSource,
+  ) {
     this.#readers = readers;
     this.#heartbeatMs = heartbeatMs;
+    this.#till = till;
     readers.on('event', (event) => {
       const payload = this.#toStreamEvent(event);
       if (payload) this.#publish(payload);
     });
+    if (till) {
+      this.#tillState = tillState(till.status());
+      // Only when the till goes offline or online (or its offline sales stop or are held).
+      till.on('status', (status) => {
+        const state = tillState(status);
+        if (state === this.#tillState) return;
+        this.#tillState = state;
+        this.#publish({ event: 'till', data: tillEventOf(status) });
+      });
+    }
   }
 
   handler(): RequestHandler {
@@ -124,6 +161,9 @@ export class CardEventStream {
         data: { type: 'present', cardId: status.card.cardId, reader: status.card.reader },
       });
     }
+    // A stream opened while the till is offline hears so at once.
+    const till = this.#till?.status();
+    if (till && !till.online) events.push({ event: 'till', data: tillEventOf(till) });
     return events;
   }
 
@@ -161,4 +201,21 @@ function readerState(pcsc: string, reader: string | null): 'ready' | 'unavailabl
 
 function write(res: Response, { id, payload }: Numbered): void {
   res.write(`id: ${id}\nevent: ${payload.event}\ndata: ${JSON.stringify(payload.data)}\n\n`);
+}
+
+/** What makes a `till` event: online or not, and the float's offline state. */
+function tillState(status: FloatStatus): string {
+  return status.online ? 'online' : `offline ${status.state}`;
+}
+
+function tillEventOf(status: FloatStatus): TillEventData {
+  return {
+    online: status.online,
+    float: status.state,
+    floatLeft: status.left,
+    floatSize: status.size,
+    toReport: status.toReport,
+    offlineSince: status.offlineSince,
+    offlineSalesStopAt: status.offlineSalesStopAt,
+  };
 }

@@ -67,7 +67,9 @@ export function apiRoutes(deps: RouteDependencies): Router {
   });
 
   router.get('/info', ...limited('info'), async (_req, res) => {
-    res.json(await customerInfo(ledger, customers, authenticatedLocals(res).apiKey));
+    res.json(
+      await customerInfo(ledger, customers, authenticatedLocals(res).apiKey, movements.floats),
+    );
   });
 
   router.post('/writecard', ...limited('writecard'), ...jsonBody(), async (req, res) => {

@@ -55,6 +55,18 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
 }
 
 /**
+ * The answer a movement's caller got, or would have got: the journaled one, else, for a write
+ * that landed, answerOf: a crash came between the card line and the answer line, or the
+ * ledger's word said it landed when its card could no longer tell (learnt). That is its
+ * answer, as of the card line.
+ */
+export function answerFor(movement: Movement): Movement['answer'] {
+  if (movement.answer) return movement.answer;
+  if (movement.card !== 'committed' || !movement.reserved?.intent) return undefined;
+  return { status: 200, body: answerOf(movement), at: movement.cardAt ?? movement.startedAt };
+}
+
+/**
  * Idempotency-Key requests and their answers (docs/integrators.md, "Idempotency-Key"). The
  * answers are the journal's: a landed movement's answer is journaled with it and replayed for
  * the same key, but only as the ledger's final word allows.
@@ -104,7 +116,8 @@ export class AnswerStore {
    * For a request under an Idempotency-Key, once the card is on the reader (after settle()):
    * the first attempt's answer when it landed, without touching the card. The answer belongs
    * to one card: with another card on the reader it is IdempotencyKeyOtherCard, and an
-   * earlier attempt still undecided on another card is MovementUnsettled.
+   * earlier attempt still undecided on another card (or decided by the ledger's word while that
+   * card was away) is MovementUnsettled.
    *
    * A stored answer is replayed only as the ledger's final word: once it posted the movement
    * (or, voided against its card, the compensating movement). Not confirmed yet, the ledger is
@@ -115,10 +128,11 @@ export class AnswerStore {
     if (!idempotency) return undefined;
     const earlier = this.#book.latestFor(idempotency.scope);
     if (!earlier) return undefined;
-    if (phaseOf(earlier) === 'uncertain' && earlier.cardId !== cardId) {
-      throw errors.movementUnsettled();
-    }
-    const answer = earlier.answer;
+    // Undecided on its card: its write uncertain, or decided by the ledger's word while the
+    // card was away (learnt: the card decides it when seen, and may hold it).
+    const undecided = phaseOf(earlier) === 'uncertain' || earlier.learnt === true;
+    if (undecided && earlier.cardId !== cardId) throw errors.movementUnsettled();
+    const answer = answerFor(earlier);
     if (!answer || this.#book.clock.now() - Date.parse(answer.at) >= ANSWER_RETENTION_MS) {
       return undefined;
     }

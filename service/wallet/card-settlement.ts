@@ -111,7 +111,9 @@ export class CardSettlement {
    */
   async freeHeld(card: WalletCard, keyFingerprint: string): Promise<boolean> {
     const apiKey = this.#book.keys.keyFor(keyFingerprint);
-    if (apiKey === undefined) return false;
+    // Lent until the compensations it may make are journaled (MovementBook.lendKey).
+    const release = this.#book.lendKey(keyFingerprint);
+    if (apiKey === undefined || !release) return false;
     try {
       const account = await this.#ledger.getCardAccount(apiKey, card.cardId);
       const held = account.movements.filter(awaitsCard);
@@ -122,6 +124,8 @@ export class CardSettlement {
         `card ${card.cardId}: could not decide what an operator decided without it: ${(error as Error).message}`,
       );
       return false;
+    } finally {
+      release();
     }
   }
 

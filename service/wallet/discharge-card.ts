@@ -3,6 +3,11 @@ import { AppError, errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
 import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
 import type { Idempotency } from './journal-entries.ts';
+import { floatReportRefusal } from './till-floats.ts';
+
+/** Why an offline payout is refused (docs/integrators.md, "When the internet drops"). */
+const OFFLINE =
+  'the ledger cannot be reached: a payout needs it (it checks what the shop put on the card); the card is untouched, pay it out once the ledger answers';
 
 export interface DischargeInput {
   keyFingerprint: string;
@@ -47,6 +52,15 @@ export function dischargeCard(
         };
       }
       if (wallet.balance < 0) throw errors.negativeCredits();
+      const floats = movements.floats;
+      if (floats) {
+        await floats.noteEvidence(wallet);
+        // A payout needs the ledger: it checks the card's account (docs/integrators.md).
+        if (!floats.keeper.online) throw errors.errorTrackingDischargeMovement(undefined, OFFLINE);
+        await floats.reportBeforeLedger().catch((error: unknown) => {
+          throw errors.errorTrackingDischargeMovement(error, (error as AppError).detail);
+        });
+      }
 
       const reservation = await movements
         .reserve(card, {
@@ -69,6 +83,7 @@ export function dischargeCard(
           throw (
             refusal ??
             otherTillRefusal(error) ??
+            floatReportRefusal(error) ??
             (error instanceof AppError && error.status < 500
               ? error
               : errors.errorTrackingDischargeMovement(error))

@@ -5,6 +5,7 @@
  */
 import type { DesfirePersonalizationStep } from '../card/desfire/desfire-wallet-session.ts';
 import type { WriteIntent } from '../card/card-face.ts';
+import type { FloatEntry } from './float-entries.ts';
 
 export type MovementKind = 'recharge' | 'discharge';
 
@@ -15,8 +16,23 @@ export interface Idempotency {
   requestHash: string;
 }
 
+/**
+ * A recharge paid from this till's float (docs/integrators.md, "When the internet drops"): its
+ * float, its sequence number there (its id names both), its credits and the credit cost it was
+ * sold at, known before the card is written.
+ */
+export interface FloatSale {
+  floatId: string;
+  seq: number;
+  credits: number;
+  creditCost: string;
+  /** What the card held (the card face's `before`): the report carries it as `cardBefore`. */
+  cardBefore: string;
+}
+
 /** One line of the journal. Lines are only ever appended; a movement is the fold of its lines. */
 export type JournalEntry =
+  | FloatEntry
   | {
       type: 'started';
       id: string;
@@ -35,6 +51,8 @@ export type JournalEntry =
        * lost): its planned write rebuilt from the ledger's `cardBefore`, decided on the card.
        */
       adopted?: boolean;
+      /** Paid from the float: no ledger call before the answer. */
+      float?: FloatSale;
       /** The POS's reference of the sale (`Pos-Reference`), kept with the movement. */
       reference?: string;
       at: string;
@@ -68,6 +86,8 @@ export type JournalEntry =
     }
   /** The ledger acknowledged: posted, voided, or it never held the movement. */
   | { type: 'resolved'; id: string; state: 'posted' | 'voided' | 'absent'; at: string }
+  /** A float recharge reported while its card write was undecided: the ledger holds it pending. */
+  | { type: 'reported'; id: string; at: string }
   /** The answer the caller got, replayed for the same Idempotency-Key. */
   | { type: 'answered'; id: string; status: number; body: unknown; at: string }
   /** The ledger refused a compensating movement: the card and the books disagree. */
@@ -92,6 +112,9 @@ export interface Movement {
   /** A compensating movement's credits, known before the ledger is asked. */
   credits?: number;
   adopted?: boolean;
+  float?: FloatSale;
+  /** A float recharge the ledger holds pending: reported while its card write was undecided. */
+  reportedUndecided?: boolean;
   /** The POS's reference of the sale, when it sent one. */
   reference?: string;
   startedAt: string;
@@ -123,7 +146,10 @@ export function occurredAtOf(movement: Movement): string {
 /** How long an answer is kept for Idempotency-Key replays. */
 export const ANSWER_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-export type MovementEntry = Exclude<JournalEntry, { type: 'personalizing' | 'personalized' }>;
+export type MovementEntry = Exclude<
+  JournalEntry,
+  FloatEntry | { type: 'personalizing' | 'personalized' }
+>;
 
 /** Folds one line into the movements it belongs to (a line of an unknown movement is dropped). */
 export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry): void {
@@ -138,6 +164,7 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
         ? {}
         : { compensates: entry.compensates, credits: entry.credits }),
       ...(entry.adopted ? { adopted: true } : {}),
+      ...(entry.float ? { float: entry.float } : {}),
       ...(entry.reference === undefined ? {} : { reference: entry.reference }),
       startedAt: entry.at,
     });
@@ -165,6 +192,9 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
     case 'conflict':
       movement.conflict = entry.detail;
       break;
+    case 'reported':
+      movement.reportedUndecided = true;
+      break;
   }
 }
 
@@ -183,6 +213,7 @@ export function entriesOf(movement: Movement): JournalEntry[] {
         ? {}
         : { compensates: movement.compensates, credits: movement.credits }),
       ...(movement.adopted ? { adopted: true } : {}),
+      ...(movement.float ? { float: movement.float } : {}),
       ...(movement.reference === undefined ? {} : { reference: movement.reference }),
       at: movement.startedAt,
     },
@@ -204,6 +235,7 @@ export function entriesOf(movement: Movement): JournalEntry[] {
   if (movement.resolved) {
     entries.push({ type: 'resolved', id, state: movement.resolved, at: movement.startedAt });
   }
+  if (movement.reportedUndecided) entries.push({ type: 'reported', id, at: movement.startedAt });
   if (movement.answer) entries.push({ type: 'answered', id, ...movement.answer });
   if (movement.conflict !== undefined) {
     entries.push({ type: 'conflict', id, detail: movement.conflict, at: movement.startedAt });

@@ -27,13 +27,13 @@ export interface Resolving {
  */
 export class LedgerWord {
   readonly #book: MovementBook;
-  readonly #ledger: Pick<LedgerClient, 'getMovement'>;
+  readonly #ledger: Pick<LedgerClient, 'getMovement' | 'getCardAccount'>;
   readonly #resolving: Resolving;
   readonly #compensations: Compensations;
 
   constructor(
     book: MovementBook,
-    ledger: Pick<LedgerClient, 'getMovement'>,
+    ledger: Pick<LedgerClient, 'getMovement' | 'getCardAccount'>,
     resolving: Resolving,
     compensations: Compensations,
   ) {
@@ -46,9 +46,11 @@ export class LedgerWord {
   /**
    * The ledger's word on a movement this till left undecided, asked when its card cannot
    * decide it (or it is no longer pending): one another till or an operator decided with
-   * evidence is taken as decided. Unless its card was seen (`cardSeen`: it cannot decide it),
-   * the outcome is journaled as learnt, and the card decides it when seen again (settle()).
-   * True when the journal now has it resolved.
+   * evidence is taken as decided. A compensating movement another till made and posted (it
+   * read the card, which disagreed) is part of that word: the write landed when exactly one of
+   * the two is posted, and the compensation is journaled as done. Unless its card was seen
+   * (`cardSeen`: it cannot decide it), the outcome is journaled as learnt, and the card decides
+   * it when seen again (settle()). True when the journal now has it resolved.
    */
   async learn(movement: Movement, { cardSeen }: { cardSeen: boolean }): Promise<boolean> {
     const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
@@ -60,7 +62,17 @@ export class LedgerWord {
       return false;
     }
     if (atLedger.state === 'pending' || phaseOf(movement) !== 'uncertain') return false;
-    const landed = atLedger.state === 'posted';
+    let compensation: LedgerMovement | undefined;
+    try {
+      const { movements } = await this.#ledger.getCardAccount(apiKey, movement.cardId);
+      compensation = movements.find(
+        (other) => other.compensates === movement.id && other.state === 'posted',
+      );
+    } catch {
+      return false;
+    }
+    if (phaseOf(movement) !== 'uncertain') return false;
+    const landed = (atLedger.state === 'posted') !== (compensation !== undefined);
     // An operator's word given without the card holds the card until a till reads it: this
     // one did, and the card cannot tell, so the operator's word stands.
     if (
@@ -71,7 +83,7 @@ export class LedgerWord {
       return false;
     }
     this.#book.log.warn(
-      `movement ${movement.id}: ${atLedger.state} at the ledger by ${atLedger.resolvedByTill ? `till ${atLedger.resolvedByTill}` : 'an operator'} (${atLedger.evidence ?? 'no evidence given'}); taken as decided`,
+      `movement ${movement.id}: ${atLedger.state} at the ledger by ${atLedger.resolvedByTill ? `till ${atLedger.resolvedByTill}` : 'an operator'} (${atLedger.evidence ?? 'no evidence given'})${compensation ? `, compensated by ${compensation.id}` : ''}; taken as decided`,
     );
     await this.#book.append({
       type: 'card',
@@ -80,6 +92,26 @@ export class LedgerWord {
       ...(cardSeen ? {} : { learnt: true }),
     });
     await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
+    // A compensation is a recharge or a payout; the guard narrows the ledger's kind to the journal's.
+    if (
+      compensation &&
+      isRechargeOrPayout(compensation.kind) &&
+      !this.#book.movements.has(compensation.id)
+    ) {
+      // Another till's: done, so that this till neither compensates again nor resolves it.
+      const { id, kind, cardId, credits } = compensation;
+      const keyFingerprint = movement.keyFingerprint;
+      await this.#book.append({
+        type: 'started',
+        id,
+        kind,
+        cardId,
+        keyFingerprint,
+        credits,
+        compensates: movement.id,
+      });
+      await this.#book.append({ type: 'resolved', id, state: 'posted' });
+    }
     this.#resolving.resolved(movement.id);
     return true;
   }
@@ -97,9 +129,10 @@ export class LedgerWord {
       this.#book.log.error(
         `movement ${movement.id}: its card ${seen === 'committed' ? 'holds' : 'does not hold'} it, though the ledger's final word is ${resolved}`,
       );
-    } else if (resolved !== 'absent') {
+    } else if (resolved !== 'absent' && !this.#book.compensationOf(movement.id)) {
       // The ledger may hold the card for it (an operator decided without the card): told the
       // card agrees, it frees the card. Until it answers, the card decides it again when seen.
+      // (A compensation, another till's, freed it already.)
       const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
       if (apiKey !== undefined && !(await this.#tellCardAgrees(apiKey, movement, resolved, seen)))
         return;

@@ -23,6 +23,8 @@ export class MovementBook {
   readonly newId: () => string;
   /** Movement ids owned by running requests, with the fingerprint of the key each is made with. */
   readonly owned = new Map<string, string>();
+  /** Keys lent to work that journals no movement of its own yet (see lendKey), counted. */
+  readonly #lent = new Map<string, number>();
 
   constructor(parts: {
     journal: MovementJournal;
@@ -85,11 +87,35 @@ export class MovementBook {
   }
 
   /**
+   * Keeps the key of this fingerprint from being released until the returned function is
+   * called: for work that will journal a movement made with it (an adoption, a compensation for
+   * an operator's word), so that the operator replacing the key meanwhile cannot leave that
+   * movement with a key this till no longer holds. Undefined when the key is not held already.
+   */
+  lendKey(print: string): (() => void) | undefined {
+    if (this.keys.keyFor(print) === undefined) return undefined;
+    this.#lent.set(print, (this.#lent.get(print) ?? 0) + 1);
+    let returned = false;
+    return () => {
+      if (returned) return;
+      returned = true;
+      const left = (this.#lent.get(print) ?? 1) - 1;
+      if (left > 0) this.#lent.set(print, left);
+      else this.#lent.delete(print);
+    };
+  }
+
+  /**
    * Whether a movement made with this key is unresolved, or resolved at the ledger while its
-   * card was away (a compensating movement may follow when the card is seen): the key is kept.
+   * card was away (a compensating movement may follow when the card is seen), or the till's
+   * float is its shop's, or the key is lent (lendKey): the key is kept.
    */
   keyInUse(print: string): boolean {
+    if (this.#lent.has(print)) return true;
     for (const owner of this.owned.values()) if (owner === print) return true;
+    // The till's float belongs to the key's shop: closing it needs the key.
+    const float = this.journal.floats.float;
+    if (float && !float.closed && float.keyFingerprint === print) return true;
     for (const movement of this.journal.movements.values()) {
       if (movement.keyFingerprint !== print) continue;
       if (phaseOf(movement) !== 'done' || movement.learnt) return true;

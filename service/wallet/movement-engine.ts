@@ -14,6 +14,9 @@ import { MovementRequests, type Reservation, type ReserveInput } from './movemen
 import { MovementReconciler, type WaitingMovement } from './movement-reconciler.ts';
 import { MovementResolver, type MovementLedger } from './movement-resolver.ts';
 import { RECONCILE_EVERY_MS, UNCERTAIN_MOVEMENT_BOUND_MS } from './reconcile-schedule.ts';
+import type { FloatKeeperOptions } from './float-keeper.ts';
+import { startFloatSale, type FloatSaleInput } from './float-sale.ts';
+import { TillFloats, type TillFloatsLedger } from './till-floats.ts';
 
 export { answerOf } from './answer-store.ts';
 export type { DischargeAnswer, RechargeAnswer } from './answer-store.ts';
@@ -47,6 +50,11 @@ export interface MovementEngineOptions {
   /** A movement waiting for its card this long is shown as overdue, for an operator. */
   uncertainMovementBoundMs?: number;
   /**
+   * The ledger's float calls, when this till sells from a float (docs/integrators.md, "When the
+   * internet drops"); without them, every recharge is reserved at the ledger.
+   */
+  floats?: Omit<FloatKeeperOptions, 'ledger'> & { ledger: TillFloatsLedger };
+  /**
    * Whether the caller's answer waits for the ledger's post (true), or comes once the card's
    * read-back proves the write (default), the post following in the background, and through
    * the outbox if the ledger does not acknowledge it.
@@ -72,6 +80,8 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   readonly #answers: AnswerStore;
   readonly #resolver: MovementResolver;
   readonly #reconciler: MovementReconciler;
+  /** The till float, when this till sells from one. */
+  readonly floats: TillFloats | undefined;
 
   constructor(options: MovementEngineOptions) {
     super();
@@ -83,10 +93,13 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
       log: options.log,
       newId: options.newId ?? randomUUID,
     });
+    const retry = { retryMs: options.retryMs ?? 1_000, maxRetryMs: options.maxRetryMs ?? 60_000 };
+    this.floats = options.floats && new TillFloats(this.#book, { ...options.floats, ...retry });
+    const floats = this.floats;
     this.#resolver = new MovementResolver(this.#book, {
       ledger: options.ledger,
-      retryMs: options.retryMs ?? 1_000,
-      maxRetryMs: options.maxRetryMs ?? 60_000,
+      ...retry,
+      ...(floats ? { reportFloat: () => floats.reporter.kick(0) } : {}),
     });
     this.#reconciler = new MovementReconciler(this.#book, this.#resolver, {
       ledger: options.ledger,
@@ -151,10 +164,11 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return [...this.#book.movements.values()].filter((m) => m.conflict !== undefined);
   }
 
-  /** Starts the outbox and reconciliation for what the journal and the ledger hold. */
+  /** Starts the outbox, reconciliation and the float for what the journal and the ledger hold. */
   start(): void {
     this.#resolver.kick(0);
     this.#reconciler.soon();
+    this.floats?.start();
   }
 
   /** Reconciles soon, e.g. when the ledger answers again after an outage. */
@@ -167,6 +181,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
   }
 
   async close(): Promise<void> {
+    await this.floats?.close();
     await this.#reconciler.close();
     await this.#resolver.close();
   }
@@ -214,6 +229,11 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
 
   reserve(card: WalletCard, input: ReserveInput): Promise<Reservation> {
     return this.#requests.reserve(card, input);
+  }
+
+  /** Begins a recharge paid from the float (float-sale.ts); commit() writes and answers it. */
+  sellFromFloat(card: WalletCard, input: FloatSaleInput): Promise<Reservation> {
+    return startFloatSale(this.#book, card, input, (id) => this.#requests.release(id));
   }
 
   commit<T extends RechargeAnswer | DischargeAnswer>(

@@ -6,6 +6,13 @@ import {
   type Movement,
   type PersonalizationStep,
 } from './journal-entries.ts';
+import {
+  emptyFloatFolds,
+  floatEntriesOf,
+  foldFloatEntry,
+  isFloatEntry,
+  type FloatFolds,
+} from './float-entries.ts';
 import { FileJournalStore, type JournalStore } from './journal-file-store.ts';
 import { phaseOf } from './movement-phases.ts';
 
@@ -20,6 +27,7 @@ export class MovementJournal {
   readonly #store: JournalStore;
   readonly #movements = new Map<string, Movement>();
   readonly #personalizing = new Map<string, { step: PersonalizationStep; at: string }>();
+  readonly #floats: FloatFolds = emptyFloatFolds();
   #open = false;
   #appending: Promise<void> = Promise.resolve();
 
@@ -30,6 +38,11 @@ export class MovementJournal {
 
   get movements(): ReadonlyMap<string, Movement> {
     return this.#movements;
+  }
+
+  /** The till float's state (float-entries.ts). */
+  get floats(): Readonly<FloatFolds> {
+    return this.#floats;
   }
 
   /** Cards whose personalization began and has not been seen to end, by card id. */
@@ -52,20 +65,35 @@ export class MovementJournal {
       }
       this.#fold(entry);
     }
+    const dropped = { sold: 0, seq: 0 };
     const latestOfCard = new Map<string, string>();
     for (const movement of this.#movements.values()) latestOfCard.set(movement.cardId, movement.id);
     for (const [id, movement] of this.#movements) {
-      const answeredAt = movement.answer ? Date.parse(movement.answer.at) : 0;
+      // A key's landed write whose answer line a crash kept out is answered as of its card
+      // line (answerFor): kept as long as an answer would be.
+      const answeredAt =
+        movement.answer?.at ??
+        (movement.idempotency && movement.card === 'committed' ? movement.cardAt : undefined);
       // A torn write stays while it is its card's latest: it proves what the card held. A
       // learnt outcome too: the card still has to be seen.
       const proof =
         (movement.torn === true || movement.learnt === true) &&
         latestOfCard.get(movement.cardId) === id;
-      if (phaseOf(movement) === 'done' && now - answeredAt > ANSWER_RETENTION_MS && !proof) {
+      const expired =
+        answeredAt === undefined || now - Date.parse(answeredAt) > ANSWER_RETENTION_MS;
+      if (phaseOf(movement) === 'done' && expired && !proof) {
         this.#movements.delete(id);
+        // A float's dropped sales stay counted: what it sold, and the ids it used.
+        if (movement.float && movement.float.floatId === this.#floats.float?.floatId) {
+          if (movement.resolved === 'posted') dropped.sold += movement.float.credits;
+          dropped.seq = Math.max(dropped.seq, movement.float.seq);
+        }
       }
     }
     let compacted = '';
+    for (const entry of floatEntriesOf(this.#floats, dropped, now, ANSWER_RETENTION_MS)) {
+      compacted += `${JSON.stringify(entry)}\n`;
+    }
     for (const movement of this.#movements.values()) {
       for (const entry of entriesOf(movement)) compacted += `${JSON.stringify(entry)}\n`;
     }
@@ -92,6 +120,8 @@ export class MovementJournal {
       this.#personalizing.set(entry.cardId, { step: entry.step, at: entry.at });
     } else if (entry.type === 'personalized') {
       this.#personalizing.delete(entry.cardId);
+    } else if (isFloatEntry(entry)) {
+      foldFloatEntry(this.#floats, entry);
     } else {
       foldEntry(this.#movements, entry);
     }

@@ -133,9 +133,13 @@ export function compensationOfWrite(
 
 /**
  * Whether an answer given for `movement` may be replayed as it was: only when the ledger's
- * final word is that it happened, its post, or (voided against its card) its compensation's.
+ * final word is that it happened, its post, or (voided against its card) its compensation's;
+ * a float recharge, once its card write is proven (docs/integrators.md, "When the internet
+ * drops").
  */
 export function replayable(movement: Movement, compensation: Movement | undefined): boolean {
   if (movement.resolved === 'posted') return true;
+  // A float recharge is final once its card write is proven: the ledger is told afterwards.
+  if (movement.float && movement.card === 'committed') return true;
   return movement.card === 'committed' && compensation?.resolved === 'posted';
 }

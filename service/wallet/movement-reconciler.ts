@@ -144,8 +144,7 @@ export class MovementReconciler extends EventEmitter<{
       case 'wait-for-card':
         return 'this-till';
       case 'adopt':
-        await this.#adopt(apiKey, entry);
-        return 'this-till';
+        return (await this.#adopt(apiKey, entry)) ? 'this-till' : undefined;
       case 'post':
       case 'void':
         if (movement && phaseOf(movement) !== 'done') {
@@ -171,37 +170,47 @@ export class MovementReconciler extends EventEmitter<{
    * card held (the ledger's `cardBefore`), and its card decides it when next seen. `known`: one
    * adopted already, whose plan a crash kept out of the journal.
    */
-  async #adopt(apiKey: string, entry: LedgerMovement, known?: Movement): Promise<void> {
-    const { kind } = entry;
-    if (!isRechargeOrPayout(kind)) {
+  async #adopt(apiKey: string, entry: LedgerMovement, known?: Movement): Promise<boolean> {
+    if (!isRechargeOrPayout(entry.kind)) {
       // This worker makes none of a card's own rules' movements, so it never lost one.
       this.#book.log.error(
-        `reconciliation: movement ${entry.id} of this till is a ${kind}, which this worker does not make; an operator decides it`,
+        `reconciliation: movement ${entry.id} of this till is a ${entry.kind}, which this worker does not make; an operator decides it`,
       );
-      return;
+      return true;
     }
     const before = entry.cardBefore as string;
-    const after = kind === 'recharge' ? balanceBefore(before) + entry.credits : 0;
+    const after = entry.kind === 'recharge' ? balanceBefore(before) + entry.credits : 0;
+    const print = this.#book.keys.fingerprintOf(apiKey);
+    // The key may have been released while the list was on its way (replaced, and no movement
+    // of the journal needed it): adopted with it, the movement could never be resolved. The
+    // next reconciliation adopts it with the key that lists it then. Held from here on.
+    const release = this.#book.lendKey(print);
+    if (!release) return false;
     this.#book.log.warn(
       `reconciliation: movement ${entry.id} of this till is not in the journal; its card decides it (planned from ${before})`,
     );
-    if (!known) {
+    try {
+      if (!known) {
+        await this.#book.append({
+          type: 'started',
+          id: entry.id,
+          kind: entry.kind,
+          cardId: entry.cardId,
+          keyFingerprint: print,
+          adopted: true,
+        });
+      }
       await this.#book.append({
-        type: 'started',
+        type: 'reserved',
         id: entry.id,
-        kind,
-        cardId: entry.cardId,
-        keyFingerprint: this.#book.keys.fingerprintOf(apiKey),
-        adopted: true,
+        credits: entry.credits,
+        amount: entry.amount,
+        intent: planWrite(before, after, entry.id),
       });
+    } finally {
+      release();
     }
-    await this.#book.append({
-      type: 'reserved',
-      id: entry.id,
-      credits: entry.credits,
-      amount: entry.amount,
-      intent: planWrite(before, after, entry.id),
-    });
+    return true;
   }
 
   #waitingOf(entry: LedgerMovement, owner: WaitingMovement['owner']): WaitingMovement {

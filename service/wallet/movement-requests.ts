@@ -15,10 +15,13 @@ import type { Idempotency, Movement, MovementKind } from './journal-entries.ts';
 import { phaseOf } from './movement-phases.ts';
 import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
 
-/** A movement reserved at the ledger and owned by the running request, ready to commit. */
+/**
+ * A movement owned by the running request, ready to commit: reserved at the ledger, or paid
+ * from the till's float (no ledger call: `ledger` absent).
+ */
 export interface Reservation {
   readonly movement: Movement;
-  readonly ledger: LedgerMovement;
+  readonly ledger?: LedgerMovement;
   readonly intent: WriteIntent;
 }
 
@@ -125,7 +128,7 @@ export class MovementRequests {
       });
       return { movement, ledger: pending, intent };
     } catch (error) {
-      this.#release(id);
+      this.release(id);
       throw error;
     }
   }
@@ -162,10 +165,10 @@ export class MovementRequests {
       }
       await this.#book.append({ type: 'card', id: movement.id, outcome: 'committed' });
       const answer = (await this.#answers.record(movement)) as T;
-      if (this.#postBeforeAnswer) await this.#resolver.resolve(movement);
+      if (this.#postBeforeAnswer && !movement.float) await this.#resolver.resolve(movement);
       return answer;
     } finally {
-      this.#release(movement.id);
+      this.release(movement.id);
     }
   }
 
@@ -233,7 +236,10 @@ export class MovementRequests {
     return pending;
   }
 
-  /** The card was certainly not written: void it (now, or through the outbox). */
+  /**
+   * The card was certainly not written: void it (now, or through the outbox); a float
+   * recharge is reported so, in the background.
+   */
   async #abandon(movement: Movement): Promise<void> {
     await this.#book.append({ type: 'card', id: movement.id, outcome: 'not-written' });
     await this.#resolver.resolve(movement);
@@ -243,11 +249,11 @@ export class MovementRequests {
    * Ends a request's ownership. A landed movement is posted now, in the background (on no
    * answer the outbox takes it); anything else left to post or void goes to the outbox.
    */
-  #release(id: string): void {
+  release(id: string): void {
     this.#book.owned.delete(id);
     const movement = this.#book.movements.get(id);
     const phase = movement ? phaseOf(movement) : 'done';
-    if (movement && phase === 'to-post' && !this.#postBeforeAnswer) {
+    if (movement && phase === 'to-post' && (!this.#postBeforeAnswer || movement.float)) {
       this.#resolver
         .resolve(movement)
         .catch((error: unknown) =>

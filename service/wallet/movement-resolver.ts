@@ -29,6 +29,11 @@ export interface MovementResolverOptions {
   ledger: MovementLedger;
   retryMs: number;
   maxRetryMs: number;
+  /**
+   * Float recharges are not posted or voided: they are reported (FloatReporter, in batches,
+   * in the background). Asked to resolve one, the resolver has it reported soon.
+   */
+  reportFloat?: () => void;
 }
 
 /**
@@ -46,11 +51,13 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   readonly #outbox: Outbox;
   readonly #compensations: Compensations;
   readonly #word: LedgerWord;
+  readonly #reportFloat: (() => void) | undefined;
 
   constructor(book: MovementBook, options: MovementResolverOptions) {
     super();
     this.#book = book;
     this.#ledger = options.ledger;
+    this.#reportFloat = options.reportFloat;
     this.#outbox = new Outbox({
       clock: book.clock,
       drain: () => this.#drain(),
@@ -102,6 +109,11 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   resolve(movement: Movement): Promise<boolean> {
     const phase = phaseOf(movement);
     if (phase === 'done' || phase === 'uncertain') return Promise.resolve(phase === 'done');
+    if (movement.float) {
+      // Never waited for: a float recharge's answer and card are final without the ledger.
+      this.#reportFloat?.();
+      return Promise.resolve(false);
+    }
     // One on its way already (the background post after an answer, say): its outcome is this one.
     const running = this.#resolving.get(movement.id);
     if (running) return running;
@@ -224,7 +236,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     let allDone = true;
     for (const movement of [...this.#book.movements.values()]) {
       const phase = phaseOf(movement);
-      if (phase === 'done' || phase === 'uncertain') continue;
+      if (phase === 'done' || phase === 'uncertain' || movement.float) continue;
       if (this.#book.owned.has(movement.id)) continue;
       allDone = (await this.resolve(movement)) && allDone;
     }

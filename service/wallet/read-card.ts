@@ -15,7 +15,10 @@ export interface CardView {
 export async function readCard(cards: CardAccess, movements: MovementEngine): Promise<CardView> {
   const wallet = await cards.withCard(async (card) => {
     await card.openWallet?.();
-    return movements.readWallet(card);
+    const read = await movements.readWallet(card);
+    // Another till's float recharge on the card, unreported: told to the ledger as found.
+    await movements.floats?.noteEvidence(read);
+    return read;
   });
   return { cardId: wallet.cardId, credits: wallet.balance, rechargeAmount: null };
 }

@@ -8,6 +8,7 @@ import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
 import type { Idempotency } from './journal-entries.ts';
 import type { CardPersonalizer } from './personalize-card.ts';
 import { buysAtLeastOneCredit, type RechargeRequest } from './recharge-request.ts';
+import { floatReportRefusal } from './till-floats.ts';
 
 export interface RechargeInput {
   request: RechargeRequest;
@@ -25,9 +26,12 @@ export interface RechargeInput {
 }
 
 /**
- * POST /writecard: loads credits onto the card on the reader, paid from the shop's pool.
- * The ledger reserves the credits (and converts an amount at its own credit cost), the card is
- * written and read back, and only then is the movement posted.
+ * POST /writecard: loads credits onto the card on the reader. Paid from the till's float when
+ * it covers them (docs/integrators.md, "When the internet drops"): the journal, the card
+ * written and read back, the answer, and the ledger told afterwards. Otherwise paid from the
+ * shop's pool: the ledger reserves the credits (and converts an amount at its own credit
+ * cost), the card is written and read back, and only then is the movement posted. Offline, a
+ * recharge the float cannot pay is NoCredits, with a detail saying why.
  */
 export function rechargeCard(
   cards: CardAccess,
@@ -50,7 +54,39 @@ export function rechargeCard(
       const fits = (credits: number) => wallet.balance + credits <= MAX_CARD_BALANCE;
       if (request.credits !== undefined && !fits(request.credits))
         throw errors.cardBalanceOverflow();
+      const balanceAfter = (credits: number) => {
+        if (!fits(credits)) throw errors.cardBalanceOverflow();
+        return wallet.balance + credits;
+      };
 
+      const floats = movements.floats;
+      // What the card shows of other floats' recharges is reported, whatever is written next.
+      await floats?.noteEvidence(wallet);
+      const plan = floats?.plan({
+        keyFingerprint: input.keyFingerprint,
+        customer,
+        wallet,
+        request,
+      });
+      if (plan && 'refusal' in plan) throw plan.refusal;
+      if (plan) {
+        const sale = await movements.sellFromFloat(card, {
+          keyFingerprint: input.keyFingerprint,
+          idempotency,
+          wallet,
+          plan,
+          balanceAfter,
+          ...(input.reference === undefined ? {} : { reference: input.reference }),
+        });
+        try {
+          return await movements.commit<RechargeAnswer>(sale, card);
+        } finally {
+          // Sold or undecided (the card left mid-write): either way reported, and the float kept.
+          floats?.sold(customer);
+        }
+      }
+      // The ledger counts this till's float recharges of the card before it reserves.
+      await floats?.reportBeforeLedger();
       const reservation = await movements
         .reserve(card, {
           kind: 'recharge',
@@ -64,10 +100,7 @@ export function rechargeCard(
             cardCredits: wallet.balance,
             ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
           },
-          balanceAfter: (credits) => {
-            if (!fits(credits)) throw errors.cardBalanceOverflow();
-            return wallet.balance + credits;
-          },
+          balanceAfter,
         })
         .catch((error: unknown) => {
           // Only with refuseAboveAccount: the card holds more than the shop put on it.
@@ -85,8 +118,8 @@ export function rechargeCard(
 
 /** The ledger's refusals of a reservation, as the spec's errors. */
 function rechargeRefusal(error: unknown): never {
-  const otherTill = otherTillRefusal(error);
-  if (otherTill) throw otherTill;
+  const held = otherTillRefusal(error) ?? floatReportRefusal(error);
+  if (held) throw held;
   const code = (error as { code?: unknown }).code;
   if (code === ledgerErrorCodes.noCredits.code) throw errors.noCredits();
   if (code === ledgerErrorCodes.amountBelowOneCredit.code)

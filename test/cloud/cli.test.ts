@@ -216,6 +216,8 @@ describe('card-wallet-cloud CLI', () => {
         customerId,
         '--credits',
         '250',
+        '--reason',
+        'invoice 41 paid',
         '--database',
         folder,
       ]);
@@ -242,6 +244,8 @@ describe('card-wallet-cloud CLI', () => {
         randomUUID(),
         '--credits',
         '1',
+        '--reason',
+        'a test',
         '--database',
         folder,
       ]);
@@ -250,19 +254,29 @@ describe('card-wallet-cloud CLI', () => {
     });
 
     test('when keys are issued, registered, assigned and revoked, then each prints JSON and the rules hold', async () => {
+      const why = ['--reason', 'a new till'];
       const issued = JSON.parse(
-        (await cli(['key', 'issue', '--customer', customerId, '--database', folder])).stdout,
+        (await cli(['key', 'issue', '--customer', customerId, ...why, '--database', folder]))
+          .stdout,
       );
       assert.match(issued.apiKey, /^cwk_[A-Za-z0-9_-]{43}$/);
       assert.equal(issued.customerId, customerId);
 
-      const loose = JSON.parse((await cli(['key', 'issue', '--database', folder])).stdout);
+      const loose = JSON.parse((await cli(['key', 'issue', ...why, '--database', folder])).stdout);
       assert.equal(loose.customerId, null);
 
       const provided = 'provider-handed-out-key-0001';
-      const registered = await cli(['key', 'issue', '--key', provided, '--database', folder]);
+      const registered = await cli([
+        'key',
+        'issue',
+        '--key',
+        provided,
+        ...why,
+        '--database',
+        folder,
+      ]);
       assert.deepEqual(JSON.parse(registered.stdout), { apiKey: provided, customerId: null });
-      const twice = await cli(['key', 'issue', '--key', provided, '--database', folder]);
+      const twice = await cli(['key', 'issue', '--key', provided, ...why, '--database', folder]);
       assert.equal(twice.code, 1);
       assert.match(twice.stderr, /KeyConflict/);
 
@@ -273,13 +287,22 @@ describe('card-wallet-cloud CLI', () => {
         provided,
         '--customer',
         customerId,
+        ...why,
         '--database',
         folder,
       ]);
       assert.equal(assigned.code, 0, assigned.stderr);
       assert.deepEqual(JSON.parse(assigned.stdout), { customerId });
 
-      const revoked = await cli(['key', 'revoke', '--key', loose.apiKey, '--database', folder]);
+      const revoked = await cli([
+        'key',
+        'revoke',
+        '--key',
+        loose.apiKey,
+        ...why,
+        '--database',
+        folder,
+      ]);
       assert.deepEqual(JSON.parse(revoked.stdout), { revoked: true, customerId: null });
       const reassign = await cli([
         'key',
@@ -288,6 +311,7 @@ describe('card-wallet-cloud CLI', () => {
         loose.apiKey,
         '--customer',
         customerId,
+        ...why,
         '--database',
         folder,
       ]);
@@ -299,11 +323,35 @@ describe('card-wallet-cloud CLI', () => {
         'revoke',
         '--key',
         'never-issued-key-000000',
+        ...why,
         '--database',
         folder,
       ]);
       assert.equal(unknown.code, 1);
       assert.match(unknown.stderr, /KeyNotFound/);
+    });
+
+    test('when a top-up or a key change gives no reason, then it exits 2 naming --reason and changes nothing', async () => {
+      for (const args of [
+        ['customer', 'topup', '--customer', customerId, '--credits', '5'],
+        ['key', 'issue', '--customer', customerId],
+        ['key', 'revoke', '--key', 'never-issued-key-000000'],
+        ['customer', 'topup', '--customer', customerId, '--credits', '5', '--reason', '  '],
+      ]) {
+        const outcome = await cli([...args, '--database', folder]);
+        assert.equal(outcome.code, 2, `${args.join(' ')}: ${outcome.stderr}`);
+        assert.match(outcome.stderr, /--reason is required/);
+      }
+      const db = await openDatabase(folder);
+      try {
+        const { rows } = await db.query<{ credits: string | number }>(
+          'SELECT credits FROM customers WHERE id = $1',
+          [customerId],
+        );
+        assert.equal(Number(rows[0]?.credits), 750);
+      } finally {
+        await db.close();
+      }
     });
 
     test('when the ledger is consistent, then check exits 0; when a balance is tampered with, then it exits 1 with a report', async () => {

@@ -269,6 +269,21 @@ export function defineFloatTests(context: () => FloatSuiteContext): void {
       await bookHolds();
     });
 
+    test("when a till finds another shop's float recharge on a card carried there, then it is refused other-shop, and the card is not flagged", async () => {
+      const { shop } = await floatShop(1000);
+      const { id } = await open(shop);
+      const { shop: other } = await floatShop(1000);
+      const card = freshCard();
+      const results = await report(other, randomUUID(), [
+        { id: id(1), cardId: card, credits: 10, card: 'written', found: true },
+      ]);
+      assert.deepEqual(
+        results.map((result) => [result.outcome, result.flags]),
+        [['refused', ['other-shop']]],
+      );
+      assert.equal((await other.get(`/v1/cards/${card}`)).body.suspect, false);
+    });
+
     test('when a card shows a float recharge while lower ids of its float are unreported, then a payout or reservation of it is FloatReportPending until they are', async () => {
       const { shop } = await floatShop(1000);
       const { tillId, id } = await open(shop);

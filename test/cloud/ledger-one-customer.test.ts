@@ -83,7 +83,7 @@ test('when the contract suite has run, then every transaction of the ledger that
   );
 });
 
-test("when the schema is migrated, then every table is keyed by its customer, but api_keys (replicated to every node) and the schema's own (schema_migrations, schema_routines)", async () => {
+test("when the schema is migrated, then every table is keyed by its customer, but the provider's own (api_keys, the console's accounts, sessions and secret, replicated to every node) and the schema's own (schema_migrations, schema_routines)", async () => {
   const folder = await freshPgliteFolder();
   const db = await openDatabase(folder);
   try {
@@ -99,6 +99,13 @@ test("when the schema is migrated, then every table is keyed by its customer, bu
     const keyedBy = Object.fromEntries(rows.map((row) => [row.table, row.first]));
     assert.deepEqual(keyedBy, {
       api_keys: 'key_hash',
+      audit_log: 'customer_id',
+      audit_log_start: 'only_row',
+      console_secret: 'only_row',
+      console_sessions: 'id_hash',
+      console_setup_links: 'customer_id',
+      operator_shops: 'customer_id',
+      operators: 'id',
       blocklist_keys: 'customer_id',
       bonus_tiers: 'customer_id',
       card_accounts: 'customer_id',
@@ -107,6 +114,7 @@ test("when the schema is migrated, then every table is keyed by its customer, bu
       card_flags: 'customer_id',
       card_imports: 'customer_id',
       customers: 'id',
+      daily_takings: 'customer_id',
       float_entries: 'customer_id',
       float_topups: 'customer_id',
       floats: 'customer_id',

@@ -192,6 +192,8 @@ describe('several ledger processes on one PostgreSQL', () => {
       ADMIN_ID,
       '--credits',
       '15',
+      '--reason',
+      'invoice paid',
       '--database',
       postgres.url,
     ]);
@@ -224,7 +226,16 @@ describe('several ledger processes on one PostgreSQL', () => {
     const checked = await cli(['check', '--database', postgres.url]);
     assert.match(checked.stdout, /^ok: /);
 
-    await cli(['key', 'revoke', '--key', KEYS.admin, '--database', postgres.url]);
+    await cli([
+      'key',
+      'revoke',
+      '--key',
+      KEYS.admin,
+      '--reason',
+      'till stolen',
+      '--database',
+      postgres.url,
+    ]);
     const answer = await shop.customer();
     assert.equal(answer.status, 401);
     assert.deepEqual(answer.body, { error: 'Unauthorized: invalid api key' });

@@ -393,6 +393,35 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.ok(result.customers.every((customer) => !customer.created));
         assert.deepEqual((await base.withKey(SUITE_KEYS.shopB).customer()).body, before.body);
       });
+
+      test('when a seeded shop names its time zone, then its days are counted in it; a zone the database does not know is InvalidSeed and nothing is made', async () => {
+        const name = `Zoned shop ${randomUUID().slice(0, 8)}`;
+        const seed = { customers: [{ name, credits: 0, creditCost: '0.50' }] };
+        const made = await applySeed(db, {
+          customers: [{ ...seed.customers[0]!, timeZone: 'Europe/Brussels' }],
+        });
+        const zone = await db.query<{ time_zone: string }>(
+          'SELECT time_zone FROM customers WHERE id = $1',
+          [made.customers[0]?.customerId],
+        );
+        assert.equal(zone.rows[0]?.time_zone, 'Europe/Brussels');
+        const other = `Unzoned shop ${randomUUID().slice(0, 8)}`;
+        await assert.rejects(
+          applySeed(db, {
+            customers: [{ name: other, credits: 0, creditCost: '0.50', timeZone: 'Mars/Olympus' }],
+          }),
+          (error: Error & { code?: string }) => {
+            assert.equal(error.code, 'InvalidSeed');
+            assert.match(
+              error.message,
+              /customers\.0\.timeZone: "Mars\/Olympus" is not a time zone/,
+            );
+            return true;
+          },
+        );
+        const none = await db.query('SELECT 1 FROM customers WHERE name = $1', [other]);
+        assert.equal(none.rows.length, 0);
+      });
     });
 
     describe('recharge', () => {
@@ -470,7 +499,10 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
         assert.equal((await shop.movement(id)).status, 404);
 
         const { customerId } = (await shop.customer()).body as { customerId: string };
-        await topUp(db, customerId, 5);
+        await topUp(db, customerId, 5, {
+          actor: { kind: 'cli', user: 'test' },
+          reason: 'a test top-up',
+        });
         const retried = await shop.create(recharge(11, id));
         assert.equal(retried.status, 201);
         assert.equal(retried.body.customerCredits, 4);
@@ -1996,6 +2028,272 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       });
     });
 
+    describe('till heartbeats', () => {
+      const heartbeat = (overrides: Record<string, unknown> = {}) => ({
+        version: '2.1.0',
+        reader: { state: 'ready', name: 'ACS ACR122U PICC Interface 00 00', problem: null },
+        pendingMovements: 0,
+        waitingMovements: 0,
+        ...overrides,
+      });
+
+      test('when a till sends its heartbeat, then the ledger keeps what it said, adds the till when new, and answers the till as it knows it (its name for the tray)', async () => {
+        const shop = await newShop(0);
+        const tillId = randomUUID();
+        const first = await shop.post(`/v1/tills/${tillId}/heartbeat`, heartbeat());
+        assert.equal(first.status, 200, JSON.stringify(first.body));
+        assert.deepEqual(
+          { ...first.body, firstSeenAt: 'x', lastSeenAt: 'y' },
+          {
+            tillId,
+            name: null,
+            firstSeenAt: 'x',
+            lastSeenAt: 'y',
+            version: '2.1.0',
+            reader: { state: 'ready', name: 'ACS ACR122U PICC Interface 00 00', problem: null },
+            pendingMovements: 0,
+            waitingMovements: 0,
+            float: null,
+          },
+        );
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        await db.query('UPDATE tills SET name = $3 WHERE customer_id = $1 AND id = $2', [
+          customerId,
+          tillId,
+          'front counter',
+        ]);
+        const float = {
+          credits: 400,
+          unreportedMovements: 2,
+          unreportedCredits: 30,
+          offlineSince: null,
+        };
+        const second = await shop.post(
+          `/v1/tills/${tillId.toUpperCase()}/heartbeat`,
+          heartbeat({
+            reader: { state: 'unavailable', name: null, problem: 'service-stopped' },
+            pendingMovements: 3,
+            waitingMovements: 1,
+            float,
+          }),
+        );
+        assert.equal(second.status, 200, JSON.stringify(second.body));
+        assert.equal(second.body.name, 'front counter');
+        assert.equal(second.body.firstSeenAt, first.body.firstSeenAt);
+        assert.ok(second.body.lastSeenAt >= first.body.lastSeenAt);
+        assert.deepEqual(second.body.reader, {
+          state: 'unavailable',
+          name: null,
+          problem: 'service-stopped',
+        });
+        assert.deepEqual([second.body.pendingMovements, second.body.waitingMovements], [3, 1]);
+        assert.deepEqual(second.body.float, float);
+      });
+
+      test('when a heartbeat is malformed, then it is 400 InvalidHeartbeat naming the field and nothing is kept', async () => {
+        const shop = await newShop(0);
+        const tillId = randomUUID();
+        for (const [body, detail] of [
+          [{ ...heartbeat(), version: '' }, 'version: must be 1 to 40 visible ASCII characters'],
+          [
+            { ...heartbeat(), reader: { state: 'gone', name: null, problem: null } },
+            'reader.state: must be one of ready, no-reader, unavailable, stopped',
+          ],
+          [
+            { ...heartbeat(), pendingMovements: -1 },
+            'pendingMovements: must be an integer from 0 to 1000000',
+          ],
+          [
+            { ...heartbeat(), waitingMovements: 1.5 },
+            'waitingMovements: must be an integer from 0 to 1000000',
+          ],
+          [
+            { ...heartbeat(), float: { credits: 1 } },
+            'float.unreportedMovements: must be an integer from 0 to 1000000',
+          ],
+          [
+            {
+              ...heartbeat(),
+              float: {
+                ...{
+                  credits: 1,
+                  unreportedMovements: 0,
+                  unreportedCredits: 0,
+                  offlineSince: 'yesterday',
+                },
+              },
+            },
+            'float.offlineSince: must be an ISO 8601 timestamp, or null',
+          ],
+          [{ ...heartbeat(), colour: 'red' }, '(body).colour: unknown field'],
+          [[], '(body): must be an object'],
+        ] as const) {
+          const answer = await shop.post(`/v1/tills/${tillId}/heartbeat`, body);
+          assert.equal(answer.status, 400, JSON.stringify(body));
+          assert.deepEqual(answer.body, { error: 'InvalidHeartbeat', detail });
+        }
+        const badId = await shop.post('/v1/tills/not-a-till/heartbeat', heartbeat());
+        assert.deepEqual(
+          [badId.status, badId.body],
+          [400, { error: 'InvalidHeartbeat', detail: 'tillId: must be a UUID' }],
+        );
+        const { rows } = await db.query('SELECT 1 FROM tills WHERE id = $1', [tillId]);
+        assert.equal(rows.length, 0);
+      });
+
+      test('when a heartbeat comes with no key, a revoked key or an unassigned one, then it is refused as any call and nothing is kept', async () => {
+        const tillId = randomUUID();
+        assert.equal((await base.post(`/v1/tills/${tillId}/heartbeat`, heartbeat())).status, 401);
+        const revoked = await base
+          .withKey(SUITE_KEYS.revoked)
+          .post(`/v1/tills/${tillId}/heartbeat`, heartbeat());
+        assert.deepEqual(
+          [revoked.status, revoked.body],
+          [401, { error: 'Unauthorized: invalid api key' }],
+        );
+        const loose = await base
+          .withKey(SUITE_KEYS.unassigned)
+          .post(`/v1/tills/${tillId}/heartbeat`, heartbeat());
+        assert.deepEqual([loose.status, loose.body], [403, { error: 'KeyNotAssigned' }]);
+        // A key revoked after it was used (the ledger knows its shop without a lookup).
+        const customer = await addCustomer(db, {
+          name: `Shop ${randomUUID().slice(0, 8)}`,
+          credits: 0,
+          creditCost: 10000n,
+        });
+        const { apiKey } = await issueKey(db, { customerId: customer.customerId });
+        const shop = base.withKey(apiKey);
+        assert.equal((await shop.post(`/v1/tills/${tillId}/heartbeat`, heartbeat())).status, 200);
+        await revokeKey(db, apiKey);
+        const late = await shop.post(
+          `/v1/tills/${tillId}/heartbeat`,
+          heartbeat({ pendingMovements: 9 }),
+        );
+        assert.deepEqual(
+          [late.status, late.body],
+          [401, { error: 'Unauthorized: invalid api key' }],
+        );
+        const { rows } = await db.query<{ pending_movements: number }>(
+          'SELECT pending_movements FROM tills WHERE id = $1',
+          [tillId],
+        );
+        assert.deepEqual(
+          rows.map((row) => row.pending_movements),
+          [0],
+        );
+      });
+    });
+
+    describe("an operator's word in the audit log", () => {
+      test('when a key holder posts or voids with evidence and no till, then the decision and its audit row (the key, the evidence) commit together, and a replay writes none', async () => {
+        const shop = await newShop(100);
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        const id = randomUUID();
+        assert.equal(
+          (await shop.create({ id, kind: 'recharge', cardId: CARD, credits: 5 })).status,
+          201,
+        );
+        const voided = await shop.resolve(id, 'void', { evidence: 'card reported lost' });
+        assert.equal(voided.status, 200, JSON.stringify(voided.body));
+        assert.equal(
+          (await shop.resolve(id, 'void', { evidence: 'card reported lost' })).status,
+          200,
+        );
+        const { rows } = await db.query<{
+          actor: string;
+          action: string;
+          subject: string;
+          reason: string;
+        }>(
+          'SELECT actor, action, subject, reason FROM audit_log WHERE customer_id = $1 ORDER BY seq',
+          [customerId],
+        );
+        assert.equal(rows.length, 1, JSON.stringify(rows));
+        assert.match(rows[0]?.actor ?? '', /^key:[0-9a-f]{8}$/);
+        assert.deepEqual(
+          [rows[0]?.action, rows[0]?.subject, rows[0]?.reason],
+          ['movement.void', id, 'card reported lost'],
+        );
+      });
+
+      test('when a key holder voids an unknown id with evidence, then the tombstone stays (a later create is refused) and no audit row is written', async () => {
+        const shop = await newShop(100);
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        const id = randomUUID();
+        const voided = await shop.resolve(id, 'void', { evidence: 'never made' });
+        assert.deepEqual([voided.status, voided.body], [404, { error: 'MovementNotFound' }]);
+        const late = await shop.create({ id, kind: 'recharge', cardId: CARD, credits: 5 });
+        assert.deepEqual([late.status, late.body], [409, { error: 'MovementAlreadyVoided' }]);
+        const { rows } = await db.query('SELECT 1 FROM audit_log WHERE customer_id = $1', [
+          customerId,
+        ]);
+        assert.equal(rows.length, 0);
+      });
+    });
+
+    describe('day reports', () => {
+      test("when a POS asks for a day's report, then it gets the day's posted movements by when they happened in the shop's day, as JSON or CSV", async () => {
+        const shop = await newShop(100, '0.50');
+        const { customerId } = (await shop.customer()).body as { customerId: string };
+        const tillId = randomUUID();
+        for (const [credits, occurredAt] of [
+          [10, '2026-05-04T23:59:59.999Z'],
+          [20, '2026-05-05T00:00:00.000Z'],
+          [4, '2026-05-05T23:59:59.999Z'],
+        ] as const) {
+          const id = randomUUID();
+          assert.equal(
+            (await shop.create({ id, kind: 'recharge', cardId: CARD, credits, tillId })).status,
+            201,
+          );
+          assert.equal((await shop.resolve(id, 'post', { tillId, occurredAt })).status, 200);
+        }
+        const report = await shop.get('/v1/reports/day?date=2026-05-05');
+        assert.equal(report.status, 200, JSON.stringify(report.body));
+        assert.deepEqual(report.body.shop, {
+          id: customerId,
+          name: report.body.shop.name,
+          timeZone: 'UTC',
+        });
+        assert.deepEqual(report.body.totals.recharges, { count: 2, credits: 24, euros: '12.00' });
+        assert.equal(report.body.totals.netCashExpected, '12.00');
+        assert.deepEqual(
+          report.body.tills.map((till: { tillId: string }) => till.tillId),
+          [tillId],
+        );
+
+        const csv = await shop.get('/v1/reports/day?date=2026-05-05&format=csv');
+        assert.equal(csv.status, 200);
+        assert.match(csv.contentType ?? '', /^text\/csv/);
+        assert.match(String(csv.body), /\r\n2026-05-05,UTC,all tills,,2,24,12\.00,/);
+        const byAccept = await shop.get('/v1/reports/day?date=2026-05-05', {
+          headers: { accept: 'text/csv' },
+        });
+        assert.equal(byAccept.body, csv.body);
+
+        const today = await shop.get('/v1/reports/day');
+        assert.equal(today.status, 200);
+        assert.equal(today.body.date, new Date().toISOString().slice(0, 10));
+      });
+
+      test('when the date or format is not one, then it is 400 InvalidQuery naming it', async () => {
+        const shop = await newShop(0);
+        for (const [query, detail] of [
+          ['date=2026-02-30', 'date: must be a date like 2026-03-29 (years 2000 to 2199)'],
+          ['date=yesterday', 'date: must be a date like 2026-03-29 (years 2000 to 2199)'],
+          ['format=pdf', 'format: must be json or csv'],
+          ['shop=other', 'shop: unknown parameter'],
+        ]) {
+          const answer = await shop.get(`/v1/reports/day?${query}`);
+          assert.deepEqual(
+            [answer.status, answer.body],
+            [400, { error: 'InvalidQuery', detail }],
+            query,
+          );
+        }
+        assert.equal((await base.get('/v1/reports/day')).status, 401);
+      });
+    });
     defineFloatTests(() => ({ db, newShop }));
     defineCardRulesTests(() => ({ db, newShop }));
     defineBonusTests(() => ({ db, newShop }));

@@ -1,6 +1,9 @@
 /**
  * What must hold at the end of every simulated run (world.ts), once the faults stopped:
  *
+ * - the ledger kept its rules (docs/cloud-api.md, "Tills"): no till created a movement of a card
+ *   while another till's movement of it was pending, no movement has two compensations, no two
+ *   movements the books count were planned from the same card state;
  * - the ledger: nothing pending, no card held for an operator's word, nothing resolved twice,
  *   each movement resolved by its own till or on evidence (an operator's, or a card settled at
  *   another till), and every
@@ -14,18 +17,22 @@
  *   and every answer it keeps is the ledger's final word;
  * - every caller was told the truth: a 200 names the write its request (or, replayed, the
  *   earlier attempt) landed, the credits asked, the amount charged, what the card held for a
- *   payout; a replayed 200 only once the ledger counted its movement; an error comes with no
- *   write on the card, but for CardRemovedDuringWrite; a request whose worker stayed up was
- *   answered;
+ *   payout, and the card that was on the reader; a replayed 200 only once the ledger counted
+ *   its movement; an error comes with no write on the card, but for CardRemovedDuringWrite; a
+ *   request whose worker stayed up was answered;
+ * - an Idempotency-Key moves a card once, however often its caller sends it, across restarts
+ *   of its worker and with other cards on the reader (unless its worker lost its journal);
  * - liveness: a last recharge and payout of every card succeed.
  */
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
+import { ANSWER_RETENTION_MS } from '../../service/wallet/journal-entries.ts';
 import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
-import type { SimLedger } from './sim-ledger.ts';
+import type { ShopLedger } from './shop-ledger.ts';
+import type { StoredMovement } from './sim-ledger.ts';
 import type { RequestRecord, Till } from './world.ts';
 
 export interface FinalWorld {
-  ledger: SimLedger;
+  ledger: ShopLedger;
   shopIds: string[];
   cards: SimCard[];
   tills: Till[];
@@ -40,16 +47,18 @@ export interface FinalWorld {
 
 export function checkInvariants(world: FinalWorld): string[] {
   return [
+    ...ledgerKeptItsRules(world),
     ...ledgerAgreesWithCards(world),
     ...cardsAgreeWithAccounts(world),
     ...journalsAreDone(world),
     ...callersWereToldTheTruth(world),
+    ...keysMoveCardsOnce(world),
     ...probesSucceeded(world),
   ];
 }
 
 /** Whether the books count a movement: posted, or voided and set right by a compensation. */
-export function counted(ledger: SimLedger, id: string): boolean {
+export function counted(ledger: ShopLedger, id: string): boolean {
   const movement = ledger.movements.get(id);
   const compensated = [...ledger.movements.values()].some(
     (other) => other.compensates === id && other.state === 'posted',
@@ -59,6 +68,64 @@ export function counted(ledger: SimLedger, id: string): boolean {
 
 const landedWhole = (writes: LandedWrite[], id: string | undefined) =>
   writes.filter((write) => write.movementId === id && write.how === 'whole');
+
+/**
+ * The rules the ledger enforces when a movement is created (its SQL: cloud/db/routines/), seen
+ * in what it holds at the end: a card's movement is created only while no other till's movement
+ * of it is pending at the shop (CardMovementPending); a movement is compensated at most once
+ * (MovementCompensated); and the card states the books' movements were planned from are all
+ * different, since a write that landed moved the card on from its state (CardStateMovedOn).
+ */
+function ledgerKeptItsRules({ ledger }: FinalWorld): string[] {
+  const problems: string[] = [];
+  const movements = [...ledger.movements.values()];
+  const what = (movement: StoredMovement) =>
+    `${movement.kind} ${movement.id} of till ${movement.tillId ?? '(none)'} on ${movement.cardId}`;
+  for (const [index, movement] of movements.entries()) {
+    if (movement.compensates !== null || movement.tillId === null) continue;
+    // In creation order: a movement created in the same millisecond another was resolved may
+    // have come after it.
+    const pending = movements
+      .slice(0, index)
+      .find(
+        (other) =>
+          other.shop === movement.shop &&
+          other.cardId === movement.cardId &&
+          other.compensates === null &&
+          other.tillId !== movement.tillId &&
+          (other.resolvedAt === null || other.resolvedAt > movement.createdAt),
+      );
+    if (pending) {
+      problems.push(`${what(movement)} was created while ${what(pending)} was pending`);
+    }
+  }
+  const compensations = new Map<string, StoredMovement>();
+  const plannedFrom = new Map<string, StoredMovement>();
+  for (const movement of movements) {
+    if (movement.compensates !== null) {
+      const first = compensations.get(movement.compensates);
+      if (first) {
+        problems.push(
+          `movement ${movement.compensates} is compensated twice: by ${first.id} and ${movement.id}`,
+        );
+      }
+      compensations.set(movement.compensates, first ?? movement);
+    }
+  }
+  for (const movement of movements) {
+    const compensated = compensations.get(movement.id)?.state === 'posted';
+    if (movement.state !== 'posted' || compensated || movement.cardBefore === null) continue;
+    const key = `${movement.shop} ${movement.cardId} ${movement.cardBefore}`;
+    const earlier = plannedFrom.get(key);
+    if (earlier) {
+      problems.push(
+        `${what(movement)} and ${what(earlier)} are both posted, planned from the same card state ${movement.cardBefore}`,
+      );
+    }
+    plannedFrom.set(key, earlier ?? movement);
+  }
+  return problems;
+}
 
 function ledgerAgreesWithCards({ ledger, writes }: FinalWorld): string[] {
   const problems: string[] = [];
@@ -167,10 +234,22 @@ function journalsAreDone({ ledger, tills }: FinalWorld): string[] {
   return problems;
 }
 
+/**
+ * Whether a worker forgot a key between two of its requests: it lost its journal (its disk)
+ * meanwhile, or the first answer is past its 24 h.
+ */
+function forgotten(tills: Till[], first: RequestRecord, later: RequestRecord): boolean {
+  const till = tills.find((candidate) => candidate.name === first.till);
+  return (
+    later.at - first.at >= ANSWER_RETENTION_MS ||
+    till?.disksLost.some((at) => at >= first.at && at <= later.at) === true
+  );
+}
+
 function callersWereToldTheTruth(world: FinalWorld): string[] {
-  const { ledger, requests, writes } = world;
+  const { ledger, requests, writes, tills } = world;
   const problems: string[] = [];
-  const firstAnswers = new Map<string, string>();
+  const firstAnswers = new Map<string, { body: string; record: RequestRecord }>();
   for (const record of requests) {
     const what = `request ${record.n} at ${record.till} (${record.kind} ${JSON.stringify(record.request)})`;
     const outcome = record.outcome;
@@ -186,21 +265,31 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
     }
     const body = outcome.body;
     const key = `${record.till} ${record.scope}`;
+    // A card holding nothing is answered with zeros, and nothing is recorded, the key neither
+    // (docs/integrators.md): its key's next request runs again, as after a failure.
+    const nothingRecorded = 'dischargedCredits' in body && body.dischargedCredits === 0;
     if (record.scope !== undefined) {
       const first = firstAnswers.get(key);
-      if (first !== undefined && first !== JSON.stringify(body)) {
+      const known = first && !forgotten(tills, first.record, record) ? first : undefined;
+      if (known && known.body !== JSON.stringify(body)) {
         problems.push(
-          `${what} answered ${JSON.stringify(body)}, the key's first answer was ${first}`,
+          `${what} answered ${JSON.stringify(body)}, the key's first answer was ${known.body}`,
         );
       }
-      firstAnswers.set(key, first ?? JSON.stringify(body));
+      if (!known && !nothingRecorded) firstAnswers.set(key, { body: JSON.stringify(body), record });
     }
-    if ('dischargedCredits' in body && body.dischargedCredits === 0 && !record.replayed) {
+    if (nothingRecorded && !record.replayed) {
       // A card holding nothing: nothing is written or recorded.
       if (record.trace.writes.length > 0) problems.push(`${what} paid out 0 but wrote the card`);
       continue;
     }
     const movementId = record.trace.movementId;
+    // A replayed answer is its card's (IdempotencyKeyOtherCard for any other).
+    if (body.cardId !== record.trace.cardSeen) {
+      problems.push(
+        `${what} answered${record.replayed ? ' (replayed)' : ''} for card ${body.cardId}, with card ${record.trace.cardSeen ?? '(none)'} on the reader`,
+      );
+    }
     if (record.replayed && record.trace.writes.length > 0) {
       problems.push(`${what} was a replay but wrote the card`);
     }
@@ -228,6 +317,33 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
     )) {
       problems.push(`${what} answered ${JSON.stringify(body)}: ${problem}`);
     }
+  }
+  return problems;
+}
+
+/**
+ * However often a caller sends an Idempotency-Key (its worker restarted meanwhile, its answer
+ * was lost, another card was on the reader), at most one movement of the key lands on a card:
+ * the others replay, settle or refuse. Only a worker that lost its journal (its disk) forgets a
+ * key, and a key is remembered 24 h.
+ */
+function keysMoveCardsOnce({ requests, writes, tills }: FinalWorld): string[] {
+  const problems: string[] = [];
+  /** Per key, the request whose movement landed first (since its worker last forgot it). */
+  const moved = new Map<string, { id: string; record: RequestRecord }>();
+  for (const record of requests) {
+    const id = record.trace.movementId;
+    if (record.scope === undefined || record.replayed || id === undefined) continue;
+    if (landedWhole(writes, id).length === 0) continue;
+    const key = `${record.till} ${record.scope}`;
+    const first = moved.get(key);
+    if (first?.id === id) continue;
+    if (first && !forgotten(tills, first.record, record)) {
+      const restarted = record.life !== first.record.life ? ', its worker restarted between' : '';
+      problems.push(
+        `key ${record.idempotencyKey} at ${record.till} moved a card twice: movement ${first.id} (request ${first.record.n}) and ${id} (request ${record.n})${restarted}`,
+      );
+    } else moved.set(key, { id, record });
   }
   return problems;
 }

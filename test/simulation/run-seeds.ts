@@ -1,16 +1,32 @@
+import type { LedgerKind } from './shop-ledger.ts';
 import { runSeed, type SimResult } from './world.ts';
 
+const sqlFlag = (ledger: LedgerKind, twin = false) =>
+  ledger === 'sql' ? ` --sql${twin ? ' --twin' : ''}` : '';
+
 /** The command that replays one seed exactly. */
-export function replayCommand(seed: number): string {
-  return `npm run simulate -- --seed ${seed} --trace`;
+export function replayCommand(seed: number, ledger: LedgerKind = 'model', twin = false): string {
+  return `npm run simulate -- --seed ${seed}${sqlFlag(ledger, twin)} --trace`;
 }
 
 /** The command that runs a range of seeds again. */
-export function rangeCommand(from: number, count: number): string {
-  return `npm run simulate -- --from ${from} --seeds ${count}`;
+export function rangeCommand(
+  from: number,
+  count: number,
+  ledger: LedgerKind = 'model',
+  twin = false,
+): string {
+  return `npm run simulate -- --from ${from} --seeds ${count}${sqlFlag(ledger, twin)}`;
 }
 
 export interface RunOptions {
+  /** The ledger the tills call: the in-memory model (default) or the real one's SQL. */
+  ledger?: LedgerKind;
+  /**
+   * With the real ledger: each seed runs on the model too, and a trace that differs is a
+   * failure (the model answered a call otherwise than the SQL did).
+   */
+  twin?: boolean;
   /** Print every seed's trace (one seed's, usually). */
   trace?: boolean;
   print?: (line: string) => void;
@@ -24,19 +40,50 @@ export interface RunOptions {
 export async function runSeeds(
   from: number,
   count: number,
-  { trace = false, print = () => undefined, paths, first = false }: RunOptions = {},
+  {
+    ledger = 'model',
+    twin = false,
+    trace = false,
+    print = () => undefined,
+    paths,
+    first = false,
+  }: RunOptions = {},
 ): Promise<SimResult[]> {
   const failures: SimResult[] = [];
   for (let seed = from; seed < from + count; seed += 1) {
-    const result = await runSeed(seed);
+    const result = await runSeed(seed, { ledger });
+    if (twin && ledger === 'sql') {
+      const drift = firstDifference(result.trace, (await runSeed(seed)).trace);
+      if (drift) result.problems.push(drift);
+    }
     if (trace) for (const line of result.trace) print(line);
     if (paths) for (const [path, n] of result.paths) paths.set(path, (paths.get(path) ?? 0) + n);
     if (result.problems.length === 0) continue;
     failures.push(result);
     print(
-      `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed)}`,
+      `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed, ledger, twin)}`,
     );
     if (first) break;
   }
   return failures;
+}
+
+/**
+ * Where two runs of a seed parted (the real ledger's and the model's, by default), with what
+ * led there; undefined when their traces are the same.
+ */
+export function firstDifference(
+  trace: readonly string[],
+  other: readonly string[],
+  [name, otherName] = ['real', 'model'],
+): string | undefined {
+  const at = trace.findIndex((line, index) => line !== other[index]);
+  const index = at === -1 ? (trace.length === other.length ? -1 : trace.length) : at;
+  if (index === -1) return undefined;
+  return [
+    `the ${name} run parted from the ${otherName} run at trace line ${index + 1}:`,
+    ...trace.slice(Math.max(0, index - 3), index).map((line) => `         ${line}`),
+    `  ${name.padEnd(6)} ${trace[index] ?? '(the trace ends)'}`,
+    `  ${otherName.padEnd(6)} ${other[index] ?? '(the trace ends)'}`,
+  ].join('\n');
 }

@@ -3,6 +3,10 @@
  * one event at a time in (time, random tie-break) order. Each worker process has a Life: its
  * timers, waits and the answers it waits for die with it when it crashes, while the outside
  * world (cards, the network, the ledger) goes on.
+ *
+ * An event may be asynchronous (the real ledger answering a call: real-ledger.ts): the next
+ * event runs only once it has finished, and so has any work the world handed to track(). So a
+ * seed replays exactly whatever the ledger's code awaits inside.
  */
 import type { Clock } from '../../service/wallet/clock.ts';
 
@@ -41,7 +45,7 @@ export class Life {
 interface Event {
   at: number;
   tie: number;
-  run: () => void;
+  run: () => void | Promise<void>;
   /** The process whose event it is (null: the outside world, which never crashes). */
   life: Life | null;
   cancelled: boolean;
@@ -52,19 +56,34 @@ const before = (a: Event, b: Event) => a.at < b.at || (a.at === b.at && a.tie < 
 
 /** The virtual clock and the seeded scheduler (a binary heap of events). */
 export class Scheduler {
+  /** Virtual ms since the run began. */
   time = 0;
+  /** What the clocks read when the run began (ms since 1970). */
+  readonly start: number;
   readonly rng: Rng;
   readonly #heap: Event[] = [];
+  /** Work the world started outside an event (see track()). */
+  readonly #tracked: Promise<unknown>[] = [];
 
-  constructor(rng: Rng) {
+  constructor(rng: Rng, start = 0) {
     this.rng = rng;
+    this.start = start;
   }
 
-  /** Runs `run` after `delayMs` of virtual time, unless `life` ended by then. */
-  at(delayMs: number, run: () => void, life: Life | null): Event {
+  /** What the clocks read now (ms since 1970). */
+  now(): number {
+    return this.start + this.time;
+  }
+
+  /**
+   * Runs `run` after `delayMs` of virtual time, unless `life` ended by then. When `run` returns
+   * a promise, nothing else happens until it settles. `rng` draws the tie-break (a stream of
+   * the world's own may leave the main one's draws as they were).
+   */
+  at(delayMs: number, run: () => void | Promise<void>, life: Life | null, rng = this.rng): Event {
     const event: Event = {
       at: this.time + Math.max(0, delayMs),
-      tie: this.rng.next(),
+      tie: rng.next(),
       run,
       life,
       cancelled: false,
@@ -81,7 +100,7 @@ export class Scheduler {
   /** The clock a worker process's code sees. */
   clock(life: Life): Clock {
     return {
-      now: () => this.time,
+      now: () => this.now(),
       setTimer: (run, ms) => this.at(ms, run, life),
       clearTimer: (timer) => {
         if (timer) (timer as Event).cancelled = true;
@@ -89,11 +108,23 @@ export class Scheduler {
     };
   }
 
+  /**
+   * Work the world started from a callback, not an event (an operator's call to the real
+   * ledger, say): it settles before the next event runs, in virtual time no time at all.
+   */
+  track(work: Promise<unknown>): void {
+    this.#tracked.push(work);
+  }
+
   /** Runs events until none is left before `until` (virtual ms). */
   async runUntil(until: number): Promise<void> {
     for (;;) {
       // Everything the last event set off (promise chains) runs before the next event.
       await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#tracked.length > 0) {
+        await Promise.all(this.#tracked.splice(0));
+        continue;
+      }
       let event: Event | undefined;
       do {
         event = this.#heap[0];
@@ -104,7 +135,8 @@ export class Scheduler {
         this.#pop();
         this.time = Math.max(this.time, event.at);
       } while (event.cancelled || (event.life !== null && !event.life.alive));
-      event.run();
+      const work = event.run();
+      if (work instanceof Promise) await work;
     }
   }
 

@@ -259,6 +259,8 @@ export interface LandedWrite {
 /** What one request did to cards: the movement it wrote for, and the writes that landed. */
 export interface RequestTrace {
   movementId?: string;
+  /** The card on the reader when the request took it. */
+  cardSeen?: string;
   /** The shop whose key the request came with (its movement's shop). */
   shop?: number;
   writes: LandedWrite[];
@@ -357,6 +359,7 @@ export class SimReader implements CardAccess {
     const run = this.#tail.then(async () => {
       const card = this.#card;
       if (!card) throw errors.noCard();
+      if (trace) trace.cardSeen = card.uid;
       return operation(this.#face(card, trace ?? { writes: [] }) as CardOnReader);
     });
     this.#tail = run.then(

@@ -376,6 +376,13 @@ export class SimFloats {
       [...this.floats.values()].find(
         (candidate) => candidate.shop === shop.id && candidate.prefix === parsed.prefix,
       );
+    if (
+      parsed &&
+      !float &&
+      [...this.floats.values()].some((other) => other.prefix === parsed.prefix)
+    ) {
+      return { id, outcome: 'refused', flags: ['other-shop'] };
+    }
     if (!parsed || !float || parsed.seq > float.idsIssued) {
       this.#ledger.flagCard(shop.id, item.cardId, 'forged-float-movement', id);
       return { id, outcome: 'refused', flags: ['forged-id'] };
@@ -476,8 +483,7 @@ export class SimFloats {
       refunds: null,
       applies: null,
       tillTime: null,
-      // A float report carries no POS reference yet (the real one stores none either).
-      reference: null,
+      reference: item.reference ?? null,
     });
     if (state !== 'voided') flags.push(...this.#draw(float, item.credits));
     if (state === 'posted') {

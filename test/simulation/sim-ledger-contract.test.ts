@@ -87,6 +87,10 @@ function essence(answer: Answer): unknown {
     return { status: answer.status, movements: sorted.map(view) };
   }
   if ('customerId' in body) return { status: answer.status, credits: body.credits };
+  if ('firstSeenAt' in body) {
+    const { firstSeenAt: _first, lastSeenAt: _last, ...till } = body;
+    return { status: answer.status, till };
+  }
   if ('importedCredits' in body) {
     const movements = body.movements as Record<string, unknown>[];
     return {
@@ -303,6 +307,46 @@ describe('the simulated ledger against the real one, on an operator deciding wit
         essence(simulated),
         essence(realAnswer),
         `${what}: ${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
+      );
+    }
+  });
+});
+
+describe('the simulated ledger against the real one, on till heartbeats', () => {
+  test('when tills of two shops send heartbeats (a new till, the same one again, another shop, a float), then every answer is the same', async () => {
+    const sim = new SimLedger(() => 0);
+    for (const [i, shop] of SHOPS.entries()) {
+      sim.addShop({ id: shop.id, name: `Contract shop ${i}`, credits: 0, creditCost: '0.50' }, [
+        shop.key,
+      ]);
+    }
+    const till = randomUUID();
+    const beat = (pending: number, extra: Record<string, unknown> = {}) => ({
+      version: '2.1.0',
+      reader: { state: pending > 0 ? 'ready' : 'no-reader', name: null, problem: null },
+      pendingMovements: pending,
+      waitingMovements: pending % 2,
+      ...extra,
+    });
+    const float = {
+      credits: 90,
+      unreportedMovements: 1,
+      unreportedCredits: 10,
+      offlineSince: null,
+    };
+    for (const [shop, body] of [
+      [SHOPS[0], beat(0)],
+      [SHOPS[0], beat(3, { float })],
+      [SHOPS[1], beat(1, { float: null })],
+      [SHOPS[0], beat(2)],
+    ] as const) {
+      const path = `/v1/tills/${till}/heartbeat`;
+      const realAnswer = await new LedgerClient(server.url).withKey(shop.key).post(path, body);
+      const simulated = simAnswer(sim, 'POST', path, shop.key, body);
+      assert.deepEqual(
+        essence(simulated),
+        essence(realAnswer),
+        `${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
       );
     }
   });

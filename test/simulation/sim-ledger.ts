@@ -1,7 +1,8 @@
 /**
  * Contract v1 of the cloud ledger (docs/cloud-api.md) as an in-memory state machine, for the
  * deterministic simulation. Only what the worker calls: customer, create, post, void, the
- * pending list, and the card accounts that bound every discharge (sim-network.ts puts the HTTP
+ * pending list, the card accounts that bound every discharge, and till heartbeats (the
+ * names the back office gives tills come back in their answer; sim-network.ts puts the HTTP
  * routes in front). sim-ledger-contract.test.ts runs the same call sequences against this and
  * the real ledger and compares every answer, so the two cannot drift apart.
  */
@@ -21,6 +22,8 @@ import {
   type CardAccount,
   type CardFlagKind,
   type CardRules,
+  type TillHeartbeat,
+  type TillState,
   type FloatSettings,
   isRechargeOrPayout,
 } from '../../common/ledger-contract.ts';
@@ -122,6 +125,8 @@ export class SimLedger {
   readonly flagged = new Map<string, string>();
   /** Every flag raised, in order (card-above-account ones are also in `flagged`). */
   readonly flags: { kind: CardFlagKind; movementId: string; cardId: string; shopId: string }[] = [];
+  /** Per shop and till: what its last heartbeat said, and the name the back office gave it. */
+  readonly tills = new Map<string, TillState>();
   readonly #now: () => number;
   /** Whether a void of an unknown id leaves a tombstone (contract v1 says it does). */
   readonly tombstones: boolean;
@@ -600,7 +605,22 @@ export class SimLedger {
     target: 'posted' | 'voided',
     by: ResolveRequest = {},
   ): Movement {
-    const shop = this.authenticate(apiKey);
+    return this.#resolve(this.authenticate(apiKey), rawId, target, by);
+  }
+
+  /** The provider's admin command (resolveByOperator): an operator's word, naming no till. */
+  decide(id: string, state: 'posted' | 'voided', evidence: string): void {
+    const shop = this.shops.get(this.movements.get(id)?.shop ?? '');
+    if (!shop) throw refuse('movementNotFound');
+    this.#resolve(shop, id, state, { evidence });
+  }
+
+  #resolve(
+    shop: SimShop,
+    rawId: string,
+    target: 'posted' | 'voided',
+    by: ResolveRequest,
+  ): Movement {
     const id = rawId.toLowerCase();
     const movement = this.movements.get(id);
     if (!movement || movement.shop !== shop.id) {
@@ -675,6 +695,38 @@ export class SimLedger {
   }
 
   /** Newest first, like the real list; of one till when `tillId` is given. */
+  /**
+   * `POST /v1/tills/{tillId}/heartbeat`: kept per shop and till, answered as the ledger knows
+   * the till (the body is the worker's own, valid; the real ledger's checks are its tests').
+   */
+  heartbeat(apiKey: string, rawTillId: string, heartbeat: TillHeartbeat): TillState {
+    const shop = this.authenticate(apiKey);
+    const tillId = rawTillId.toLowerCase();
+    const key = `${shop.id} ${tillId}`;
+    const now = new Date(this.#now()).toISOString();
+    const known = this.tills.get(key);
+    const till: TillState = {
+      tillId,
+      name: known?.name ?? null,
+      firstSeenAt: known?.firstSeenAt ?? now,
+      lastSeenAt: now,
+      version: heartbeat.version,
+      reader: heartbeat.reader,
+      pendingMovements: heartbeat.pendingMovements,
+      waitingMovements: heartbeat.waitingMovements,
+      float: heartbeat.float ?? null,
+    };
+    this.tills.set(key, till);
+    return till;
+  }
+
+  /** The back office names a till (the name its next heartbeat's answer carries). */
+  nameTill(shopId: string, tillId: string, name: string | null): void {
+    const key = `${shopId} ${tillId.toLowerCase()}`;
+    const known = this.tills.get(key);
+    if (known) this.tills.set(key, { ...known, name });
+  }
+
   listPending(apiKey: string, tillId?: string): Movement[] {
     const shop = this.authenticate(apiKey);
     return [...this.movements.values()]

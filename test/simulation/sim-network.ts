@@ -2,8 +2,10 @@
  * The network between the tills and the ledger, for the deterministic simulation: the worker's
  * real LedgerClient (its retries, timeouts, Retry-After and refusal mapping) sends its HTTP
  * requests through an axios adapter into virtual time, where they may be refused, lost, late,
- * duplicated, throttled or answered by a proxy, and reach the simulated ledger over the same
- * routes, statuses and bodies as the real ledger's HTTP API (docs/cloud-api.md).
+ * duplicated, throttled or answered by a proxy, and reach the ledger: the simulated one over the
+ * same routes, statuses and bodies as the real ledger's HTTP API (docs/cloud-api.md,
+ * ledgerOverHttp below), or the real one's own HTTP app (real-ledger.ts), whose answer the event
+ * that delivers the call awaits.
  */
 import { AxiosError, type AxiosAdapter, type AxiosResponse } from 'axios';
 import { createHash } from 'node:crypto';
@@ -18,6 +20,18 @@ export interface HttpAnswer {
   body: unknown;
   headers?: Record<string, string>;
 }
+
+/** A call as it reaches the ledger: `text` is the body as sent, `body` the same parsed. */
+export interface LedgerCall {
+  method: string;
+  url: string;
+  apiKey: string | undefined;
+  body: unknown;
+  text: string | undefined;
+}
+
+/** The ledger at the end of the network: it answers at once, or once its work is done. */
+export type LedgerEndpoint = (call: LedgerCall) => HttpAnswer | Promise<HttpAnswer>;
 
 const refused = (name: keyof typeof ledgerErrorCodes): HttpAnswer => ({
   status: ledgerErrorCodes[name].status,
@@ -68,6 +82,14 @@ export function ledgerOverHttp(
     }
     if (method === 'GET' && parts[0] === 'v1' && parts[1] === 'cards' && parts.length === 3) {
       return { status: 200, body: ledger.cardAccountOf(apiKey, parts[2] as string) };
+    }
+    if (
+      method === 'POST' &&
+      parts[1] === 'tills' &&
+      parts[3] === 'heartbeat' &&
+      parts.length === 4
+    ) {
+      return { status: 200, body: ledger.heartbeat(apiKey, parts[2] as string, body as never) };
     }
     return (
       cardRulesOverHttp(ledger, method, parts, apiKey, body) ??
@@ -202,6 +224,8 @@ export class SimNetwork {
   down = false;
   /** How many attempts met each fate, for the run's counts. */
   readonly fates = new Map<Fate, number>();
+  /** How often the ledger refused a call, per error code, for the run's counts. */
+  readonly refusals = new Map<string, number>();
   /**
    * Creates carried out after the ledger refused a later try of the same movement (a try that
    * was late): the movement exists though its till was last told no. For the run's counts.
@@ -209,9 +233,9 @@ export class SimNetwork {
   landedAfterRefusal = 0;
   readonly #refusedCreates = new Set<string>();
   readonly #sched: Scheduler;
-  readonly #ledger: SimLedger;
+  readonly #ledger: LedgerEndpoint;
 
-  constructor(sched: Scheduler, ledger: SimLedger) {
+  constructor(sched: Scheduler, ledger: LedgerEndpoint) {
     this.#sched = sched;
     this.#ledger = ledger;
   }
@@ -224,10 +248,9 @@ export class SimNetwork {
       const apiKey = config.headers.get('X-Api-Key');
       const method = (config.method ?? 'get').toUpperCase();
       const url = config.url ?? '/';
-      const body =
-        typeof config.data === 'string' && config.data !== ''
-          ? (JSON.parse(config.data) as unknown)
-          : undefined;
+      const text = typeof config.data === 'string' && config.data !== '' ? config.data : undefined;
+      const body = text === undefined ? undefined : (JSON.parse(text) as unknown);
+      const call: LedgerCall = { method, url, apiKey: apiKey?.toString(), body, text };
       const timeout = config.timeout ?? 0;
       return new Promise<AxiosResponse>((resolve, reject) => {
         let done = false;
@@ -268,42 +291,51 @@ export class SimNetwork {
         this.#sched.at(
           there,
           () => {
-            let answer: HttpAnswer;
             if (fate === 'unavailable') {
-              answer = { status: 503, body: { error: 'DatabaseUnavailable' } };
-            } else if (fate === 'throttled') {
-              answer = {
+              return answered({ status: 503, body: { error: 'DatabaseUnavailable' } });
+            }
+            if (fate === 'throttled') {
+              return answered({
                 status: 429,
                 body: { error: 'TooManyRequests' },
                 headers: { 'retry-after': String(rng.between(0, 7)) },
-              };
-            } else {
-              answer = ledgerOverHttp(this.#ledger, method, url, apiKey?.toString(), body);
-              if (fate === 'duplicate')
-                ledgerOverHttp(this.#ledger, method, url, apiKey?.toString(), body);
-              if (method === 'POST' && url.endsWith('/v1/movements')) this.#created(body, answer);
+              });
             }
-            if (fate === 'lostAnswer' || fate === 'late') return;
-            const text =
-              fate === 'badGateway'
-                ? '<html><body>502 Bad Gateway</body></html>'
-                : JSON.stringify(answer.body);
-            const response: AxiosResponse = {
-              data: text,
-              status: fate === 'badGateway' ? 502 : answer.status,
-              statusText: '',
-              headers: {
-                'content-type':
-                  fate === 'badGateway' ? 'text/html' : 'application/json; charset=utf-8',
-                ...answer.headers,
-              },
-              config,
-              request: {},
-            };
-            this.#sched.at(rng.between(2, 60), () => finish(() => resolve(response)), life);
+            return then(this.#ledger(call), (answer) => {
+              const done = () => {
+                if (method === 'POST' && url.endsWith('/v1/movements')) this.#created(body, answer);
+                const code = (answer.body as { error?: unknown } | undefined)?.error;
+                if (answer.status >= 400 && typeof code === 'string') {
+                  this.refusals.set(code, (this.refusals.get(code) ?? 0) + 1);
+                }
+                answered(answer);
+              };
+              // Carried out twice: the second answer goes nowhere.
+              return fate === 'duplicate' ? then(this.#ledger(call), done) : done();
+            });
           },
           null,
         );
+        const answered = (answer: HttpAnswer) => {
+          if (fate === 'lostAnswer' || fate === 'late') return;
+          const text =
+            fate === 'badGateway'
+              ? '<html><body>502 Bad Gateway</body></html>'
+              : JSON.stringify(answer.body);
+          const response: AxiosResponse = {
+            data: text,
+            status: fate === 'badGateway' ? 502 : answer.status,
+            statusText: '',
+            headers: {
+              'content-type':
+                fate === 'badGateway' ? 'text/html' : 'application/json; charset=utf-8',
+              ...answer.headers,
+            },
+            config,
+            request: {},
+          };
+          this.#sched.at(rng.between(2, 60), () => finish(() => resolve(response)), life);
+        };
       });
     };
   }
@@ -323,4 +355,12 @@ export class SimNetwork {
     }
     return 'ok';
   }
+}
+
+/** `next` of a value now, or of a promised one once it comes. */
+function then<T>(
+  value: T | Promise<T>,
+  next: (value: T) => void | Promise<void>,
+): void | Promise<void> {
+  return value instanceof Promise ? value.then(next) : next(value);
 }

@@ -7,10 +7,14 @@
  *                                               (SIM_VERBOSE=1: with the tills' logs too)
  *   npm run simulate -- --seeds 5000 --first    stops at the first failing seed (which seed
  *                                               catches a defect put back: docs/testing.md)
+ *   npm run simulate -- --seeds 200 --sql       against the real ledger (its SQL on PGlite)
+ *   npm run simulate -- --seeds 200 --sql --twin    and on the model too: a trace that differs
+ *                                               fails (the model answered otherwise)
  *
  * A failing seed prints the one command that replays it exactly. At the end, how often the
  * runs reached each path worth reaching.
  */
+import { closeRealLedgers } from './real-ledger.ts';
 import { runSeeds } from './run-seeds.ts';
 
 const args = process.argv.slice(2);
@@ -22,18 +26,23 @@ const one = option('--seed');
 const from = Number(one ?? option('--from') ?? 1);
 const count = one === undefined ? Number(option('--seeds') ?? 10_000) : 1;
 if (!Number.isSafeInteger(from) || !Number.isSafeInteger(count) || count < 1) {
-  console.error('usage: npm run simulate -- [--seeds N] [--from S] [--first] | --seed S [--trace]');
+  console.error(
+    'usage: npm run simulate -- [--seeds N] [--from S] [--first] | --seed S [--trace]; [--sql]',
+  );
   process.exit(2);
 }
 const first = args.includes('--first');
 const started = Date.now();
 const paths = new Map<string, number>();
 const failures = await runSeeds(from, count, {
+  ledger: args.includes('--sql') ? 'sql' : 'model',
+  twin: args.includes('--twin'),
   trace: args.includes('--trace') || one !== undefined,
   print: console.log,
   paths,
   first,
 });
+await closeRealLedgers();
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
 console.log(
   `paths: ${[...paths]

@@ -22,7 +22,11 @@ const fresh = {
  * them at any command, another shop's keys refused, machines debiting them, torn
  * journal lines, lost disks and adopted movements, compensations, replays, operators, offline
  * spending, key changes, creates refused after an unanswered try (one of them landing after the
- * refusal), and every fate of a ledger call.
+ * refusal), and every fate of a ledger call. Then the callers' retries: Idempotency-Keys sent
+ * again across restarts (replayed after one), with another card on the reader (refused), after
+ * the card was carried to another till; restarts that compact the journal, and a night that
+ * ages its answers past retention; cards carried away while a till works on them, a lost card
+ * found at two tills; and the ledger's rules that refuse a create, each at least once.
  */
 const MUST_REACH = [
   'decided-committed',
@@ -57,6 +61,19 @@ const MUST_REACH = [
   'key-to-other-shop',
   'create-refused-after-unanswered-try',
   'create-landed-after-its-refusal',
+  'forced-restart',
+  'compaction-dropped',
+  'night',
+  'retried-after-restart',
+  'replayed-after-restart',
+  'retried-with-other-card',
+  'refused-other-card',
+  'retried-after-card-moved',
+  'card-hopped-back',
+  'lost-card-found-at-two-tills',
+  ...['CardStateMovedOn', 'MovementCompensated', 'CardMovementPending', 'CardAccountExceeded'].map(
+    (code) => `ledger-refused-${code}`,
+  ),
   ...[
     'refused',
     'lostRequest',
@@ -118,6 +135,9 @@ const KEPT_SEEDS = [
   // till, which had lost its disk and moved to another shop (so it never listed it again),
   // instead of settling it at a till of the shop.
   16307,
+  // A movement its lost journal held, adopted with a key the till released meanwhile (found by
+  // the callers' retries; adopted-with-released-key).
+  5525,
 ];
 
 test('when the kept seeds run again, then every invariant holds', async () => {

@@ -152,6 +152,7 @@ export async function startCardRig(
     eventHeartbeatMs,
     ledgerProcess = false,
     createNfc,
+    ledgerReady,
   }: {
     limits?: RateLimits;
     eventHeartbeatMs?: number;
@@ -162,6 +163,8 @@ export async function startCardRig(
      * process that starts first: the reader is waited for longer).
      */
     createNfc?: WorkerServiceOptions['createNfc'];
+    /** Runs on the ledger before any till starts (a shop's settings every till reads at start). */
+    ledgerReady?: (ledger: TestLedger) => Promise<void>;
   } = {},
 ): Promise<CardRig> {
   if (rigStarted) throw new Error('startCardRig: one card rig per test file (process)');
@@ -172,6 +175,7 @@ export async function startCardRig(
   const [first] = pcscd.readers;
   if (!first) throw new Error('the rig has no reader');
   const ledger = ledgerProcess ? await startTestLedgerProcess() : await startTestLedger();
+  await ledgerReady?.(ledger);
   const ledgerProxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
     { reader: first.name, cloudUrl: ledgerProxy.url, ...overrides },

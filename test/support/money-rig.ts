@@ -51,21 +51,40 @@ export class MemoryStore implements JournalStore {
 /**
  * One card on one reader, in memory, through the Classic card face. `nextWrite` decides how the
  * next slot write ends: 'lands' (default), 'fails' (certainly not written), 'lost' (lands, but
- * the reader never says so), 'dropped' (does not land, and the reader never says so).
+ * the reader never says so), 'dropped' (does not land, and the reader never says so). With
+ * `spare`, the card has the sector's spare block too, and so carries float recharges.
  */
-export function cardOnReader(balance: number | 'blank', cardId = CARD) {
+export function cardOnReader(
+  balance: number | 'blank',
+  cardId = CARD,
+  { spare = false }: { spare?: boolean } = {},
+) {
   const slots: [Buffer, Buffer] = [
     balance === 'blank' ? Buffer.alloc(16) : encodeValueBlock(balance, 1),
     Buffer.alloc(16),
   ];
   const rig = {
     slots,
+    /** The sector's spare block (a float recharge's reference), with `spare`. */
+    spareBlock: Buffer.alloc(16) as Buffer,
     writes: 0,
     nextWrite: 'lands' as 'lands' | 'fails' | 'lost' | 'dropped',
+  };
+  const spareBlock = {
+    readSector: async (): Promise<[Buffer, Buffer, Buffer]> => [
+      Buffer.from(slots[0]),
+      Buffer.from(slots[1]),
+      Buffer.from(rig.spareBlock),
+    ],
+    writeSpare: async (block: Buffer): Promise<WriteResult> => {
+      rig.spareBlock = Buffer.from(block);
+      return { outcome: 'committed' };
+    },
   };
   const card = classicWalletCard({
     cardId,
     checkUid: async () => undefined,
+    ...(spare ? spareBlock : {}),
     readSlots: async () => [Buffer.from(slots[0]), Buffer.from(slots[1])],
     writeSlotBlock: async (slot, block): Promise<WriteResult> => {
       rig.writes += 1;
@@ -211,7 +230,8 @@ export class ManualClock implements Clock {
         .sort((a, b) => a.at - b.at)[0];
       if (!due) break;
       due.cancelled = true;
-      this.time = due.at;
+      // A timer overdue (the test moved `time` on by hand) runs now: time never goes back.
+      this.time = Math.max(this.time, due.at);
       due.run();
     }
     this.time = until;

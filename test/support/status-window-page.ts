@@ -40,6 +40,7 @@ const BRIDGE = `
     fixSmartCardService: () => invoke('reader:fix-service'),
     retryReader: () => invoke('reader:retry'),
     openLogFolder: () => invoke('app:open-log-folder'),
+    openBackOffice: () => invoke('app:open-back-office'),
     installUpdate: () => invoke('update:install'),
     dismissNotice: (id) => invoke('notice:dismiss', id),
     onStatus: (listener) => { listeners.add(listener); return () => listeners.delete(listener); },
@@ -133,6 +134,7 @@ const DONE: Record<string, unknown> = {
   },
   'reader:retry': undefined,
   'app:open-log-folder': { ok: true, message: '/home/till/.config/card-wallet-worker/logs' },
+  'app:open-back-office': { ok: true, message: 'http://127.0.0.1:4179/console' },
   'update:install': true,
   'notice:dismiss': undefined,
 };

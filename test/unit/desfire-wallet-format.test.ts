@@ -22,6 +22,7 @@ import {
   decodeMovementRecord,
   desfireBefore,
   encodeMovementRecord,
+  floatEvidenceOf,
   isDesfireBefore,
   parseDesfireBefore,
   movementIdBytes,
@@ -56,6 +57,8 @@ interface Vectors {
     counter: number;
     movementId: string;
     valueAfter: number;
+    credits?: number;
+    float?: boolean;
     record: string;
   }[];
   decisions: {
@@ -130,17 +133,29 @@ describe('DESFire access rights', () => {
 
 describe('movement records', () => {
   for (const vector of vectors.records) {
-    test(`when "${vector.name}" is encoded, then its 24 bytes are the page's, and they decode back`, () => {
+    const size = vector.record.length / 2;
+    test(`when "${vector.name}" is encoded, then its ${size} bytes are the page's, and they decode back`, () => {
       const movementId = movementIdBytes(vector.movementId);
-      const record = encodeMovementRecord({ ...vector, movementId });
+      const record = encodeMovementRecord({ ...vector, movementId }, size);
       assert.equal(upper(record), vector.record);
+      const v2 = size === 32 ? { credits: vector.credits, float: vector.float } : {};
       assert.deepEqual(decodeMovementRecord(record), {
         counter: vector.counter,
         movementId,
         valueAfter: vector.valueAfter,
+        ...v2,
       });
     });
   }
+
+  test('when records of a wallet are read for float recharges, then v2 float records show, newest first, and v1 records say nothing', () => {
+    const record = (vector: (typeof vectors.records)[number]) => Buffer.from(vector.record, 'hex');
+    const all = vectors.records.map(record);
+    assert.deepEqual(floatEvidenceOf(all), [
+      { movementId: '22ea3bfc-5b3b-8000-8000-00000000002a', credits: 20 },
+    ]);
+    assert.deepEqual(floatEvidenceOf(all.filter((bytes) => bytes.length === 24)), []);
+  });
 
   test("when a record is shown to the ledger (cardRecord), then its movement's 16 bytes read as a UUID: a UUID's own, any other id's SHA-256 prefix", () => {
     const [uuid, , hashed] = vectors.records;
@@ -165,7 +180,16 @@ describe('movement records', () => {
       value: 150,
       previousBalance: 10,
     });
-    assert.equal(upper(recordOf(intent)), vectors.records[0]!.record);
+    assert.equal(upper(recordOf(intent, 24)), vectors.records[0]!.record);
+    assert.equal(upper(recordOf(intent)), vectors.records[3]!.record);
+    const float = planDesfireWrite(
+      'desfire:v1:150:8',
+      170,
+      '22ea3bfc-5b3b-8000-8000-00000000002a',
+      true,
+    );
+    assert.equal(float.float, true);
+    assert.equal(upper(recordOf(float)), vectors.records[4]!.record);
     assert.throws(() => planDesfireWrite('desfire:v1:0:0', -1, 'x'), RangeError);
     assert.throws(() => planDesfireWrite('desfire:v1:0:0', 2 ** 31, 'x'), RangeError);
   });

@@ -130,7 +130,7 @@ describe("reserve, on a card the ledger holds for an operator's word", () => {
   test('when the create is refused CardMovementPending and the card decides what held it, then the movement is tried once more and reserved', async () => {
     const { requests, card, input, calls } = await setUp({ creates: [held()], frees: true });
     const reservation = await requests.reserve(card.card, input);
-    assert.equal(reservation.ledger.state, 'pending');
+    assert.equal(reservation.ledger?.state, 'pending');
     assert.equal(reservation.movement.reserved?.credits, 10);
     assert.deepEqual(
       calls.filter((call) => !call.startsWith('kick')),

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, test } from 'node:test';
-import type { ResolveRequest } from '../../common/ledger-contract.ts';
+import type { CardAccount, ResolveRequest } from '../../common/ledger-contract.ts';
 import { LedgerRefusal, type LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import { AppError, errors } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
@@ -59,14 +59,31 @@ interface LedgerCall {
   by?: ResolveRequest;
 }
 
-/** A ledger answering as told (default: every create, post and void taken), recording each call. */
+/**
+ * A ledger answering as told (default: every create, post and void taken, a card account
+ * without movements), recording each call.
+ */
 function scriptedLedger() {
   const calls: LedgerCall[] = [];
-  const answers: { create: Answer; post: Answer; void: Answer; get: Answer } = {
+  const answers: {
+    create: Answer;
+    post: Answer;
+    void: Answer;
+    get: Answer;
+    account: (cardId: string) => Promise<CardAccount>;
+  } = {
     create: async (id) => atLedger({ id }),
     post: async (id) => atLedger({ id, state: 'posted' }),
     void: async (id) => atLedger({ id, state: 'voided' }),
     get: () => Promise.reject(new Error('getMovement not scripted')),
+    account: async (cardId) => ({
+      cardId,
+      credits: 0,
+      importedCredits: null,
+      suspect: false,
+      flags: [],
+      movements: [],
+    }),
   };
   const ledger: MovementLedger = {
     createMovement: (apiKey, movement) => {
@@ -86,7 +103,10 @@ function scriptedLedger() {
       return answers.get(id);
     },
     listPendingMovements: () => Promise.reject(new Error('listPendingMovements not expected')),
-    getCardAccount: () => Promise.reject(new Error('getCardAccount not expected')),
+    getCardAccount: (apiKey, cardId) => {
+      calls.push({ what: `account ${cardId}`, apiKey });
+      return answers.account(cardId);
+    },
   };
   return { ledger, calls, answers, asked: () => calls.map((call) => call.what) };
 }
@@ -507,7 +527,7 @@ describe('MovementResolver.learn()', () => {
     rig.answers.get = async (id) => atLedger({ id, state: 'posted', awaitsCard: true });
     const answer = await rig.resolver.learn(movement, { cardSeen: false });
     assert.equal(answer, true, `learn answered ${answer}`);
-    assert.deepEqual(rig.asked(), ['get m1']);
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`]);
     assert.equal(movement.learnt, true);
   });
 
@@ -517,8 +537,8 @@ describe('MovementResolver.learn()', () => {
     rig.answers.get = async (id) => atLedger({ id, state: 'posted', awaitsCard: true });
     const answer = await rig.resolver.learn(movement, { cardSeen: true });
     assert.equal(answer, true, `learn answered ${answer}`);
-    assert.deepEqual(rig.asked(), ['get m1', 'post m1']);
-    assert.deepEqual(rig.calls[1]?.by, {
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`, 'post m1']);
+    assert.deepEqual(rig.calls[2]?.by, {
       tillId: TILL,
       evidence: `card ${CARD} read at till ${TILL}: it shows neither the balance before nor after it: the ledger's word stands`,
     });
@@ -532,7 +552,7 @@ describe('MovementResolver.learn()', () => {
     rig.answers.get = async (id) => atLedger({ id, state: 'voided', resolvedByTill: OTHER_TILL });
     const answer = await rig.resolver.learn(movement, { cardSeen: true });
     assert.equal(answer, true, `learn answered ${answer}`);
-    assert.deepEqual(rig.asked(), ['get m1']);
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`]);
     assert.equal(movement.card, 'not-written');
     assert.equal(movement.learnt, undefined);
     assert.equal(movement.resolved, 'voided');
@@ -545,9 +565,50 @@ describe('MovementResolver.learn()', () => {
     rig.answers.post = () => Promise.reject(errors.ledgerUnavailable());
     const answer = await rig.resolver.learn(movement, { cardSeen: true });
     assert.equal(answer, false, `learn answered ${answer}`);
-    assert.deepEqual(rig.asked(), ['get m1', 'post m1']);
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`, 'post m1']);
     assert.equal(movement.card, undefined, `card journaled: ${movement.card}`);
     assert.equal(movement.resolved, undefined, `journaled resolved: ${movement.resolved}`);
+  });
+});
+
+describe('MovementResolver.learn(), a compensation another till made', () => {
+  test('when the ledger voided it and another till posted its compensation, then learn journals the write landed, and the compensation done, so that none is made again', async () => {
+    const rig = await resolverRig();
+    const movement = await rig.movement('m1', 'uncertain');
+    rig.answers.get = async (id) => atLedger({ id, state: 'voided' });
+    rig.answers.account = async (cardId) => ({
+      cardId,
+      credits: 5,
+      importedCredits: null,
+      suspect: false,
+      flags: [],
+      movements: [
+        atLedger({ id: 'other', state: 'posted', tillId: OTHER_TILL, compensates: 'm2' }),
+        atLedger({ id: 'fix', state: 'posted', tillId: OTHER_TILL, compensates: 'm1' }),
+      ],
+    });
+    const answer = await rig.resolver.learn(movement, { cardSeen: false });
+    assert.equal(answer, true, `learn answered ${answer}`);
+    assert.equal(movement.card, 'committed');
+    assert.equal(movement.resolved, 'voided');
+    const fix = rig.book.compensationOf('m1');
+    assert.equal(fix?.id, 'fix');
+    assert.equal(fix?.resolved, 'posted');
+    assert.deepEqual(rig.log.lines, [
+      'warn: movement m1: voided at the ledger by an operator (no evidence given), compensated by fix; taken as decided',
+    ]);
+    await rig.resolver.seen(movement, undefined);
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`], 'a compensation made again');
+  });
+
+  test('when the card account cannot be read, then learn answers false and journals nothing', async () => {
+    const rig = await resolverRig();
+    const movement = await rig.movement('m1', 'uncertain');
+    rig.answers.get = async (id) => atLedger({ id, state: 'voided' });
+    rig.answers.account = () => Promise.reject(errors.ledgerUnavailable());
+    const answer = await rig.resolver.learn(movement, { cardSeen: false });
+    assert.equal(answer, false, `learn answered ${answer}`);
+    assert.equal(movement.card, undefined);
   });
 });
 

@@ -130,15 +130,15 @@ describe('wallet format test vectors (docs/card-format.md)', () => {
 // Examples
 
 describe('sector geometry', () => {
-  it('when the sector is one of 1..31, then it has 4 blocks and the slots are its first two', () => {
-    assert.deepEqual(sectorBlocks(1), { first: 4, slots: [4, 5], trailer: 7 });
-    assert.deepEqual(sectorBlocks(15), { first: 60, slots: [60, 61], trailer: 63 });
-    assert.deepEqual(sectorBlocks(31), { first: 124, slots: [124, 125], trailer: 127 });
+  it('when the sector is one of 1..31, then it has 4 blocks, the slots are its first two and the spare block the third', () => {
+    assert.deepEqual(sectorBlocks(1), { first: 4, slots: [4, 5], spare: 6, trailer: 7 });
+    assert.deepEqual(sectorBlocks(15), { first: 60, slots: [60, 61], spare: 62, trailer: 63 });
+    assert.deepEqual(sectorBlocks(31), { first: 124, slots: [124, 125], spare: 126, trailer: 127 });
   });
 
   it('when the sector is one of 32..39 (4K), then it has 16 blocks from block 128 on', () => {
-    assert.deepEqual(sectorBlocks(32), { first: 128, slots: [128, 129], trailer: 143 });
-    assert.deepEqual(sectorBlocks(39), { first: 240, slots: [240, 241], trailer: 255 });
+    assert.deepEqual(sectorBlocks(32), { first: 128, slots: [128, 129], spare: 130, trailer: 143 });
+    assert.deepEqual(sectorBlocks(39), { first: 240, slots: [240, 241], spare: 242, trailer: 255 });
   });
 
   it('when the sector is 0, out of range or not an integer, then it is refused', () => {

@@ -130,6 +130,11 @@ ALTER TABLE movements
   ADD CONSTRAINT movements_bonus CHECK (bonus_credits >= 0 AND bonus_credits <= credits),
   ADD CONSTRAINT movements_refunds CHECK ((refunds IS NOT NULL) = (kind IN ('refund', 'correction'))),
   ADD CONSTRAINT movements_applies CHECK ((applies IS NOT NULL) = (kind IN ('replacement', 'correction')));
+-- The day's takings count every posted movement by kind (migration 10 knew two).
+ALTER TABLE daily_takings
+  DROP CONSTRAINT daily_takings_kind_check,
+  ADD CONSTRAINT daily_takings_kind_check CHECK (kind IN ('recharge', 'discharge', 'refund',
+    'correction', 'replacement', 'block-clear'));
 UPDATE movements SET paid_amount = amount;
 ALTER TABLE movements ALTER COLUMN paid_amount SET NOT NULL;
 ALTER TABLE movements ADD CONSTRAINT movements_paid_amount CHECK (paid_amount >= 0);

@@ -7,6 +7,7 @@ import { migration006 } from './006-one-round-trip.ts';
 import { migration007 } from './007-awaits-card.ts';
 import { migration008 } from './008-tills-and-occurred-at.ts';
 import { migration009 } from './009-till-floats.ts';
+import { migration010 } from './010-back-office.ts';
 import { migration011 } from './011-card-records.ts';
 import { migration012 } from './012-references.ts';
 import { migration013 } from './013-lost-cards-refunds-bonuses.ts';
@@ -28,6 +29,7 @@ export const migrations: readonly Migration[] = [
   migration007,
   migration008,
   migration009,
+  migration010,
   migration011,
   migration012,
   migration013,

@@ -2,6 +2,7 @@ import { ledgerAnswer } from './ledger-answer.ts';
 import { ledgerAnswerOf } from './ledger-answer-of.ts';
 import { ledgerChangeBalance } from './ledger-change-balance.ts';
 import { ledgerCloseFloat } from './ledger-close-float.ts';
+import { ledgerCountPosted } from './ledger-count-posted.ts';
 import { ledgerCreateMovement } from './ledger-create-movement.ts';
 import { ledgerFlagCard } from './ledger-flag-card.ts';
 import { ledgerFlagCardRecord } from './ledger-flag-card-record.ts';
@@ -11,12 +12,15 @@ import { ledgerFloatReportPending } from './ledger-float-report-pending.ts';
 import { ledgerFloatTransfer } from './ledger-float-transfer.ts';
 import { ledgerFloatView } from './ledger-float-view.ts';
 import { ledgerKeyHolds } from './ledger-key-holds.ts';
+import { ledgerLocalDayStart } from './ledger-local-day-start.ts';
 import { ledgerOpenFloat } from './ledger-open-float.ts';
+import { ledgerRebuildDailyTakings } from './ledger-rebuild-daily-takings.ts';
 import { ledgerRefusal } from './ledger-refusal.ts';
 import { ledgerReplay } from './ledger-replay.ts';
 import { ledgerReportFloatMovement } from './ledger-report-float-movement.ts';
 import { ledgerReportFloatMovements } from './ledger-report-float-movements.ts';
 import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
+import { ledgerTillHeartbeat } from './ledger-till-heartbeat.ts';
 import { ledgerTopUpFloat } from './ledger-top-up-float.ts';
 import { ledgerBlockCard } from './ledger-block-card.ts';
 import { ledgerBonusFor } from './ledger-bonus-for.ts';
@@ -83,6 +87,10 @@ export const routines: readonly Routine[] = [
   ledgerReplaceCard,
   ledgerCorrectCard,
   ledgerCancelCardChange,
+  ledgerTillHeartbeat,
+  ledgerLocalDayStart,
+  ledgerCountPosted,
+  ledgerRebuildDailyTakings,
 ];
 
 /** Names of routines that no longer exist: dropped by the next migrate. Append only. */

@@ -8,7 +8,8 @@ export const ledgerReportFloatMovement = {
 --             beyond-float, key-revoked, cost-estimated, card-blocked, bonus-above-tiers)
 --   known     the same was recorded before: nothing changes
 --   refused   nothing recorded: forged-id (an id the ledger never handed out: the card is
---             flagged), conflict (the id is recorded with other facts), other-till
+--             flagged), conflict (the id is recorded with other facts), other-till, other-shop
+--             (a movement of another shop's float, found on a card carried here)
 -- Never refused for what happened after the sale (a revoked key, a closed float, a block): the
 -- credits are on the card. p_item's bonusCredits: the part of its credits the till gave as a
 -- bonus, by the tiers it last learnt (the rest was paid for at its creditCost).
@@ -38,6 +39,13 @@ BEGIN
     v_seq := ('x' || substr(v_hex, 27, 6))::bit(24)::integer;
     SELECT * INTO f FROM floats
     WHERE customer_id = p_customer AND id_prefix = substr(v_hex, 1, 12) FOR UPDATE;
+  END IF;
+  IF f.id IS NULL AND v_seq IS NOT NULL
+     AND EXISTS (SELECT 1 FROM floats WHERE id_prefix = substr(v_hex, 1, 12)) THEN
+    -- Another shop's float (the card was recharged there): not this shop's to count, nor a
+    -- forgery.
+    RETURN jsonb_build_object('id', v_id, 'outcome', 'refused', 'flags', '["other-shop"]'::jsonb,
+      'detail', format('%s is a movement of another shop''s float', v_id));
   END IF;
   IF f.id IS NULL OR v_seq < 1 OR v_seq > f.ids_issued THEN
     SELECT credits INTO v_account FROM card_accounts
@@ -119,13 +127,14 @@ BEGIN
                             ELSE 'pending' END;
   INSERT INTO movements (id, customer_id, kind, card_id, state, credits, credit_cost,
                          resolved_at, till_id, card_before, resolved_by_till, evidence,
-                         occurred_at, float_id, float_seq, reported_as, bonus_credits, amount,
-                         paid_amount)
+                         occurred_at, float_id, float_seq, reported_as, reference, bonus_credits,
+                         amount, paid_amount)
   VALUES (v_id, p_customer, 'recharge', v_card, v_state, v_credits, v_cost,
           CASE WHEN v_state <> 'pending' THEN now() END, f.till_id, p_item->>'cardBefore',
           CASE WHEN v_state <> 'pending' THEN p_reporter END, v_evidence,
           CASE WHEN v_state = 'posted' THEN COALESCE(v_occurred, now()) END, f.id, v_seq, v_as,
-          v_bonus, (v_credits - v_bonus) * v_cost, (v_credits - v_bonus) * v_cost);
+          p_item->>'reference', v_bonus, (v_credits - v_bonus) * v_cost,
+          (v_credits - v_bonus) * v_cost);
   IF v_state <> 'voided' THEN
     v_flags := v_flags || ledger_float_draw(p_customer, f.id, v_id, v_credits);
   END IF;

@@ -65,8 +65,14 @@ export const VALUE_FILE_SPEC: ValueFileSpec = {
   limitedCredit: false,
 };
 
-/** Bytes of one movement record. */
-export const RECORD_SIZE = 24;
+/**
+ * Bytes of one movement record: 32 in a wallet made now (v2: the movement's credits and kind
+ * too, so any till can tell a float recharge on the card), 24 in one made before (v1).
+ */
+export const RECORD_SIZE = 32;
+export const RECORD_SIZE_V1 = 24;
+/** Bit 0 of a v2 record's flags byte: the movement is a float recharge (docs/card-format.md). */
+const FLOAT_RECHARGE = 0x01;
 /** The file's MaxNumberOfRecords: it keeps the 9 newest records (one is the card's spare). */
 export const RECORD_FILE_CAPACITY = 10;
 
@@ -86,6 +92,10 @@ export interface MovementRecord {
   movementId: Buffer;
   /** The value the till left in the value file. */
   valueAfter: number;
+  /** v2: the credits the write moved (a payout's negative). */
+  credits?: number;
+  /** v2: a float recharge (its id names its float, common/float-ids.ts). */
+  float?: boolean;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -96,26 +106,67 @@ export function movementIdBytes(movementId: string): Buffer {
   return createHash('sha256').update(movementId, 'utf8').digest().subarray(0, 16);
 }
 
-/** Bytes 0-3 counter (uint32 LE), 4-19 movement id, 20-23 value after (int32 LE). */
-export function encodeMovementRecord(record: MovementRecord): Buffer {
+/**
+ * Bytes 0-3 counter (uint32 LE), 4-19 movement id, 20-23 value after (int32 LE); v2 (32 bytes)
+ * adds 24-27 the credits moved (int32 LE) and 28 the flags (bit 0: a float recharge), 29-31
+ * zero.
+ */
+export function encodeMovementRecord(record: MovementRecord, size = RECORD_SIZE): Buffer {
   if (!Number.isInteger(record.counter) || record.counter < 1 || record.counter > 0xffffffff) {
     throw new RangeError(`a record counter is 1 to 2^32-1, not ${record.counter}`);
   }
   if (record.movementId.length !== 16) throw new RangeError('a movement id is 16 bytes');
-  const out = Buffer.alloc(RECORD_SIZE);
+  if (size !== RECORD_SIZE && size !== RECORD_SIZE_V1) {
+    throw new RangeError(`a record is ${RECORD_SIZE} or ${RECORD_SIZE_V1} bytes, not ${size}`);
+  }
+  const out = Buffer.alloc(size);
   out.writeUInt32LE(record.counter, 0);
   record.movementId.copy(out, 4);
   out.writeInt32LE(record.valueAfter, 20);
+  if (size === RECORD_SIZE) {
+    out.writeInt32LE(record.credits ?? 0, 24);
+    out[28] = record.float ? FLOAT_RECHARGE : 0;
+  }
   return out;
 }
 
 export function decodeMovementRecord(bytes: Buffer): MovementRecord {
-  if (bytes.length !== RECORD_SIZE) throw new RangeError(`a record is ${RECORD_SIZE} bytes`);
-  return {
+  if (bytes.length !== RECORD_SIZE && bytes.length !== RECORD_SIZE_V1) {
+    throw new RangeError(`a record is ${RECORD_SIZE} or ${RECORD_SIZE_V1} bytes`);
+  }
+  const v1 = {
     counter: bytes.readUInt32LE(0),
     movementId: Buffer.from(bytes.subarray(4, 20)),
     valueAfter: bytes.readInt32LE(20),
   };
+  if (bytes.length === RECORD_SIZE_V1) return v1;
+  return {
+    ...v1,
+    credits: bytes.readInt32LE(24),
+    float: ((bytes[28] as number) & FLOAT_RECHARGE) !== 0,
+  };
+}
+
+/**
+ * The float recharges records show (v2 only: a v1 record does not say), newest first: each its
+ * movement id (its bytes as a UUID) and credits.
+ */
+export function floatEvidenceOf(
+  records: readonly Buffer[],
+): { movementId: string; credits: number }[] {
+  return records
+    .map(decodeMovementRecord)
+    .filter((record) => record.float === true && (record.credits ?? 0) > 0)
+    .sort((a, b) => b.counter - a.counter)
+    .map((record) => ({
+      movementId: uuidOf(record.movementId),
+      credits: record.credits as number,
+    }));
+}
+
+function uuidOf(bytes: Buffer): string {
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
@@ -148,6 +199,8 @@ export interface DesfireWriteIntent {
   movementId: string;
   value: number;
   previousBalance: number | null;
+  /** A float recharge: its record says so (v2), so any till can tell it from the card. */
+  float?: true;
 }
 
 const BEFORE_PREFIX = 'desfire:v1:';
@@ -190,6 +243,7 @@ export function planDesfireWrite(
   before: string,
   newBalance: number,
   movementId: string,
+  float = false,
 ): DesfireWriteIntent {
   if (!Number.isInteger(newBalance) || newBalance < 0 || newBalance > MAX_CARD_BALANCE) {
     throw new RangeError(`a DESFire balance is 0 to ${MAX_CARD_BALANCE}, not ${newBalance}`);
@@ -203,6 +257,7 @@ export function planDesfireWrite(
     movementId,
     value: newBalance,
     previousBalance: wallet?.balance ?? null,
+    ...(float ? { float: true as const } : {}),
   };
 }
 
@@ -211,13 +266,18 @@ export function desfireBalanceBefore(before: string): number {
   return parseDesfireBefore(before)?.balance ?? 0;
 }
 
-/** The record a planned write adds. */
-export function recordOf(intent: DesfireWriteIntent): Buffer {
-  return encodeMovementRecord({
-    counter: intent.counter,
-    movementId: movementIdBytes(intent.movementId),
-    valueAfter: intent.value,
-  });
+/** The record a planned write adds, in a file of `size`-byte records. */
+export function recordOf(intent: DesfireWriteIntent, size = RECORD_SIZE): Buffer {
+  return encodeMovementRecord(
+    {
+      counter: intent.counter,
+      movementId: movementIdBytes(intent.movementId),
+      valueAfter: intent.value,
+      credits: intent.value - (intent.previousBalance ?? 0),
+      ...(intent.float ? { float: true } : {}),
+    },
+    size,
+  );
 }
 
 export type DesfireWriteOutcome = 'committed' | 'not-written' | 'unknown';

@@ -26,8 +26,10 @@ import {
   PICC_SETTINGS,
   RECORD_FILE,
   RECORD_FILE_SPEC,
+  floatEvidenceOf,
   recordOf,
   RECORD_SIZE,
+  RECORD_SIZE_V1,
   VALUE_FILE,
   VALUE_FILE_SPEC,
 } from './desfire-wallet-format.ts';
@@ -109,13 +111,18 @@ export class DesfireWalletSession implements WalletCard {
           counter: 0,
         };
       }
-      const { balance, counter, newest } = await this.#wallet();
+      const { balance, counter, records, recordSize } = await this.#wallet(
+        RECORD_FILE_SPEC.maxRecords,
+      );
+      const newest = records[0];
       return {
         cardId: this.cardId,
         balance,
         before: desfireBefore({ balance, counter }),
         hasWallet: true,
         counter,
+        carriesFloat: recordSize === RECORD_SIZE,
+        floatEvidence: floatEvidenceOf(records),
         ...(newest ? { record: cardRecordOf(newest) } : {}),
       };
     });
@@ -143,7 +150,8 @@ export class DesfireWalletSession implements WalletCard {
       if (!(await this.#open())) {
         throw errors.cardOperationFailed(new Error('the card holds no wallet application'));
       }
-      const { balance, counter, newest } = await this.#wallet();
+      const { balance, counter, records, recordSize } = await this.#wallet(1);
+      const newest = records[0];
       if (
         newest &&
         counter === intent.counter &&
@@ -154,11 +162,15 @@ export class DesfireWalletSession implements WalletCard {
       if (balance !== (intent.previousBalance ?? 0) || counter !== intent.counter - 1) {
         throw errors.cardWriteUnverified();
       }
+      if (intent.float && recordSize !== RECORD_SIZE) {
+        throw errors.cardOperationFailed(new Error('v1 movement records carry no float recharge'));
+      }
       const delta = intent.value - balance;
       transactionOpen = true;
       if (delta > 0) await this.#client.credit(VALUE_FILE, delta, VALUE_FILE_SPEC.comm);
       if (delta < 0) await this.#client.debit(VALUE_FILE, -delta, VALUE_FILE_SPEC.comm);
-      await this.#client.writeRecord(RECORD_FILE, 0, recordOf(intent), RECORD_FILE_SPEC.comm);
+      const record = recordOf(intent, recordSize);
+      await this.#client.writeRecord(RECORD_FILE, 0, record, RECORD_FILE_SPEC.comm);
     } catch (error) {
       if (transactionOpen && isUnverifiedAnswer(error)) return this.#abortUnverified(error);
       return { outcome: 'not-written', error: toCardError(error) };
@@ -199,18 +211,26 @@ export class DesfireWalletSession implements WalletCard {
       // Reading needs no key of its own: a write made before personalization is decided too.
       this.#transportAllowed = true;
       if (!(await this.#open())) return { outcome: 'not-written' };
-      const records = await this.#records(RECORD_FILE_SPEC.maxRecords);
+      const { records } = await this.#records(RECORD_FILE_SPEC.maxRecords);
       return { outcome: decideDesfireWrite(intent, records) };
     });
   }
 
-  /** The balance, the newest record and its counter (0 without one). */
-  async #wallet(): Promise<{ balance: number; counter: number; newest: Buffer | undefined }> {
+  /**
+   * The balance, the newest `count` records (newest first) and the newest one's counter (0
+   * without one), and the size of the file's records.
+   */
+  async #wallet(
+    count: number,
+  ): Promise<{ balance: number; counter: number; records: Buffer[]; recordSize: number }> {
     const balance = await this.#walletFile(() =>
       this.#client.getValue(VALUE_FILE, VALUE_FILE_SPEC.comm),
     );
-    const [newest] = await this.#records(1);
-    return { balance, counter: newest ? decodeMovementRecord(newest).counter : 0, newest };
+    const { records, recordSize } = await this.#records(count);
+    const newestFirst = records.reverse();
+    const newest = newestFirst[0];
+    const counter = newest ? decodeMovementRecord(newest).counter : 0;
+    return { balance, counter, records: newestFirst, recordSize };
   }
 
   /**
@@ -317,7 +337,7 @@ export class DesfireWalletSession implements WalletCard {
     const recordsOk =
       records.type === 'cyclic-record' &&
       records.comm === RECORD_FILE_SPEC.comm &&
-      records.recordSize === RECORD_SIZE;
+      (records.recordSize === RECORD_SIZE || records.recordSize === RECORD_SIZE_V1);
     if (!valueOk || !recordsOk) throw errors.corruptCard();
   }
 
@@ -358,15 +378,29 @@ export class DesfireWalletSession implements WalletCard {
     }
   }
 
-  /** The newest `count` records (fewer when the file holds fewer), oldest first. */
-  async #records(count: number): Promise<Buffer[]> {
+  /**
+   * The newest `count` records (fewer when the file holds fewer), oldest first, and their size
+   * (v2, or v1 on a wallet made before v2).
+   */
+  async #records(count: number): Promise<{ records: Buffer[]; recordSize: number }> {
     const settings = await this.#walletFile(() => this.#client.getFileSettings(RECORD_FILE));
-    if (settings.type !== 'cyclic-record' || settings.recordSize !== RECORD_SIZE) {
+    if (
+      settings.type !== 'cyclic-record' ||
+      (settings.recordSize !== RECORD_SIZE && settings.recordSize !== RECORD_SIZE_V1)
+    ) {
       throw errors.corruptCard();
     }
+    const size = settings.recordSize;
     const wanted = Math.min(count, settings.currentRecords);
-    if (wanted === 0) return [];
-    return this.#client.readRecords(RECORD_FILE, 0, wanted, RECORD_SIZE, RECORD_FILE_SPEC.comm);
+    if (wanted === 0) return { records: [], recordSize: size };
+    const records = await this.#client.readRecords(
+      RECORD_FILE,
+      0,
+      wanted,
+      size,
+      RECORD_FILE_SPEC.comm,
+    );
+    return { records, recordSize: size };
   }
 
   /** A wallet file the card does not have: the wallet is corrupt. */

@@ -219,6 +219,8 @@ export class VirtualDesfireCard extends FaultingCard {
   #piccSettings = 0x0f;
   readonly #applications = new Map<number, DesfireApplication>();
   #interceptions: { command: ApduCommand; nth: number; what: Interception; fired: boolean }[] = [];
+  /** An answer's alteration waiting for the last frame of its command (see execute). */
+  #carried: Interception | undefined;
 
   constructor(options: VirtualDesfireCardOptions) {
     if (options.uid.length !== 7) {
@@ -364,11 +366,23 @@ export class VirtualDesfireCard extends FaultingCard {
    * happens on the way in and out.
    */
   execute(state: DesfireVolatile, apdu: Buffer, torn = false): Buffer {
-    const interception = this.#interceptionOf(apdu);
+    let interception = this.#interceptionOf(apdu);
+    if (interception === undefined && apdu[1] === INS.ADDITIONAL_FRAME) {
+      interception = this.#carried;
+      this.#carried = undefined;
+    }
     if (interception === 'swallow') return Buffer.from([0x91, S.OPERATION_OK]);
     if (typeof interception === 'object') this.#execute(state, interception.inject);
     const answer = this.#execute(state, apdu, torn);
-    return interception === undefined ? answer : alterAnswer(answer, interception);
+    if (interception === undefined) return answer;
+    // A command sent in several frames (an enciphered 32-byte WriteRecord) is answered, CMAC
+    // and all, after its last frame: the alteration waits for that answer.
+    const more = answer.length === 2 && answer[0] === 0x91 && answer[1] === S.ADDITIONAL_FRAME;
+    if (more && typeof interception === 'string') {
+      this.#carried = interception;
+      return answer;
+    }
+    return alterAnswer(answer, interception);
   }
 
   #interceptionOf(apdu: Buffer): Interception | undefined {

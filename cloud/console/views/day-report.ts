@@ -1,0 +1,205 @@
+import type { DayReport, DayTotals, ListedMovement } from '../../reports/day-report.ts';
+import { count, euros, localTime, longDate, shortId } from './format.ts';
+import { html, type Html } from './html.ts';
+
+function tillLabel(name: string | null, id: string | null): string {
+  if (name) return name;
+  return id === null ? 'no till (before tills were named)' : `till ${shortId(id)}`;
+}
+
+/** The four figures a shop owner looks for first. */
+export function headline(totals: DayTotals): Html {
+  return html`<dl class="figures">
+    <div>
+      <dt>Euros taken</dt>
+      <dd data-figure="taken">${euros(totals.eurosTaken)}</dd>
+    </div>
+    <div>
+      <dt>Paid out</dt>
+      <dd data-figure="paid-out">${euros(totals.eurosPaidOut)}</dd>
+    </div>
+    <div>
+      <dt>Refunded</dt>
+      <dd data-figure="refunded">${euros(totals.eurosRefunded)}</dd>
+    </div>
+    <div class="net">
+      <dt>Net cash expected</dt>
+      <dd data-figure="net">${euros(totals.netCashExpected)}</dd>
+    </div>
+  </dl>`;
+}
+
+function tallyCells(t: { count: number; credits: number; euros: string }): Html {
+  return html`<td class="num">${count(t.count)}</td>
+    <td class="num">${count(t.credits)}</td>
+    <td class="num">${euros(t.euros)}</td>`;
+}
+
+/** Per till: the cash each till should hold first, then its recharges, payouts, compensations. */
+export function tillTable(report: DayReport): Html {
+  const row = (label: Html | string, totals: DayTotals, total = false) =>
+    html`<tr class="${total ? 'total' : ''}">
+      <th scope="row">${label}</th>
+      <td class="num net-cash">${euros(totals.netCashExpected)}</td>
+      ${tallyCells(totals.recharges)} ${tallyCells(totals.payouts)}
+      <td class="num">
+        ${count(totals.compensations.recharges.count + totals.compensations.payouts.count)}
+      </td>
+    </tr>`;
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Figures by till">
+    <table class="figures-table" data-testid="till-table">
+      <caption>
+        By till
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col" rowspan="2">Till</th>
+          <th scope="col" rowspan="2">Net cash</th>
+          <th scope="colgroup" colspan="3">Recharges</th>
+          <th scope="colgroup" colspan="3">Payouts</th>
+          <th scope="col" rowspan="2">Compen&shy;sations</th>
+        </tr>
+        <tr>
+          <th scope="col">count</th>
+          <th scope="col">credits</th>
+          <th scope="col">euros</th>
+          <th scope="col">count</th>
+          <th scope="col">credits</th>
+          <th scope="col">euros</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${report.tills.map((till) => row(tillLabel(till.tillName, till.tillId), till.totals))}
+        ${
+          report.tills.length === 0
+            ? html`<tr>
+                <td colspan="9" class="empty">Nothing was sold or paid out this day.</td>
+              </tr>`
+            : ''
+        }
+      </tbody>
+      <tfoot>
+        ${row('All tills', report.totals, true)}
+      </tfoot>
+    </table>
+  </div>`;
+}
+
+function compensationsNote(totals: DayTotals): Html {
+  const { recharges, payouts } = totals.compensations;
+  if (recharges.count + payouts.count === 0) return html``;
+  return html`<section aria-labelledby="compensations">
+    <h2 id="compensations">Compensations</h2>
+    <p>
+      Where a card and the ledger disagreed, a till set the books right. They are counted in the
+      figures above the way they move money:
+    </p>
+    <ul>
+      ${
+        recharges.count > 0
+          ? html`<li>
+              ${count(recharges.count)} as recharges: ${count(recharges.credits)} credits,
+              ${euros(recharges.euros)} taken
+            </li>`
+          : ''
+      }
+      ${
+        payouts.count > 0
+          ? html`<li>
+              ${count(payouts.count)} as payouts: ${count(payouts.credits)} credits,
+              ${euros(payouts.euros)} paid out
+            </li>`
+          : ''
+      }
+    </ul>
+  </section>`;
+}
+
+export function movementList(
+  title: string,
+  id: string,
+  movements: ListedMovement[],
+  timeZone: string,
+  shopId: string,
+): Html {
+  if (movements.length === 0) return html``;
+  return html`<section aria-labelledby="${id}">
+    <h2 id="${id}">${title}</h2>
+    <div class="table-wrap" tabindex="0" role="region" aria-label="${title}">
+      <table data-testid="${id}">
+        <thead>
+          <tr>
+            <th scope="col">Started</th>
+            <th scope="col">Till</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Card</th>
+            <th scope="col" class="num">Credits</th>
+            <th scope="col" class="num">Euros</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${movements.map(
+            (m) =>
+              html`<tr>
+                <td>
+                  <a href="/console/shops/${shopId}/movements/${m.id}"
+                    >${localTime(m.createdAt, timeZone)}</a
+                  >
+                </td>
+                <td>${tillLabel(m.tillName, m.tillId)}</td>
+                <td>${m.kind === 'discharge' ? 'payout' : 'recharge'}</td>
+                <td><code>${m.cardId}</code></td>
+                <td class="num">${count(m.credits)}</td>
+                <td class="num">${euros(m.amount)}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
+export function dayReportView(
+  report: DayReport,
+  links: {
+    previous: string;
+    next: string | null;
+    csv: string;
+    shopId: string;
+    chart: string | null;
+  },
+): Html {
+  const hoursNote =
+    report.hours === 24
+      ? ''
+      : html`<p class="note">
+          This day had ${report.hours} hours: the clocks
+          ${report.hours === 23 ? 'went forward' : 'went back'} in ${report.shop.timeZone}.
+        </p>`;
+  return html`<form method="get" class="day-picker">
+      <a href="${links.previous}" rel="prev">← Day before</a>
+      <label
+        >Day <input type="date" name="date" value="${report.date}" required min="2000-01-01"
+      /></label>
+      <button type="submit">Show</button>
+      ${links.next ? html`<a href="${links.next}" rel="next">Day after →</a>` : ''}
+    </form>
+    <p class="lead">
+      ${longDate(report.date)} in ${report.shop.timeZone}: movements whose card was written from
+      ${localTime(report.from, report.shop.timeZone)} to
+      ${localTime(report.to, report.shop.timeZone)}.
+    </p>
+    ${hoursNote} ${headline(report.totals)} ${tillTable(report)} ${compensationsNote(report.totals)}
+    <p class="actions">
+      <a class="button" href="${links.csv}" download>Download CSV</a>
+      ${links.chart ? html`<a href="${links.chart}">Daily takings chart</a>` : ''}
+    </p>
+    ${movementList(
+      'Still pending (not counted)',
+      'pending',
+      report.pending,
+      report.shop.timeZone,
+      links.shopId,
+    )}
+    ${movementList('Voided (not counted)', 'voided', report.voided, report.shop.timeZone, links.shopId)}`;
+}

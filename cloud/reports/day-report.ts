@@ -1,0 +1,307 @@
+import type { Database, Queryable } from '../db/database.ts';
+import { formatDecimal, parseStoredDecimal } from '../../common/decimal.ts';
+import { ledgerErrors } from '../errors.ts';
+import type { MovementKind, MovementState } from '../records.ts';
+import type { Shop } from '../shops/shops.ts';
+import { tillNames } from '../tills/tills.ts';
+
+/**
+ * The day report (a Z report): what a shop's tills took and paid out on one local day of the
+ * shop, by when each movement happened at its till (`occurredAt`), in the shop's time zone, so
+ * a day that changes to or from summer time has 23 or 25 hours. The totals are read from
+ * `daily_takings`, which each post adds to (migration 10); check proves it equal to the
+ * movements.
+ *
+ * Posted movements count. Compensations (a till setting the books right where a card and the
+ * ledger disagreed) are shown apart and netted into what they compensate the way their kind
+ * moves money: a recharge compensation is euros taken, a payout compensation euros paid out.
+ * Movements created that day and still pending, or voided, are listed apart and count nowhere.
+ */
+export interface Tally {
+  count: number;
+  credits: number;
+  /** Euros, a decimal string ("12.50"). */
+  euros: string;
+}
+
+export interface DayTotals {
+  recharges: Tally;
+  payouts: Tally;
+  compensations: { recharges: Tally; payouts: Tally };
+  /** recharges + recharge compensations. */
+  eurosTaken: string;
+  /** payouts + payout compensations. */
+  eurosPaidOut: string;
+  /** Refunds join with the refunds of lost cards; until then nothing is refunded. */
+  eurosRefunded: string;
+  /** eurosTaken - eurosPaidOut - eurosRefunded: what the day leaves in the cash drawer. */
+  netCashExpected: string;
+  /** Movements created that day that are still pending, or were voided. */
+  pending: number;
+  voided: number;
+}
+
+export interface TillDay {
+  /** null: movements made before tills were named. */
+  tillId: string | null;
+  tillName: string | null;
+  totals: DayTotals;
+}
+
+export interface ListedMovement {
+  id: string;
+  tillId: string | null;
+  tillName: string | null;
+  kind: MovementKind;
+  cardId: string;
+  credits: number;
+  amount: string;
+  state: MovementState;
+  createdAt: string;
+  resolvedAt: string | null;
+  evidence: string | null;
+}
+
+export interface DayReport {
+  shop: { id: string; name: string; timeZone: string };
+  /** The local date, YYYY-MM-DD. */
+  date: string;
+  /** The day's first instant and the next day's, ISO 8601 UTC. */
+  from: string;
+  to: string;
+  /** 24, or 23 and 25 on the days summer time begins and ends. */
+  hours: number;
+  totals: DayTotals;
+  /** Per till, named tills first; a till with nothing that day is not listed. */
+  tills: TillDay[];
+  pending: ListedMovement[];
+  voided: ListedMovement[];
+  /**
+   * Float recharges sold at a till and not yet reported to the ledger: a till float's sales
+   * count once reported; this place lists those still on their way. null until tills have
+   * floats.
+   */
+  floatRechargesNotReported: null;
+}
+
+/** A local date as the report takes it: YYYY-MM-DD, a real date, years 2000 to 2199. */
+export function parseReportDate(text: string): string | undefined {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!match) return undefined;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  if (year < 2000 || year > 2199) return undefined;
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? text : undefined;
+}
+
+export const LISTED_LIMIT = 500;
+/** daily_takings' till of movements made before tills were named. */
+const NO_TILL = '00000000-0000-0000-0000-000000000000';
+
+/** Posted movements of a day summed by till, kind and compensation. */
+export interface SumRow {
+  till_id: string | null;
+  kind: MovementKind;
+  compensation: boolean;
+  count: number | string;
+  credits: number | string;
+  euros: string;
+}
+
+interface ListedRow {
+  id: string;
+  till_id: string | null;
+  kind: MovementKind;
+  card_id: string;
+  credits: number | string;
+  amount: string;
+  state: MovementState;
+  created_at: Date | string;
+  resolved_at: Date | string | null;
+  evidence: string | null;
+}
+
+const iso = (value: Date | string): string =>
+  (value instanceof Date ? value : new Date(value)).toISOString();
+
+function emptyTally(): { count: number; credits: number; euros: bigint } {
+  return { count: 0, credits: 0, euros: 0n };
+}
+
+type Sums = {
+  recharges: ReturnType<typeof emptyTally>;
+  payouts: ReturnType<typeof emptyTally>;
+  compRecharges: ReturnType<typeof emptyTally>;
+  compPayouts: ReturnType<typeof emptyTally>;
+  pending: number;
+  voided: number;
+};
+
+function emptySums(): Sums {
+  return {
+    recharges: emptyTally(),
+    payouts: emptyTally(),
+    compRecharges: emptyTally(),
+    compPayouts: emptyTally(),
+    pending: 0,
+    voided: 0,
+  };
+}
+
+function tally(t: ReturnType<typeof emptyTally>): Tally {
+  return { count: t.count, credits: t.credits, euros: formatDecimal(t.euros) };
+}
+
+function totalsOf(sums: Sums): DayTotals {
+  const taken = sums.recharges.euros + sums.compRecharges.euros;
+  const paidOut = sums.payouts.euros + sums.compPayouts.euros;
+  const refunded = 0n;
+  return {
+    recharges: tally(sums.recharges),
+    payouts: tally(sums.payouts),
+    compensations: { recharges: tally(sums.compRecharges), payouts: tally(sums.compPayouts) },
+    eurosTaken: formatDecimal(taken),
+    eurosPaidOut: formatDecimal(paidOut),
+    eurosRefunded: formatDecimal(refunded),
+    netCashExpected: formatDecimal(taken - paidOut - refunded),
+    pending: sums.pending,
+    voided: sums.voided,
+  };
+}
+
+function add(sums: Sums, row: SumRow): void {
+  const bucket =
+    row.kind === 'recharge'
+      ? row.compensation
+        ? sums.compRecharges
+        : sums.recharges
+      : row.compensation
+        ? sums.compPayouts
+        : sums.payouts;
+  bucket.count += Number(row.count);
+  bucket.credits += Number(row.credits);
+  bucket.euros += parseStoredDecimal(row.euros);
+}
+
+/** Movements created that day still pending, or voided, per till. */
+export interface StateCountRow {
+  till_id: string | null;
+  state: 'pending' | 'voided';
+  count: number | string;
+}
+
+/**
+ * The day's figures, for the shop and per till, from its posted movements summed by till,
+ * kind and compensation and its pending and voided ones counted by till.
+ */
+export function dayFigures(
+  sumRows: readonly SumRow[],
+  countRows: readonly StateCountRow[],
+  names: ReadonlyMap<string, string>,
+): Pick<DayReport, 'totals' | 'tills'> {
+  const all = emptySums();
+  const perTill = new Map<string | null, Sums>();
+  const sumsOf = (tillId: string | null): Sums => {
+    let sums = perTill.get(tillId);
+    if (!sums) perTill.set(tillId, (sums = emptySums()));
+    return sums;
+  };
+  for (const row of sumRows) {
+    add(all, row);
+    add(sumsOf(row.till_id), row);
+  }
+  for (const row of countRows) {
+    all[row.state] += Number(row.count);
+    sumsOf(row.till_id)[row.state] += Number(row.count);
+  }
+  const tills = [...perTill.entries()]
+    .map(([tillId, tillSums]) => ({
+      tillId,
+      tillName: tillId === null ? null : (names.get(tillId) ?? null),
+      totals: totalsOf(tillSums),
+    }))
+    .sort(
+      (a, b) =>
+        Number(a.tillName === null) - Number(b.tillName === null) ||
+        (a.tillName ?? '').localeCompare(b.tillName ?? '') ||
+        Number(a.tillId === null) - Number(b.tillId === null) ||
+        (a.tillId ?? '').localeCompare(b.tillId ?? ''),
+    );
+  return { totals: totalsOf(all), tills };
+}
+
+/** The day report of `shop` for its local `date` (YYYY-MM-DD), from one snapshot. */
+export async function dayReport(db: Database, shop: Shop, date: string): Promise<DayReport> {
+  if (parseReportDate(date) === undefined) {
+    throw ledgerErrors.invalidInput(`date: ${JSON.stringify(date)} is not a date like 2026-03-29`);
+  }
+  return db.transaction(async (tx) => {
+    await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    return readDayReport(tx, shop, date);
+  });
+}
+
+/** The day report read with `db` as it is (a transaction of the caller's). */
+export async function readDayReport(db: Queryable, shop: Shop, date: string): Promise<DayReport> {
+  const bounds = await db.query<{ day_start: Date | string; day_end: Date | string }>(
+    `SELECT ledger_local_day_start($1, $2::date) AS day_start,
+            ledger_local_day_start($1, $2::date + 1) AS day_end`,
+    [shop.timeZone, date],
+  );
+  const { day_start: start, day_end: end } = bounds.rows[0] as {
+    day_start: Date | string;
+    day_end: Date | string;
+  };
+  // The day's posted movements, counted as they were posted (daily_takings): a handful of
+  // rows, whatever the shop's size.
+  const sums = await db.query<SumRow>(
+    `SELECT nullif(till_id, '${NO_TILL}') AS till_id, kind, compensation, movements AS count,
+            credits, euros
+     FROM daily_takings WHERE customer_id = $1 AND day = $2::date`,
+    [shop.id, date],
+  );
+  const listed = await db.query<ListedRow>(
+    `SELECT id, till_id, kind, card_id, credits, amount, state, created_at, resolved_at, evidence
+     FROM movements
+     WHERE customer_id = $1 AND state IN ('pending', 'voided') AND created_at >= $2 AND created_at < $3
+     ORDER BY created_at, id
+     LIMIT ${LISTED_LIMIT * 2}`,
+    [shop.id, start, end],
+  );
+  const counts = await db.query<StateCountRow>(
+    `SELECT till_id, state, count(*) AS count FROM movements
+     WHERE customer_id = $1 AND state IN ('pending', 'voided') AND created_at >= $2 AND created_at < $3
+     GROUP BY 1, 2`,
+    [shop.id, start, end],
+  );
+  const names = await tillNames(db, shop.id);
+  const figures = dayFigures(sums.rows, counts.rows, names);
+  const toListed = (row: ListedRow): ListedMovement => ({
+    id: row.id,
+    tillId: row.till_id,
+    tillName: row.till_id === null ? null : (names.get(row.till_id) ?? null),
+    kind: row.kind,
+    cardId: row.card_id,
+    credits: Number(row.credits),
+    amount: formatDecimal(parseStoredDecimal(row.amount)),
+    state: row.state,
+    createdAt: iso(row.created_at),
+    resolvedAt: row.resolved_at === null ? null : iso(row.resolved_at),
+    evidence: row.evidence,
+  });
+  const pending = listed.rows.filter((row) => row.state === 'pending');
+  const voided = listed.rows.filter((row) => row.state === 'voided');
+  const from = iso(start);
+  const to = iso(end);
+  return {
+    shop: { id: shop.id, name: shop.name, timeZone: shop.timeZone },
+    date,
+    from,
+    to,
+    hours: (Date.parse(to) - Date.parse(from)) / 3_600_000,
+    ...figures,
+    pending: pending.slice(0, LISTED_LIMIT).map(toListed),
+    voided: voided.slice(0, LISTED_LIMIT).map(toListed),
+    floatRechargesNotReported: null,
+  };
+}

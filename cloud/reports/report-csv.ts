@@ -1,0 +1,100 @@
+import type { DayReport, DayTotals } from './day-report.ts';
+
+/**
+ * The day report's figures as CSV (RFC 4180, CRLF line ends): one row per till that moved
+ * anything that day, then the shop's total (`till` = `all tills`). Every column a spreadsheet
+ * needs to redo the sums; euros as plain decimals with a dot.
+ */
+export const DAY_CSV_COLUMNS = [
+  'date',
+  'time_zone',
+  'till',
+  'till_id',
+  'recharges',
+  'recharge_credits',
+  'recharge_euros',
+  'payouts',
+  'payout_credits',
+  'payout_euros',
+  'compensation_recharges',
+  'compensation_recharge_credits',
+  'compensation_recharge_euros',
+  'compensation_payouts',
+  'compensation_payout_credits',
+  'compensation_payout_euros',
+  'euros_taken',
+  'euros_paid_out',
+  'euros_refunded',
+  'net_cash_expected',
+  'pending',
+  'voided',
+] as const;
+
+/**
+ * A field as CSV: quoted when it holds a comma, quote or line break, and a text that a
+ * spreadsheet would run as a formula (=, +, -, @, tab, CR first) is led by an apostrophe
+ * (OWASP, "CSV injection"). Numbers are written by us and never start so unless negative.
+ */
+export function csvField(value: string | number | null, { text = true } = {}): string {
+  let field = value === null ? '' : String(value);
+  if (text && /^[=+\-@\t\r]/.test(field)) field = `'${field}`;
+  return /[",\r\n]/.test(field) ? `"${field.replace(/"/g, '""')}"` : field;
+}
+
+function figures(totals: DayTotals): (string | number)[] {
+  const { recharges, payouts, compensations } = totals;
+  return [
+    recharges.count,
+    recharges.credits,
+    recharges.euros,
+    payouts.count,
+    payouts.credits,
+    payouts.euros,
+    compensations.recharges.count,
+    compensations.recharges.credits,
+    compensations.recharges.euros,
+    compensations.payouts.count,
+    compensations.payouts.credits,
+    compensations.payouts.euros,
+    totals.eurosTaken,
+    totals.eurosPaidOut,
+    totals.eurosRefunded,
+    totals.netCashExpected,
+    totals.pending,
+    totals.voided,
+  ];
+}
+
+export function dayReportCsv(report: DayReport): string {
+  const row = (till: string, tillId: string | null, totals: DayTotals): string =>
+    [
+      csvField(report.date),
+      csvField(report.shop.timeZone),
+      csvField(till),
+      csvField(tillId),
+      ...figures(totals).map((value) => csvField(value, { text: false })),
+    ].join(',');
+  const lines = [
+    DAY_CSV_COLUMNS.join(','),
+    ...report.tills.map((till) =>
+      row(
+        till.tillName ?? (till.tillId === null ? 'no till' : 'unnamed till'),
+        till.tillId,
+        till.totals,
+      ),
+    ),
+    row('all tills', null, report.totals),
+  ];
+  return `${lines.join('\r\n')}\r\n`;
+}
+
+/** The file name a download gets: `day-report-SHOP-2026-03-29.csv`, letters and digits only. */
+export function dayReportFileName(report: DayReport): string {
+  const shop = report.shop.name
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase()
+    .slice(0, 40);
+  return `day-report-${shop || 'shop'}-${report.date}.csv`;
+}

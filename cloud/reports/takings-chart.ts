@@ -1,0 +1,78 @@
+import type { Queryable } from '../db/database.ts';
+import { formatDecimal, parseStoredDecimal } from '../../common/decimal.ts';
+import type { Shop } from '../shops/shops.ts';
+
+/** One local day of a shop's takings. */
+export interface TakingsDay {
+  date: string;
+  /** Euros taken (recharges and recharge compensations), decimal strings. */
+  taken: string;
+  /** Euros paid out (payouts and payout compensations). */
+  paidOut: string;
+  /** Posted movements that day. */
+  movements: number;
+}
+
+export const CHART_DAYS = [30, 365] as const;
+export type ChartDays = (typeof CHART_DAYS)[number];
+
+/** Adds whole days to a YYYY-MM-DD date. */
+export function addDays(date: string, days: number): string {
+  const day = new Date(`${date}T00:00:00Z`);
+  day.setUTCDate(day.getUTCDate() + days);
+  return day.toISOString().slice(0, 10);
+}
+
+/**
+ * The daily takings of the `days` local days that end with `lastDate`, oldest first, days
+ * without a movement included: read from daily_takings, the posted movements already counted
+ * per local day of the shop.
+ */
+export async function takingsByDay(
+  db: Queryable,
+  shop: Shop,
+  lastDate: string,
+  days: number,
+): Promise<TakingsDay[]> {
+  const firstDate = addDays(lastDate, 1 - days);
+  const { rows } = await db.query<TakingsRow>(
+    `SELECT day::text AS day,
+            sum(euros) FILTER (WHERE kind = 'recharge') AS taken,
+            sum(euros) FILTER (WHERE kind = 'discharge') AS paid_out,
+            sum(movements) AS movements
+     FROM daily_takings
+     WHERE customer_id = $1 AND day BETWEEN $2::date AND $3::date
+     GROUP BY day`,
+    [shop.id, firstDate, lastDate],
+  );
+  return takingsSeries(firstDate, days, rows);
+}
+
+/** A local day's sums, as SQL gives them. */
+export interface TakingsRow {
+  day: string;
+  taken: string | null;
+  paid_out: string | null;
+  movements: number | string;
+}
+
+/** The `days` days from `firstDate` on, with the rows' sums, and zero on days without one. */
+export function takingsSeries(
+  firstDate: string,
+  days: number,
+  rows: readonly TakingsRow[],
+): TakingsDay[] {
+  const byDay = new Map(rows.map((row) => [row.day, row]));
+  const series: TakingsDay[] = [];
+  for (let i = 0; i < days; i += 1) {
+    const date = addDays(firstDate, i);
+    const row = byDay.get(date);
+    series.push({
+      date,
+      taken: formatDecimal(row?.taken ? parseStoredDecimal(row.taken) : 0n),
+      paidOut: formatDecimal(row?.paid_out ? parseStoredDecimal(row.paid_out) : 0n),
+      movements: Number(row?.movements ?? 0),
+    });
+  }
+  return series;
+}

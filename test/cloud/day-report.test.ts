@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { addCustomer } from '../../cloud/admin.ts';
+import { checkLedger } from '../../cloud/check.ts';
+import { importCards } from '../../cloud/card-accounts.ts';
+import type { Database } from '../../cloud/db/database.ts';
+import { openDatabase } from '../../cloud/db/open-database.ts';
+import { Ledger } from '../../cloud/ledger.ts';
+import { dayReport } from '../../cloud/reports/day-report.ts';
+import { dayReportCsv } from '../../cloud/reports/report-csv.ts';
+import { takingsByDay } from '../../cloud/reports/takings-chart.ts';
+import { readShop, setTimeZone } from '../../cloud/shops/shops.ts';
+import { renameTill } from '../../cloud/tills/tills.ts';
+import { freshPgliteFolder } from '../support/ledger-process.ts';
+
+// The day report counts posted movements by when their card write was proven at the till
+// (occurredAt), in the shop's local day: a day when summer time begins has 23 hours, one when
+// it ends 25, and a movement a millisecond either side of local midnight lands in its own day.
+
+const FRONT = '11111111-1111-4111-8111-111111111111';
+const BACK = '22222222-2222-4222-8222-222222222222';
+const BY = { actor: { kind: 'cli' as const, user: 'test' }, reason: 'test' };
+
+let folder: string;
+let db: Database;
+let ledger: Ledger;
+let shopId: string;
+
+before(async () => {
+  folder = await freshPgliteFolder();
+  db = await openDatabase(folder);
+  ledger = new Ledger(db);
+  const shop = await addCustomer(db, {
+    name: 'Laverie du Parc',
+    credits: 100_000,
+    creditCost: 5000n,
+  });
+  shopId = shop.customerId;
+  await setTimeZone(db, shopId, 'Europe/Brussels', BY);
+});
+
+after(async () => {
+  await db?.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+let card = 0;
+/** A posted movement at `till`, its card write proven at `occurredAt` by the till's clock. */
+async function posted(
+  kind: 'recharge' | 'discharge',
+  credits: number,
+  occurredAt: string,
+  till = FRONT,
+  compensates?: { id: string; cardId: string },
+): Promise<{ id: string; cardId: string }> {
+  const cardId =
+    compensates?.cardId ?? (0x04a10000 + (card += 1)).toString(16).toUpperCase().padStart(8, '0');
+  if (kind === 'discharge' && !compensates) await importCards(db, shopId, [{ cardId, credits }]);
+  const id = randomUUID();
+  await ledger.createMovement(shopId, {
+    id,
+    kind,
+    cardId,
+    credits,
+    tillId: till,
+    compensates: compensates?.id,
+  });
+  await ledger.postMovement(shopId, id, { tillId: till, occurredAt });
+  return { id, cardId };
+}
+
+describe('the day report, Europe/Brussels', () => {
+  test('when summer time begins (29 March 2026), then the day has 23 hours and a sale a millisecond either side of local midnight counts in its own day', async () => {
+    await posted('recharge', 10, '2026-03-28T22:59:59.999Z'); // 23:59:59.999 on the 28th (CET)
+    await posted('recharge', 20, '2026-03-28T23:00:00.000Z'); // 00:00 on the 29th
+    await posted('recharge', 40, '2026-03-29T21:59:59.999Z', BACK); // 23:59:59.999 CEST
+    await posted('recharge', 80, '2026-03-29T22:00:00.000Z'); // 00:00 on the 30th
+    const shop = await readShop(db, shopId);
+    const report = await dayReport(db, shop, '2026-03-29');
+    assert.equal(report.hours, 23);
+    assert.equal(report.from, '2026-03-28T23:00:00.000Z');
+    assert.equal(report.to, '2026-03-29T22:00:00.000Z');
+    assert.deepEqual(report.totals.recharges, { count: 2, credits: 60, euros: '30.00' });
+    assert.equal((await dayReport(db, shop, '2026-03-28')).totals.recharges.credits, 10);
+    assert.equal((await dayReport(db, shop, '2026-03-30')).totals.recharges.credits, 80);
+  });
+
+  test('when summer time ends (25 October 2026), then the day has 25 hours, the repeated hour counted once', async () => {
+    await posted('recharge', 1, '2026-10-24T21:59:59.999Z'); // 23:59:59.999 CEST on the 24th
+    await posted('recharge', 2, '2026-10-24T22:00:00.000Z'); // 00:00 CEST on the 25th
+    await posted('recharge', 4, '2026-10-25T00:30:00.000Z'); // 02:30 CEST, the first 02:30
+    await posted('recharge', 8, '2026-10-25T01:30:00.000Z'); // 02:30 CET, the second
+    await posted('recharge', 16, '2026-10-25T22:59:59.999Z'); // 23:59:59.999 CET on the 25th
+    await posted('recharge', 32, '2026-10-25T23:00:00.000Z'); // 00:00 on the 26th
+    const report = await dayReport(db, await readShop(db, shopId), '2026-10-25');
+    assert.equal(report.hours, 25);
+    assert.deepEqual(report.totals.recharges, { count: 4, credits: 30, euros: '15.00' });
+  });
+
+  test('when tills sell, pay out and compensate, then each till and the shop show recharges, payouts, compensations netted and the cash expected, and pending and voided ones apart', async () => {
+    const day = '2026-06-10'; // CEST: the day runs from 2026-06-09T22:00Z
+    await renameTill(db, shopId, FRONT, 'front counter', BY);
+    await posted('recharge', 30, '2026-06-10T07:00:00Z'); // 15.00 taken at the front
+    await posted('recharge', 10, '2026-06-10T08:00:00Z', BACK); // 5.00 at the back
+    const payout = await posted('discharge', 6, '2026-06-10T09:00:00Z'); // 3.00 paid at the front
+    // The card does not show the payout after all: a compensation of the opposite kind.
+    await posted('recharge', 6, '2026-06-10T10:00:00Z', BACK, payout); // 3.00, as taken
+    const pending = randomUUID();
+    await ledger.createMovement(shopId, {
+      id: pending,
+      kind: 'recharge',
+      cardId: '04B00001',
+      credits: 7,
+      tillId: BACK,
+    });
+    const voided = randomUUID();
+    await ledger.createMovement(shopId, {
+      id: voided,
+      kind: 'recharge',
+      cardId: '04B00002',
+      credits: 9,
+      tillId: FRONT,
+    });
+    await ledger.voidMovement(shopId, voided, { tillId: FRONT });
+    await db.query(
+      `UPDATE movements SET created_at = '2026-06-10T11:00:00Z' WHERE id IN ($1, $2)`,
+      [pending, voided],
+    );
+
+    const report = await dayReport(db, await readShop(db, shopId), day);
+    assert.equal(report.hours, 24);
+    assert.deepEqual(report.totals, {
+      recharges: { count: 2, credits: 40, euros: '20.00' },
+      payouts: { count: 1, credits: 6, euros: '3.00' },
+      compensations: {
+        recharges: { count: 1, credits: 6, euros: '3.00' },
+        payouts: { count: 0, credits: 0, euros: '0.00' },
+      },
+      eurosTaken: '23.00',
+      eurosPaidOut: '3.00',
+      eurosRefunded: '0.00',
+      netCashExpected: '20.00',
+      pending: 1,
+      voided: 1,
+    });
+    assert.deepEqual(
+      report.tills.map((till) => [till.tillName ?? till.tillId, till.totals.netCashExpected]),
+      [
+        ['front counter', '12.00'],
+        [BACK, '8.00'],
+      ],
+    );
+    assert.deepEqual(
+      report.pending.map((m) => m.id),
+      [pending],
+    );
+    assert.deepEqual(
+      report.voided.map((m) => [m.id, m.tillName]),
+      [[voided, 'front counter']],
+    );
+    assert.equal(report.floatRechargesNotReported, null);
+
+    const csv = dayReportCsv(report).split('\r\n');
+    assert.match(csv[0] ?? '', /^date,time_zone,till,till_id,recharges,/);
+    assert.equal(
+      csv[1],
+      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1`,
+    );
+    assert.equal(
+      csv[3],
+      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1',
+    );
+  });
+
+  test('when a post reaches the ledger days later, then the sale counts on the day its card was written', async () => {
+    const cardId = '04C00001';
+    const id = randomUUID();
+    await ledger.createMovement(shopId, {
+      id,
+      kind: 'recharge',
+      cardId,
+      credits: 3,
+      tillId: FRONT,
+    });
+    // Posted now (the ledger's clock), but written to the card on 1 February at 10:00 local.
+    await ledger.postMovement(shopId, id, { tillId: FRONT, occurredAt: '2026-02-01T09:00:00Z' });
+    const shop = await readShop(db, shopId);
+    assert.equal((await dayReport(db, shop, '2026-02-01')).totals.recharges.credits, 3);
+  });
+
+  test('when the chart asks for 30 days, then it has one entry per local day, days without sales at 0, the same euros as the day reports', async () => {
+    const shop = await readShop(db, shopId);
+    const days = await takingsByDay(db, shop, '2026-03-30', 30);
+    assert.equal(days.length, 30);
+    assert.equal(days[0]?.date, '2026-03-01');
+    const byDate = new Map(days.map((day) => [day.date, day]));
+    for (const date of ['2026-03-28', '2026-03-29', '2026-03-30']) {
+      const report = await dayReport(db, shop, date);
+      assert.equal(byDate.get(date)?.taken, report.totals.eurosTaken, date);
+    }
+    assert.equal(byDate.get('2026-03-15')?.taken, '0.00');
+  });
+
+  test('when the shop moves to another time zone, then its days are counted anew: the next report counts the new local days, and check finds them equal to the movements', async () => {
+    await setTimeZone(db, shopId, 'America/New_York', BY);
+    const shop = await readShop(db, shopId);
+    // 2026-03-28T22:59:59.999Z and 23:00Z are both the 28th in New York (EDT, UTC-4).
+    const report = await dayReport(db, shop, '2026-03-28');
+    assert.equal(report.totals.recharges.credits, 30);
+    assert.deepEqual((await checkLedger(db)).problems, []);
+    await setTimeZone(db, shopId, 'Europe/Brussels', BY);
+    assert.deepEqual((await checkLedger(db)).problems, []);
+  });
+
+  test('when the daily takings differ from the movements (a row changed, one missing), then check names the shop, the day and both figures', async () => {
+    assert.deepEqual((await checkLedger(db)).problems, []);
+    await db.query(
+      `UPDATE daily_takings SET euros = euros + 1 WHERE customer_id = $1 AND day = '2026-03-29' AND kind = 'recharge' AND till_id = $2`,
+      [shopId, FRONT],
+    );
+    await db.query(`DELETE FROM daily_takings WHERE customer_id = $1 AND day = '2026-03-28'`, [
+      shopId,
+    ]);
+    const problems = (await checkLedger(db)).problems;
+    assert.deepEqual(problems, [
+      `daily takings of customer ${shopId} on 2026-03-28 (till ${FRONT}, recharge): kept nothing, the movements make 1 movements, 10 credits, 5.0000 euros`,
+      `daily takings of customer ${shopId} on 2026-03-29 (till ${FRONT}, recharge): kept 1 movements, 20 credits, 11.0000 euros, the movements make 1 movements, 20 credits, 10.0000 euros`,
+    ]);
+    await db.query('SELECT ledger_rebuild_daily_takings($1)', [shopId]);
+    assert.deepEqual((await checkLedger(db)).problems, []);
+  });
+});

@@ -1,0 +1,130 @@
+// The float reference of a MIFARE Classic card (docs/card-format.md, section 6a) against the
+// page's test vectors, and how a wallet reads it: it counts only while the value block written
+// with it is the active one, and a float recharge writes it before its slot.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { WriteResult } from '../../service/card/card-face.ts';
+import {
+  planClassicWrite,
+  readClassicWallet,
+  writeClassic,
+} from '../../service/card/classic-wallet.ts';
+import {
+  crc16,
+  decodeFloatReference,
+  encodeFloatReference,
+} from '../../service/card/float-reference.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { errors } from '../../service/errors.ts';
+import { readDocVectors } from '../support/doc-vectors.ts';
+
+interface Vectors {
+  crc16: { input: string; crc: string };
+  references: {
+    name: string;
+    generation: number;
+    movementId: string;
+    credits: number;
+    block: string;
+  }[];
+  notReferences: { name: string; block: string }[];
+}
+
+const vectors = readDocVectors<Vectors>('card-format.md', 'Float reference test vectors');
+const FLOAT_ID = '22ea3bfc-5b3b-8000-8000-00000000002a';
+
+describe('the float reference, against the page', () => {
+  test("when the page's CRC input is checked, then it gives the page's value", () => {
+    assert.equal(
+      crc16(Buffer.from(vectors.crc16.input)).toString(16).toUpperCase(),
+      vectors.crc16.crc,
+    );
+  });
+
+  for (const vector of vectors.references) {
+    test(`when "${vector.name}" is encoded, then it is the page's block, and it decodes back`, () => {
+      const { generation, movementId, credits } = vector;
+      const block = encodeFloatReference({ generation, movementId, credits });
+      assert.equal(block.toString('hex').toUpperCase(), vector.block);
+      assert.deepEqual(decodeFloatReference(block), { generation, movementId, credits });
+    });
+  }
+
+  for (const vector of vectors.notReferences) {
+    test(`when "${vector.name}" is read, then it names nothing`, () => {
+      assert.equal(decodeFloatReference(Buffer.from(vector.block, 'hex')), undefined);
+    });
+  }
+
+  test('when a reference is asked for what it cannot hold, then it is a RangeError', () => {
+    const fine = { generation: 1, movementId: FLOAT_ID, credits: 1 };
+    assert.throws(
+      () => encodeFloatReference({ ...fine, movementId: '7c9e6679-7425-40de-944b-e07fc1f90ae7' }),
+      RangeError,
+    );
+    assert.throws(() => encodeFloatReference({ ...fine, credits: 0 }), RangeError);
+    assert.throws(() => encodeFloatReference({ ...fine, credits: 2 ** 24 }), RangeError);
+    assert.throws(() => encodeFloatReference({ ...fine, generation: 256 }), RangeError);
+  });
+});
+
+describe('a Classic wallet with its spare block', () => {
+  const reference = (generation: number) =>
+    encodeFloatReference({ generation, movementId: FLOAT_ID, credits: 20 });
+
+  test('when the reference is the active generation, then the wallet shows the float recharge; another generation, none', () => {
+    const slots: [Buffer, Buffer] = [encodeValueBlock(50, 5), encodeValueBlock(30, 4)];
+    const shown = readClassicWallet('04A1B2C3', slots, undefined, reference(5));
+    assert.equal(shown.carriesFloat, true);
+    assert.deepEqual(shown.floatEvidence, [{ movementId: FLOAT_ID, credits: 20 }]);
+    // Written with the next generation, whose slot never landed: it names nothing.
+    assert.deepEqual(
+      readClassicWallet('04A1B2C3', slots, undefined, reference(6)).floatEvidence,
+      [],
+    );
+    // Without the spare block, the card carries no float recharge.
+    const bare = readClassicWallet('04A1B2C3', slots);
+    assert.equal(bare.carriesFloat, undefined);
+    assert.equal(bare.floatEvidence, undefined);
+  });
+
+  test('when a float recharge is written, then its reference goes first, and the slot only after the reference was proven', async () => {
+    const intent = planClassicWrite('classic:v1:30:4:1', 50, FLOAT_ID, true);
+    assert.equal(intent.reference, reference(5).toString('hex'));
+    const writes: string[] = [];
+    const card = (spare: WriteResult) => ({
+      writeSpare: async (block: Buffer) => {
+        writes.push(`spare ${block.toString('hex')}`);
+        return spare;
+      },
+      writeSlotBlock: async (slot: 0 | 1, block: Buffer) => {
+        writes.push(`slot ${slot} ${block.toString('hex')}`);
+        return { outcome: 'committed' } as const;
+      },
+    });
+    assert.deepEqual(await writeClassic(intent, card({ outcome: 'committed' })), {
+      outcome: 'committed',
+    });
+    assert.deepEqual(writes, [
+      `spare ${intent.reference}`,
+      `slot 0 ${encodeValueBlock(50, 5).toString('hex')}`,
+    ]);
+    writes.length = 0;
+    const torn = await writeClassic(intent, card({ outcome: 'uncertain', error: errors.noCard() }));
+    assert.equal(torn.outcome, 'not-written');
+    assert.deepEqual(writes, [`spare ${intent.reference}`], 'no slot after an unproven reference');
+    const noSpare = await writeClassic(intent, {
+      writeSlotBlock: card({ outcome: 'committed' }).writeSlotBlock,
+    });
+    assert.equal(noSpare.outcome, 'not-written');
+  });
+
+  test('when a recharge is not from the float, then no reference is planned or written', async () => {
+    const intent = planClassicWrite(
+      'classic:v1:30:4:1',
+      50,
+      '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    );
+    assert.equal(intent.reference, undefined);
+  });
+});

@@ -1,0 +1,310 @@
+/**
+ * The till float through the money engine and its use cases, in memory (float-rig.ts): a
+ * recharge the float covers is answered without a ledger call and reported afterwards, online
+ * and offline; offline, its bounds refuse with a detail and a payout is refused; an undecided
+ * float write is reported so, then decided on its card; what a card shows of another till's
+ * float is reported as found; a till whose journal lost its float sells nothing from it.
+ */
+import assert from 'node:assert/strict';
+import { afterEach, describe, test } from 'node:test';
+import { floatMovementId } from '../../common/float-ids.ts';
+import { encodeFloatReference } from '../../service/card/float-reference.ts';
+import { AppError } from '../../service/errors.ts';
+import { dischargeCard } from '../../service/wallet/discharge-card.ts';
+import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
+import { rechargeCard } from '../../service/wallet/recharge-card.ts';
+import { floatRig } from '../support/float-rig.ts';
+import {
+  cardOnReader,
+  eventually,
+  fingerprint,
+  idempotency,
+  KEY,
+  MemoryStore,
+  settled,
+} from '../support/money-rig.ts';
+
+const engines: MovementEngine[] = [];
+afterEach(async () => {
+  for (const engine of engines.splice(0)) await engine.close();
+});
+
+/** A rig started, its float as it first syncs (open, unless the ledger holds one it lost). */
+async function started(options: Parameters<typeof floatRig>[0] = {}, state = 'online') {
+  const rig = floatRig(options);
+  engines.push(rig.engine);
+  await rig.open();
+  rig.customer();
+  rig.engine.start();
+  await rig.clock.advance(0);
+  await eventually(() => rig.floats.status().state === state, `the float ${state}`);
+  const recharge = (
+    access: ReturnType<typeof cardOnReader>['access'],
+    credits: number,
+    key?: string,
+  ) =>
+    rechargeCard(access, rig.engine, {
+      request: { credits },
+      customer: rig.customer(),
+      keyFingerprint: fingerprint(KEY),
+      ...(key ? { idempotency: idempotency(key, `credits ${credits}`) } : {}),
+    });
+  return { ...rig, recharge };
+}
+
+const opened = (options: Parameters<typeof floatRig>[0] = {}) => started(options);
+
+/** The error a promise fails with. */
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  assert.fail('it did not fail');
+}
+
+describe('a recharge paid from the float', () => {
+  test('when the float covers a recharge, then it is written with its reference and answered without a ledger call, then reported once', async () => {
+    const rig = await opened();
+    const floatId = rig.floats.status().floatId as string;
+    const card = cardOnReader(10, '04E1E2E3', { spare: true });
+    const { access, held } = card;
+    const creates = rig.ledger.calls.length;
+    const answer = await rig.recharge(access, 30);
+    assert.equal(answer.credits, 40);
+    assert.equal(answer.rechargeAmount, 15);
+    assert.equal(held(), 40);
+    const float = rig.sim.floats.floats.get(floatId);
+    const id = floatMovementId(float?.prefix as string, 1);
+    assert.equal(answer.movementId, id);
+    assert.deepEqual(rig.ledger.calls.slice(creates), [], 'no pool movement');
+    // The card names the recharge: its reference, at the generation of the slot written with it.
+    assert.equal(
+      card.spareBlock.toString('hex'),
+      encodeFloatReference({ generation: 2, movementId: id, credits: 30 }).toString('hex'),
+    );
+    await rig.clock.advance(0);
+    await eventually(() => rig.journal.movements.get(id)?.resolved === 'posted', 'reported');
+    assert.equal(rig.sim.movements.get(id)?.state, 'posted');
+    assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 30);
+    assert.equal(rig.floats.status().left, 170);
+    assert.equal(rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length, 1);
+  });
+
+  test('when the ledger is down, then a recharge within the cap still sells, one beyond it or past the offline limit is NoCredits saying why, and nothing moves', async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    rig.ledger.down = true;
+    // A failed call tells the till it is offline.
+    await rig.engine.floats?.keeper.sync();
+    assert.equal(rig.floats.keeper.online, false);
+    const sold = await rig.recharge(card.access, 40);
+    assert.equal(sold.credits, 40);
+    const capped = await failure(rig.recharge(card.access, 41));
+    assert.deepEqual(
+      [capped.code, capped.detail],
+      ['NoCredits', 'offline: at most 40 credits per recharge while the ledger cannot be reached'],
+    );
+    assert.equal(card.held(), 40);
+    // An hour on, at once: the retry timers then due run once each, not once per 20 ms.
+    rig.clock.time += 3600 * 1000;
+    await rig.clock.advance(0);
+    const late = await failure(rig.recharge(card.access, 5));
+    assert.equal(late.code, 'NoCredits');
+    assert.match(late.detail ?? '', /^offline: the offline time limit passed at /);
+    assert.equal(card.held(), 40);
+    assert.equal(rig.floats.status().state, 'stopped');
+
+    rig.ledger.down = false;
+    await rig.floats.keeper.sync();
+    await eventually(() => rig.floats.reporter.pending === 0, 'reported');
+    assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 40);
+  });
+
+  test('when a float recharge is asked again with its Idempotency-Key while offline, then the journal answers it, card untouched', async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    const first = await rig.recharge(card.access, 25, 'sale-1');
+    const writes = card.writes;
+    const again = await rig.recharge(card.access, 25, 'sale-1');
+    assert.deepEqual(again, first);
+    assert.equal(card.writes, writes);
+    assert.equal(card.held(), 25);
+  });
+
+  test('when a payout is asked while offline, then it is ErrorTrackingDischargeMovement saying why, the card untouched', async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    await rig.recharge(card.access, 20);
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    const refused = await failure(
+      dischargeCard(card.access, rig.engine, { keyFingerprint: fingerprint(KEY) }),
+    );
+    assert.equal(refused.code, 'ErrorTrackingDischargeMovement');
+    assert.match(refused.detail ?? '', /a payout needs it/);
+    assert.equal(card.held(), 20);
+  });
+
+  test('when a payout follows an unreported float recharge, then the recharge is reported first, so the card is within its account', async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    // Reports go unanswered: the recharge stays unreported.
+    rig.ledger.down = true;
+    await rig.recharge(card.access, 20);
+    rig.ledger.down = false;
+    const paid = await dischargeCard(card.access, rig.engine, { keyFingerprint: fingerprint(KEY) });
+    assert.equal(paid.dischargedCredits, 20);
+    assert.equal(card.held(), 0);
+  });
+
+  test("when a float recharge's card leaves mid-write, then it is reported undecided, and its card decides it when seen", async () => {
+    const rig = await opened();
+    const card = cardOnReader(10, '04E1E2E3', { spare: true });
+    card.nextWrite = 'lost';
+    const torn = await failure(rig.recharge(card.access, 15));
+    assert.equal(torn.code, 'CardRemovedDuringWrite');
+    const [movement] = [...rig.journal.movements.values()].filter((m) => m.float);
+    const id = movement?.id as string;
+    await rig.clock.advance(0);
+    await eventually(() => rig.sim.movements.get(id)?.state === 'pending', 'reported undecided');
+    assert.equal(rig.journal.movements.get(id)?.reportedUndecided, true);
+    // The float counts it spent meanwhile: it may be on the card.
+    assert.equal(rig.floats.status().left, 185);
+    await rig.engine.settle(card.card);
+    await rig.clock.advance(0);
+    await eventually(() => rig.sim.movements.get(id)?.state === 'posted', 'decided and reported');
+    assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 15);
+  });
+
+  test("when a card shows another till's float recharge, then it is reported as found, once", async () => {
+    const rig = await opened();
+    // Another till's float of the same shop, and a recharge of it the card shows.
+    const other = rig.sim.floats.open(KEY, {
+      tillId: '00000000-0000-4000-8000-0000000000ff',
+      requestId: '00000000-0000-4000-8000-0000000000fe',
+      ids: 10,
+    }).float;
+    const id = floatMovementId(other.idPrefix, 3);
+    const card = cardOnReader(30, '04E1E2E3', { spare: true });
+    card.spareBlock = encodeFloatReference({ generation: 1, movementId: id, credits: 30 });
+    await rig.recharge(card.access, 5);
+    await rig.clock.advance(0);
+    await eventually(() => rig.sim.movements.get(id)?.state === 'posted', 'found');
+    assert.equal(rig.sim.movements.get(id)?.reportedAs, 'found');
+    assert.equal(rig.journal.floats.found.get(id)?.reportedAt !== undefined, true);
+    const reports = rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length;
+    await rig.recharge(card.access, 5);
+    await rig.clock.advance(0);
+    await settled();
+    // Seen again: nothing new to report of it (its own recharges only).
+    assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 40);
+    assert.ok(rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length >= reports);
+  });
+});
+
+describe("the float's life", () => {
+  test('when the float runs below its low-water mark, then the till tops it up, within its size', async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    for (let i = 0; i < 4; i += 1) await rig.recharge(card.access, 40);
+    await rig.clock.advance(0);
+    await eventually(() => rig.floats.status().left === 200, 'topped up');
+    assert.ok(rig.ledger.floatCalls.includes('topup'));
+  });
+
+  test('when the ledger stays down while the till sells below its low-water mark, then it probes the ledger at a steady pace', async () => {
+    const rig = await opened({ settings: { lowWater: 190 } });
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    let asked = 0;
+    const getCustomer = rig.ledger.getCustomer;
+    rig.ledger.getCustomer = (apiKey) => {
+      asked += 1;
+      return getCustomer(apiKey);
+    };
+    // Each sale below the low-water mark asks for a sync (a top-up), a second apart.
+    for (let i = 0; i < 9; i += 1) {
+      await rig.recharge(card.access, 20);
+      rig.clock.time += 1_000;
+      await rig.clock.advance(0);
+    }
+    const before = asked;
+    for (let step = 0; step < 600; step += 1) {
+      rig.clock.time += 1_000;
+      await rig.clock.advance(0);
+    }
+    // Ten minutes at one probe per 15 s: 40 asks, not 40 per sale that asked for a sync.
+    assert.ok(asked - before <= 41, `asked ${asked - before} times in 10 minutes`);
+  });
+
+  test('when a top-up answer is lost, then it is asked again with the same id, and the float gets it once', async () => {
+    const rig = await opened({ settings: { lowWater: 150 } });
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    const topUp = rig.ledger.topUpFloat;
+    let lost = true;
+    rig.ledger.topUpFloat = async (apiKey, floatId, request) => {
+      const answer = await topUp(apiKey, floatId, request);
+      if (lost) {
+        lost = false;
+        throw new AppError('LedgerUnavailable', 500);
+      }
+      return answer;
+    };
+    await rig.recharge(card.access, 60);
+    await rig.floats.keeper.sync();
+    assert.equal(rig.floats.status().left, 140, 'not counted before its answer');
+    await rig.floats.keeper.sync();
+    assert.equal(rig.floats.status().left, 200);
+    const float = rig.sim.floats.floats.get(rig.floats.status().floatId as string);
+    assert.equal(float?.granted, 260);
+  });
+
+  test('when the shop stops floats, then the till reports everything and closes its float, the rest back to the pool', async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    await rig.recharge(card.access, 30);
+    const shop = rig.sim.shops.get(rig.sim.customer(KEY).customerId);
+    if (shop?.float) shop.float = { ...shop.float, size: 0 };
+    rig.customer();
+    await rig.floats.keeper.sync();
+    await eventually(() => rig.floats.status().state === 'off', 'closed');
+    assert.equal(rig.sim.customer(KEY).credits, 970);
+  });
+
+  test('when a till comes back with an empty journal, then it sells nothing from the float the ledger holds for it, until an operator closed it', async () => {
+    const rig = await opened();
+    const floatId = rig.floats.status().floatId as string;
+    await rig.engine.close();
+    // The same till, its data folder lost: a new journal, the same ledger.
+    const back = await started({ of: rig, store: new MemoryStore() }, 'held');
+    assert.match(
+      back.floats.status().line,
+      new RegExp(`float ${floatId} awaits an operator's close`),
+    );
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    const creates = back.ledger.calls.filter((call) => call.startsWith('create')).length;
+    // Online, a recharge is paid from the pool instead.
+    await back.recharge(card.access, 10);
+    assert.equal(back.ledger.calls.filter((call) => call.startsWith('create')).length, creates + 1);
+    back.ledger.down = true;
+    await back.floats.keeper.sync();
+    const offline = await failure(back.recharge(card.access, 10));
+    assert.match(offline.detail ?? '', /awaits an operator's close/);
+    back.ledger.down = false;
+    rig.sim.floats.closeByOperator(rig.sim.customer(KEY).customerId, floatId, {
+      movements: [],
+      writeOff: 0,
+      reason: null,
+    });
+    await back.floats.keeper.sync();
+    await back.floats.keeper.sync();
+    assert.equal(back.floats.status().state, 'online');
+    assert.notEqual(back.floats.status().floatId, floatId);
+  });
+});
