@@ -175,6 +175,17 @@ export const errors = {
     ),
   // Several tills of one shop (docs/integrators.md, "Several tills").
   /** `detail` names the movement and its till, as the ledger does. */
+  /**
+   * The shop blocked the card (lost, stolen, replaced): no till recharges or pays it out, and
+   * `/readcard` refuses it too. `detail` says since when (and why, when the ledger said).
+   */
+  cardBlocked: (detail?: string) =>
+    withDetail(
+      'CardBlocked',
+      500,
+      detail ??
+        'The shop blocked this card: it is not recharged or paid out; keep it for the shop owner',
+    ),
   movementPendingAtOtherTill: (detail?: string) =>
     withDetail(
       'MovementPendingAtOtherTill',

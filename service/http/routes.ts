@@ -4,6 +4,7 @@ import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
+import type { CardBlocks } from '../wallet/card-blocks.ts';
 import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
@@ -29,6 +30,7 @@ export interface RouteDependencies {
   movements: MovementEngine;
   personalizer: CardPersonalizer;
   refuseCardsAboveAccount: boolean;
+  blocks?: CardBlocks;
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
@@ -39,7 +41,7 @@ export interface RouteDependencies {
 export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
     deps;
-  const { limits } = deps;
+  const { limits, blocks } = deps;
   // The ledger refused a card and flagged it (the refusal's code says why): the tray shows it.
   const flaggedSuspect = (cardId: string, credits: number, suspectReason: string) =>
     activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true, suspectReason });
@@ -61,7 +63,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
   });
 
   router.get('/readcard', ...limited('readcard'), resolveCustomer, async (_req, res) => {
-    const card = await readCard(cards, movements);
+    const card = await readCard(cards, movements, blocks);
     activity.emit('card-answer', { at: new Date(), cardId: card.cardId, credits: card.credits });
     res.json(card);
   });
@@ -86,6 +88,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       personalizer,
       refuseAboveAccount: deps.refuseCardsAboveAccount,
       onFlagged: flaggedSuspect,
+      blocks,
     });
     activity.emit('card-answer', {
       at: new Date(),
@@ -110,6 +113,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
         reference,
         idempotency: idempotencyOf(req, keyFingerprint, {}, reference),
         onFlagged: flaggedSuspect,
+        blocks,
       });
       activity.emit('card-answer', { at: new Date(), cardId: discharged.cardId, credits: 0 });
       res.json(discharged);

@@ -1,6 +1,7 @@
 import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
+import { blockedRefusal, refuseBlockedCard, type CardBlocks } from './card-blocks.ts';
 import type { DischargeAnswer, MovementEngine } from './movement-engine.ts';
 import type { Idempotency } from './journal-entries.ts';
 import { floatReportRefusal } from './till-floats.ts';
@@ -20,6 +21,8 @@ export interface DischargeInput {
    * suspect: the host shows it to the operator, with the refusal's code.
    */
   onFlagged?: (cardId: string, credits: number, reason: string) => void;
+  /** The shop's blocked cards: refused before anything is recorded (CardBlocked). */
+  blocks?: CardBlocks;
 }
 
 /**
@@ -38,6 +41,7 @@ export function dischargeCard(
       await movements.settle(card);
       const earlier = await movements.replay<DischargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
+      refuseBlockedCard(input.blocks, card.cardId);
 
       const wallet = await movements.readWallet(card);
       if (wallet.balance === 0) {
@@ -82,6 +86,7 @@ export function dischargeCard(
           if (refusal) input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
           throw (
             refusal ??
+            blockedRefusal(error, card.cardId, input.blocks) ??
             otherTillRefusal(error) ??
             floatReportRefusal(error) ??
             (error instanceof AppError && error.status < 500

@@ -4,6 +4,7 @@ import type { LedgerCustomer } from '../cloud/ledger-client.ts';
 import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { errors } from '../errors.ts';
 import type { CardAccess } from './card-access.ts';
+import { blockedRefusal, refuseBlockedCard, type CardBlocks } from './card-blocks.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
 import type { Idempotency } from './journal-entries.ts';
 import type { CardPersonalizer } from './personalize-card.ts';
@@ -23,6 +24,8 @@ export interface RechargeInput {
   refuseAboveAccount?: boolean;
   /** The ledger refused the card (refuseAboveAccount) and flagged it: the host shows it. */
   onFlagged?: (cardId: string, credits: number, reason: string) => void;
+  /** The shop's blocked cards: refused before anything is reserved or sold (CardBlocked). */
+  blocks?: CardBlocks;
 }
 
 /**
@@ -47,6 +50,7 @@ export function rechargeCard(
       await movements.settle(card);
       const earlier = await movements.replay<RechargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
+      refuseBlockedCard(input.blocks, card.cardId);
 
       await input.personalizer?.beforeRecharge(card);
       const wallet = await movements.readWallet(card);
@@ -109,7 +113,7 @@ export function rechargeCard(
             input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
             throw refusal;
           }
-          return rechargeRefusal(error);
+          throw blockedRefusal(error, card.cardId, input.blocks) ?? rechargeRefusal(error);
         });
       return movements.commit<RechargeAnswer>(reservation, card);
     }),

@@ -1,0 +1,175 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CardList } from '../../common/ledger-contract.ts';
+import type { Logger } from '../logger.ts';
+
+/** Where the till keeps the shop's card list it learnt last, in its data folder. */
+export const CARD_LIST_FILE = 'card-list.json';
+
+/** A change waiting for a card, as the card list names it. */
+export type WaitingChange = CardList['waiting'][number];
+
+export interface CardListWatcherOptions {
+  ledger: { getCardList(apiKey: string, heldSeq?: number): Promise<CardList | null> };
+  /** The key in effect (it may change while the service runs). */
+  apiKey: () => string;
+  /** Which shop's list a stored one is: the key's fingerprint (never the key itself). */
+  fingerprint: (apiKey: string) => string;
+  dataDir: string;
+  /** Every this long (docs/integrators.md: 30 s, so a block is known within a minute). */
+  everyMs: number;
+  log: Logger;
+}
+
+interface StoredList {
+  keyFingerprint: string;
+  list: CardList;
+}
+
+/**
+ * The shop's card list as this till knows it (docs/cloud-api.md, "Blocking a card"): the
+ * blocked cards and the changes waiting for cards, polled from `GET /v1/card-list` every
+ * `everyMs` with the list's seq as ETag (a 304 while nothing changed), so a block reaches every
+ * till within a minute and an offline till learns it at its first poll back. Kept in the data
+ * folder, so a till that starts offline still refuses a card it knew blocked (its float would
+ * otherwise sell to it). A block the ledger answers in a refusal is noted at once and the list
+ * fetched again.
+ */
+export class CardListWatcher {
+  readonly #options: CardListWatcherOptions;
+  readonly #file: string;
+  #stored: StoredList | null;
+  /** Blocks the ledger refused with since the list was fetched (cleared by the next list). */
+  readonly #refused = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | undefined;
+  #again = false;
+  #failing = false;
+  #closed = false;
+
+  constructor(options: CardListWatcherOptions) {
+    this.#options = options;
+    this.#file = join(options.dataDir, CARD_LIST_FILE);
+    this.#stored = readStored(this.#file, options.log);
+  }
+
+  /** The list in effect for the key in use, or null before one was learnt. */
+  get list(): CardList | null {
+    const stored = this.#stored;
+    const key = this.#options.apiKey();
+    return stored && stored.keyFingerprint === this.#options.fingerprint(key) ? stored.list : null;
+  }
+
+  /** The card's block, when the shop blocked it: since when. */
+  blockOf(cardId: string): { since: string | null } | undefined {
+    const blocked = this.list?.blocked.find((entry) => entry.cardId === cardId);
+    if (blocked) return { since: blocked.since };
+    return this.#refused.has(cardId) ? { since: null } : undefined;
+  }
+
+  /** The changes waiting for the card (a replacement onto it, a correction of it). */
+  waitingFor(cardId: string): WaitingChange[] {
+    return this.list?.waiting.filter((change) => change.cardId === cardId) ?? [];
+  }
+
+  /** The ledger refused a movement of the card as blocked: refused here too, and polled now. */
+  learntBlocked(cardId: string): void {
+    this.#refused.add(cardId);
+    this.poll();
+  }
+
+  /** The ledger said something waits for the card, or was taken meanwhile: polled now. */
+  learntChanged(): void {
+    this.poll();
+  }
+
+  /** Polls at once, then every `everyMs`. */
+  start(): void {
+    if (this.#closed || this.#timer) return;
+    this.#timer = setInterval(() => this.poll(), this.#options.everyMs);
+    this.#timer.unref();
+    this.poll();
+  }
+
+  /** Polls now (a new key, the ledger back); one poll at a time, another after it if asked. */
+  poll(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    if (this.#polling) {
+      this.#again = true;
+      return this.#polling;
+    }
+    this.#polling = this.#once().finally(() => {
+      this.#polling = undefined;
+      if (this.#again && !this.#closed) {
+        this.#again = false;
+        void this.poll();
+      }
+    });
+    return this.#polling;
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+  }
+
+  async #once(): Promise<void> {
+    const { ledger, apiKey, fingerprint, log } = this.#options;
+    const key = apiKey();
+    const keyFingerprint = fingerprint(key);
+    const held = this.#stored?.keyFingerprint === keyFingerprint ? this.#stored.list : null;
+    try {
+      const list = await ledger.getCardList(key, held?.seq);
+      if (this.#closed) return;
+      if (this.#failing) log.info('card list: the ledger answers again');
+      this.#failing = false;
+      if (list === null) {
+        // Unchanged; blocks refused meanwhile are in it (a block moves the seq on).
+        if (held) this.#refused.clear();
+        return;
+      }
+      this.#stored = { keyFingerprint, list };
+      this.#refused.clear();
+      this.#write();
+    } catch (error) {
+      if (this.#closed) return;
+      if (!this.#failing) {
+        log.warn(
+          `card list: the ledger did not answer (${(error as Error).message}); blocks known so far stay in effect`,
+        );
+      }
+      this.#failing = true;
+    }
+  }
+
+  #write(): void {
+    // Written whole, then renamed: a crash mid-write keeps the previous list.
+    const temporary = `${this.#file}.${process.pid}.tmp`;
+    try {
+      writeFileSync(temporary, `${JSON.stringify(this.#stored)}\n`, { mode: 0o600 });
+      renameSync(temporary, this.#file);
+    } catch (error) {
+      this.#options.log.warn(`card list: not kept on disk (${(error as Error).message})`);
+    }
+  }
+}
+
+function readStored(file: string, log: Logger): StoredList | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const stored = JSON.parse(text) as StoredList;
+    if (typeof stored.keyFingerprint !== 'string' || !Array.isArray(stored.list?.blocked)) {
+      throw new Error('not a card list');
+    }
+    if (!Array.isArray(stored.list.waiting)) stored.list.waiting = [];
+    return stored;
+  } catch (error) {
+    log.warn(`card list: ${file} ignored (${(error as Error).message}); fetched anew`);
+    return null;
+  }
+}
