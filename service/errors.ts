@@ -186,6 +186,16 @@ export const errors = {
       detail ??
         'The shop blocked this card: it is not recharged or paid out; keep it for the shop owner',
     ),
+  /**
+   * The ledger holds a replacement or correction for the card that this till could not apply
+   * now (its card list could not be fetched): nothing moved. `detail`: the ledger's words.
+   */
+  cardChangeWaiting: (detail?: string) =>
+    withDetail(
+      'CardChangeWaiting',
+      500,
+      `${detail ?? 'a replacement or correction waits for this card at the ledger'}; nothing moved: present the card again once the till reaches the ledger`,
+    ),
   movementPendingAtOtherTill: (detail?: string) =>
     withDetail(
       'MovementPendingAtOtherTill',

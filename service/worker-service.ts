@@ -259,7 +259,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     movements,
     personalizer,
     refuseCardsAboveAccount: config.refuseCardsAboveAccount,
-    blocks: cardList,
+    cardList,
     events,
     activity,
     log,
@@ -482,8 +482,11 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
   }
 
   settleCard(): Promise<SettleAnswer> {
-    const { readers, movements, ledger, settings } = this.#parts;
-    return settleCard(readers, movements, ledger, settings.apiKey);
+    const { readers, movements, ledger, settings, cardList } = this.#parts;
+    return settleCard(readers, movements, ledger, settings.apiKey, {
+      changes: cardList,
+      keyFingerprint: keyFingerprint(settings.apiKey),
+    });
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,12 @@ import type { Logger } from '../logger.ts';
 /** Where the till keeps the shop's card list it learnt last, in its data folder. */
 export const CARD_LIST_FILE = 'card-list.json';
 
+/** A card's block as this till knows it: since when (null: from a refusal), the ledger's words. */
+export interface KnownBlock {
+  since: string | null;
+  detail?: string;
+}
+
 /** A change waiting for a card, as the card list names it. */
 export type WaitingChange = CardList['waiting'][number];
 
@@ -39,8 +45,15 @@ export class CardListWatcher {
   readonly #options: CardListWatcherOptions;
   readonly #file: string;
   #stored: StoredList | null;
-  /** Blocks the ledger refused with since the list was fetched (cleared by the next list). */
-  readonly #refused = new Set<string>();
+  /**
+   * Blocks the ledger refused with since the list was fetched, with its words (cleared by the
+   * next list).
+   */
+  readonly #refused = new Map<string, string | undefined>();
+  /** Cards the ledger said are not blocked, though the list held says so (until the next). */
+  readonly #lifted = new Set<string>();
+  /** Changes this till applied since the list was fetched. */
+  readonly #applied = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #again = false;
@@ -61,26 +74,53 @@ export class CardListWatcher {
   }
 
   /** The card's block, when the shop blocked it: since when. */
-  blockOf(cardId: string): { since: string | null } | undefined {
+  blockOf(cardId: string): KnownBlock | undefined {
+    if (this.#refused.has(cardId)) {
+      const detail = this.#refused.get(cardId);
+      return { since: null, ...(detail === undefined ? {} : { detail }) };
+    }
+    if (this.#lifted.has(cardId)) return undefined;
     const blocked = this.list?.blocked.find((entry) => entry.cardId === cardId);
-    if (blocked) return { since: blocked.since };
-    return this.#refused.has(cardId) ? { since: null } : undefined;
+    return blocked ? { since: blocked.since } : undefined;
   }
 
   /** The changes waiting for the card (a replacement onto it, a correction of it). */
   waitingFor(cardId: string): WaitingChange[] {
-    return this.list?.waiting.filter((change) => change.cardId === cardId) ?? [];
+    return (
+      this.list?.waiting.filter(
+        (change) => change.cardId === cardId && !this.#applied.has(change.id),
+      ) ?? []
+    );
+  }
+
+  /** This till applied the change: it waits no more, though the list held still says so. */
+  applied(changeId: string): void {
+    this.#applied.add(changeId);
+  }
+
+  /** Fetches the list now and waits for it (after one already on its way). */
+  async refresh(): Promise<void> {
+    await this.#polling;
+    await this.poll();
   }
 
   /** The ledger refused a movement of the card as blocked: refused here too, and polled now. */
-  learntBlocked(cardId: string): void {
-    this.#refused.add(cardId);
-    this.poll();
+  learntBlocked(cardId: string, detail?: string): void {
+    this.#refused.set(cardId, detail);
+    this.#lifted.delete(cardId);
+    void this.poll();
+  }
+
+  /** The ledger said the card is not blocked: taken here too, and polled now. */
+  learntUnblocked(cardId: string): void {
+    this.#refused.delete(cardId);
+    this.#lifted.add(cardId);
+    void this.poll();
   }
 
   /** The ledger said something waits for the card, or was taken meanwhile: polled now. */
   learntChanged(): void {
-    this.poll();
+    void this.poll();
   }
 
   /** Polls at once, then every `everyMs`. */
@@ -124,12 +164,15 @@ export class CardListWatcher {
       if (this.#failing) log.info('card list: the ledger answers again');
       this.#failing = false;
       if (list === null) {
-        // Unchanged; blocks refused meanwhile are in it (a block moves the seq on).
-        if (held) this.#refused.clear();
+        // Unchanged, so what the ledger said meanwhile is in it (a block moves the seq on).
+        this.#refused.clear();
+        this.#lifted.clear();
         return;
       }
       this.#stored = { keyFingerprint, list };
       this.#refused.clear();
+      this.#lifted.clear();
+      this.#applied.clear();
       this.#write();
     } catch (error) {
       if (this.#closed) return;

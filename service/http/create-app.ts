@@ -3,6 +3,7 @@ import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import type { CardBlocks } from '../wallet/card-blocks.ts';
+import type { CardChanges } from '../wallet/card-changes.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { CardPersonalizer } from '../wallet/personalize-card.ts';
@@ -35,8 +36,8 @@ export interface AppDependencies {
   personalizer: CardPersonalizer;
   /** Recharges of a card holding more than its account at the ledger are refused. */
   refuseCardsAboveAccount: boolean;
-  /** The shop's blocked cards, as this till's card list knows them. */
-  blocks?: CardBlocks;
+  /** The shop's blocked cards and changes waiting for cards, as this till's card list knows them. */
+  cardList?: CardBlocks & CardChanges;
   events: CardEventStream;
   activity: HttpActivity;
   log: Logger;
@@ -86,7 +87,7 @@ export function createApp(deps: AppDependencies): Express {
       movements: deps.movements,
       personalizer: deps.personalizer,
       refuseCardsAboveAccount: deps.refuseCardsAboveAccount,
-      ...(deps.blocks ? { blocks: deps.blocks } : {}),
+      ...(deps.cardList ? { cardList: deps.cardList } : {}),
       events: deps.events,
       authenticate: auth,
       activity: deps.activity,

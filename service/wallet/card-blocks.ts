@@ -2,16 +2,32 @@ import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { LedgerRefusal } from '../cloud/ledger-client.ts';
 import { errors, type AppError } from '../errors.ts';
 
+/** A card's block as this till knows it. */
+export interface KnownBlock {
+  /** Since when (null: learnt from a refusal, before the card list said so). */
+  since: string | null;
+  /** The ledger's words for it, when a refusal said them (since when and why). */
+  detail?: string;
+}
+
 /** What the use cases know of the shop's blocked cards (the till's card list). */
 export interface CardBlocks {
-  /** The card's block, when the shop blocked it: since when (null: known from a refusal). */
-  blockOf(cardId: string): { since: string | null } | undefined;
-  /** The ledger refused a movement of the card as blocked. */
-  learntBlocked(cardId: string): void;
+  blockOf(cardId: string): KnownBlock | undefined;
+  /** The ledger refused a movement of the card as blocked (its detail). */
+  learntBlocked(cardId: string, detail?: string): void;
+  /** The ledger said the card is not blocked (any more). */
+  learntUnblocked(cardId: string): void;
 }
 
 const KEEP =
   'no till recharges or pays it out; keep it for the shop owner, who can move its account to a new card';
+
+/** What `CardBlocked` says of a card's block. */
+export function blockedDetail(cardId: string, block: KnownBlock): string {
+  if (block.detail !== undefined) return `${block.detail}; ${KEEP}`;
+  const since = block.since === null ? '' : ` since ${block.since}`;
+  return `card ${cardId} is blocked by the shop${since}: ${KEEP}`;
+}
 
 /**
  * `500 CardBlocked` for a card the till's card list says is blocked (docs/integrators.md,
@@ -19,9 +35,7 @@ const KEEP =
  */
 export function refuseBlockedCard(blocks: CardBlocks | undefined, cardId: string): void {
   const block = blocks?.blockOf(cardId);
-  if (!block) return;
-  const since = block.since === null ? '' : ` since ${block.since}`;
-  throw errors.cardBlocked(`card ${cardId} is blocked by the shop${since}: ${KEEP}`);
+  if (block) throw errors.cardBlocked(blockedDetail(cardId, block));
 }
 
 /**
@@ -37,7 +51,6 @@ export function blockedRefusal(
   if (!(error instanceof LedgerRefusal) || error.code !== ledgerErrorCodes.cardBlocked.code) {
     return undefined;
   }
-  blocks?.learntBlocked(cardId);
-  // The ledger's detail names the card, since when and why.
-  return errors.cardBlocked(`${error.detail ?? `card ${cardId} is blocked by the shop`}; ${KEEP}`);
+  blocks?.learntBlocked(cardId, error.detail);
+  return errors.cardBlocked(blockedDetail(cardId, { since: null, detail: error.detail }));
 }

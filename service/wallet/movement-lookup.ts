@@ -91,7 +91,8 @@ export async function movementsByReference(
 ): Promise<MovementRecord[]> {
   const journaled = [...movements.journal]
     .filter((movement) => movement.reference === reference)
-    .filter((movement) => ownJournaled(caller, movement));
+    .map((movement) => ownJournaled(caller, movement))
+    .filter((movement) => movement !== undefined);
   let atLedger: LedgerMovement[] | undefined;
   try {
     atLedger = await ledger.listMovementsByReference(caller.apiKey, reference);
@@ -116,14 +117,21 @@ export async function movementsByReference(
   return records.sort((a, b) => when(b) - when(a));
 }
 
-/** A journaled movement the caller may see: made with its key (never another shop's). */
-function ownJournaled(caller: Caller, movement: Movement | undefined): Movement | undefined {
-  return movement?.keyFingerprint === caller.keyFingerprint ? movement : undefined;
+type TillJournaled = Movement & { kind: 'recharge' | 'discharge' };
+
+/**
+ * A journaled movement the caller may see: made with its key (never another shop's), and a
+ * recharge or payout (a block-clear, pickup or undo is not one of this API's receipts).
+ */
+function ownJournaled(caller: Caller, movement: Movement | undefined): TillJournaled | undefined {
+  return movement?.keyFingerprint === caller.keyFingerprint && isRechargeOrPayout(movement.kind)
+    ? (movement as TillJournaled)
+    : undefined;
 }
 
 function fromJournal(
   movements: MovementEngine,
-  movement: Movement,
+  movement: TillJournaled,
   atLedger: boolean | null,
 ): MovementRecord {
   const { resolved } = movement;
