@@ -15,12 +15,17 @@ export interface ShopBook {
     pool: bigint;
     /** Reserved by pending recharges (of the pool, or a float's undecided card writes). */
     reserved: bigint;
-    /** Taken from cards' accounts by pending payouts, on their way back to the pool. */
+    /**
+     * Taken from cards' accounts by pending payouts, refunds and corrections, on their way back
+     * to the pool.
+     */
     payingOut: bigint;
     /** What the tills' floats hold. */
     floats: bigint;
-    /** What the shop has put on its cards (their accounts). */
+    /** What the shop has put on its cards (their accounts, bonus credits included). */
     cards: bigint;
+    /** Blocked cards' accounts moved to replacements still waiting for their new card. */
+    waiting: bigint;
     /** Balances of cards sold before the ledger (card import): a source. */
     imported: bigint;
     /** Paid out before card accounts existed, written off by migration 3: a source. */
@@ -46,9 +51,12 @@ export async function readShopBooks(tx: Queryable): Promise<ShopBook[]> {
        (SELECT COALESCE(sum(credits), 0) FROM movements m
         WHERE m.customer_id = c.id AND m.state = 'pending' AND m.kind = 'recharge') AS reserved,
        (SELECT COALESCE(sum(credits), 0) FROM movements m
-        WHERE m.customer_id = c.id AND m.state = 'pending' AND m.kind = 'discharge') AS "payingOut",
+        WHERE m.customer_id = c.id AND m.state = 'pending'
+          AND m.kind IN ('discharge', 'refund', 'correction')) AS "payingOut",
        (SELECT COALESCE(sum(credits), 0) FROM floats f WHERE f.customer_id = c.id) AS floats,
        (SELECT COALESCE(sum(credits), 0) FROM card_accounts a WHERE a.customer_id = c.id) AS cards,
+       (SELECT COALESCE(sum(credits), 0) FROM card_changes w
+        WHERE w.customer_id = c.id AND w.kind = 'replacement' AND w.state = 'waiting') AS waiting,
        -(SELECT COALESCE(sum(credits), 0) FROM card_imports i WHERE i.customer_id = c.id)
          AS imported,
        -(SELECT COALESCE(sum(legacy_overdraw), 0) FROM card_accounts a WHERE a.customer_id = c.id)
@@ -67,6 +75,7 @@ export async function readShopBooks(tx: Queryable): Promise<ShopBook[]> {
       payingOut: BigInt(row.payingOut),
       floats: BigInt(row.floats),
       cards: BigInt(row.cards),
+      waiting: BigInt(row.waiting),
       imported: BigInt(row.imported),
       legacyOverdraw: BigInt(row.legacyOverdraw),
       floatWrittenOff: BigInt(row.floatWrittenOff),

@@ -1,7 +1,9 @@
 import { appendAudit, type AuditedBy } from './audit/audit-log.ts';
 import type { Database } from './db/database.ts';
 import { ledgerErrors } from './errors.ts';
-import { movementColumnsOf, toMovement, type MovementRow } from './records.ts';
+import { changesOfCard } from './cards/card-changes.ts';
+import { toBlock, type RawBlock } from './cards/card-blocks.ts';
+import { canonicalDecimal, movementColumnsOf, toMovement, type MovementRow } from './records.ts';
 import type { CardAccount, CardFlag, CardFlagKind } from '../common/ledger-contract.ts';
 
 export type { CardAccount, CardFlag };
@@ -44,8 +46,17 @@ export async function readCardAccount(
   if (!CARD_ID.test(cardId)) throw ledgerErrors.invalidCardId();
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-    const account = await tx.query<{ credits: number | string }>(
-      'SELECT credits FROM card_accounts WHERE customer_id = $1 AND card_id = $2',
+    const account = await tx.query<{
+      credits: number | string;
+      bonus_credits: number | string;
+      paid_amount: string;
+    }>(
+      `SELECT credits, bonus_credits, paid_amount FROM card_accounts
+       WHERE customer_id = $1 AND card_id = $2`,
+      [customerId, cardId],
+    );
+    const blocked = await tx.query<{ view: RawBlock | null }>(
+      'SELECT ledger_card_block_view($1, $2) AS view',
       [customerId, cardId],
     );
     const imported = await tx.query<{ credits: number | string }>(
@@ -69,6 +80,10 @@ export async function readCardAccount(
     return {
       cardId,
       credits: Number(account.rows[0]?.credits ?? 0),
+      bonusCredits: Number(account.rows[0]?.bonus_credits ?? 0),
+      paidAmount: canonicalDecimal(account.rows[0]?.paid_amount ?? '0'),
+      blocked: toBlock(blocked.rows[0]?.view ?? null),
+      changes: await changesOfCard(tx, customerId, cardId),
       importedCredits: toNumber(imported.rows[0]?.credits ?? null),
       suspect: flags.rows.length > 0,
       flags: flags.rows.map((row) => ({
@@ -146,14 +161,15 @@ export async function importCards(
         conflicts.push(`${line.cardId} already has movements at this shop`);
         continue;
       }
+      // Valued at the shop's credit cost now: what a payout of them returns at most.
       await tx.query(
-        'INSERT INTO card_imports (customer_id, card_id, credits) VALUES ($1, $2, $3)',
+        `INSERT INTO card_imports (customer_id, card_id, credits, amount)
+         SELECT $1::uuid, $2::text, $3::bigint, $3::bigint * credit_cost FROM customers WHERE id = $1::uuid`,
         [customerId, line.cardId, line.credits],
       );
       await tx.query(
-        `INSERT INTO card_accounts (customer_id, card_id, credits) VALUES ($1, $2, $3)
-         ON CONFLICT (customer_id, card_id)
-         DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits`,
+        `SELECT ledger_card_account_change($1::uuid, $2::text, $3::bigint, 0, $3::bigint * credit_cost)
+         FROM customers WHERE id = $1`,
         [customerId, line.cardId, line.credits],
       );
       imported += 1;

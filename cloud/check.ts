@@ -1,6 +1,7 @@
 import { checkAuditLog } from './audit/audit-check.ts';
 import { readShopBooks, type ShopBook } from './book.ts';
 import type { Database, Queryable } from './db/database.ts';
+import { parseStoredDecimal } from '../common/decimal.ts';
 import { checkDailyTakings } from './reports/daily-takings-check.ts';
 
 export interface CheckReport {
@@ -83,7 +84,8 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
        GROUP BY m.customer_id, m.id
        HAVING COALESCE(sum(e.delta), 0) <> CASE
            WHEN m.kind = 'recharge' AND m.state IN ('pending', 'posted') THEN -m.credits
-           WHEN m.kind = 'discharge' AND m.state = 'posted' THEN m.credits
+           WHEN m.kind IN ('discharge', 'refund', 'correction') AND m.state = 'posted'
+             THEN m.credits
            ELSE 0 END
          OR count(e.movement_id) FILTER (WHERE e.customer_id <> m.customer_id) > 0
        ORDER BY m.id`,
@@ -102,29 +104,60 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
       card_id: string;
       credits: number | string;
       expected: number | string;
+      bonus: number | string;
+      expected_bonus: number | string;
+      paid: string;
+      expected_paid: string;
     }>(
       `WITH moved AS (
-         SELECT customer_id, card_id, sum(CASE
-             WHEN kind = 'recharge' AND state = 'posted' THEN credits
-             WHEN kind = 'discharge' AND state IN ('pending', 'posted') THEN -credits
-             ELSE 0 END) AS net
-         FROM movements GROUP BY customer_id, card_id),
+         SELECT customer_id, card_id,
+           sum(CASE WHEN kind IN ('recharge', 'replacement') AND state = 'posted' THEN 1
+                    WHEN kind IN ('discharge', 'refund', 'correction')
+                         AND state IN ('pending', 'posted') THEN -1
+                    ELSE 0 END * credits) AS net,
+           sum(CASE WHEN kind IN ('recharge', 'replacement') AND state = 'posted' THEN 1
+                    WHEN kind IN ('discharge', 'refund', 'correction')
+                         AND state IN ('pending', 'posted') THEN -1
+                    ELSE 0 END * bonus_credits) AS bonus,
+           sum(CASE WHEN kind IN ('recharge', 'replacement') AND state = 'posted' THEN 1
+                    WHEN kind IN ('discharge', 'refund', 'correction')
+                         AND state IN ('pending', 'posted') THEN -1
+                    ELSE 0 END * paid_amount) AS paid
+         FROM movements GROUP BY customer_id, card_id
+         UNION ALL
+         -- A replacement takes the old card's account with it, unless it was cancelled.
+         SELECT customer_id, from_card, -credits, -bonus_credits, -paid_amount
+         FROM card_changes WHERE kind = 'replacement' AND state <> 'cancelled'),
+       summed AS (
+         SELECT customer_id, card_id, sum(net) AS net, sum(bonus) AS bonus, sum(paid) AS paid
+         FROM moved GROUP BY customer_id, card_id),
        cards AS (
          SELECT customer_id, card_id FROM card_accounts
-         UNION SELECT customer_id, card_id FROM moved
+         UNION SELECT customer_id, card_id FROM summed
          UNION SELECT customer_id, card_id FROM card_imports)
        SELECT k.customer_id, k.card_id, COALESCE(a.credits, 0) AS credits,
-              COALESCE(m.net, 0) + COALESCE(i.credits, 0) + COALESCE(a.legacy_overdraw, 0) AS expected
+              COALESCE(m.net, 0) + COALESCE(i.credits, 0) + COALESCE(a.legacy_overdraw, 0) AS expected,
+              COALESCE(a.bonus_credits, 0) AS bonus, COALESCE(m.bonus, 0) AS expected_bonus,
+              COALESCE(a.paid_amount, 0) AS paid,
+              COALESCE(a.opening_amount, 0) + COALESCE(i.amount, 0) + COALESCE(m.paid, 0)
+                AS expected_paid
        FROM cards k
        LEFT JOIN card_accounts a ON a.customer_id = k.customer_id AND a.card_id = k.card_id
-       LEFT JOIN moved m ON m.customer_id = k.customer_id AND m.card_id = k.card_id
+       LEFT JOIN summed m ON m.customer_id = k.customer_id AND m.card_id = k.card_id
        LEFT JOIN card_imports i ON i.customer_id = k.customer_id AND i.card_id = k.card_id
        ORDER BY k.customer_id, k.card_id`,
     );
     for (const row of cards.rows) {
+      const card = `card ${row.card_id} of customer ${row.customer_id}`;
       if (BigInt(row.credits) !== BigInt(row.expected)) {
+        problems.push(`${card}: account ${row.credits} != imported + movements ${row.expected}`);
+      }
+      if (BigInt(row.bonus) !== BigInt(row.expected_bonus)) {
+        problems.push(`${card}: bonus credits ${row.bonus} != movements ${row.expected_bonus}`);
+      }
+      if (parseStoredDecimal(String(row.paid)) !== signedDecimal(String(row.expected_paid))) {
         problems.push(
-          `card ${row.card_id} of customer ${row.customer_id}: account ${row.credits} != imported + movements ${row.expected}`,
+          `${card}: paid amount ${row.paid} != opening + imported + movements ${row.expected_paid}`,
         );
       }
     }
@@ -214,4 +247,9 @@ async function checkFloats(tx: Queryable, problems: string[]): Promise<number> {
     }
   }
   return floats.rows.length;
+}
+
+/** A NUMERIC as the database writes it, which may be negative (an opening amount's sum). */
+function signedDecimal(text: string): bigint {
+  return text.startsWith('-') ? -parseStoredDecimal(text.slice(1)) : parseStoredDecimal(text);
 }

@@ -27,6 +27,15 @@ const fromContract =
   (detail?: string): LedgerError =>
     new LedgerError(ledgerErrorCodes[name].code, ledgerErrorCodes[name].status, detail);
 
+/**
+ * The LedgerError of a refusal a ledger function answered by its contract code (with the
+ * detail it gave), or undefined for a code the contract does not know.
+ */
+export function contractRefusal(code: string, detail: string | null): LedgerError | undefined {
+  const entry = Object.values(ledgerErrorCodes).find((known) => known.code === code);
+  return entry && new LedgerError(entry.code, entry.status, detail ?? undefined);
+}
+
 /** Every error the ledger raises: contract v1's codes (common/), then the admin CLI's own. */
 export const ledgerErrors = {
   missingApiKey: () => fromContract('missingApiKey')(),

@@ -4,13 +4,14 @@ import type { Database, Queryable } from './db/database.ts';
 import { sqlState, violatedConstraint } from './db/database.ts';
 import { parseDecimal } from '../common/decimal.ts';
 import type { MovementRequest, ResolveRequest } from '../common/ledger-contract.ts';
-import { LedgerError, ledgerErrors } from './errors.ts';
+import { LedgerError, contractRefusal, ledgerErrors } from './errors.ts';
 import { readCardAccount, type CardAccount } from './card-accounts.ts';
 import type { TillHeartbeat, TillState } from '../common/ledger-contract.ts';
 import { dayReport, type DayReport } from './reports/day-report.ts';
 import { readShop, shopToday } from './shops/shops.ts';
 import { recordHeartbeat } from './tills/tills.ts';
 import { Floats } from './floats.ts';
+import { Cards } from './cards/cards.ts';
 import {
   CUSTOMER_COLUMNS,
   movementColumnsOf,
@@ -22,6 +23,14 @@ import {
   type MovementRow,
   type MovementState,
 } from './records.ts';
+
+/** The kinds a card's own rules make: the ledger decides their credits. */
+const CARD_RULE_KINDS: ReadonlySet<string> = new Set([
+  'refund',
+  'correction',
+  'replacement',
+  'block-clear',
+]);
 
 /** The largest credits of one movement (a PostgreSQL integer). */
 export const MAX_MOVEMENT_CREDITS = 2_147_483_647;
@@ -41,9 +50,12 @@ export interface CreatedMovement {
 export class Ledger {
   /** The till floats (docs/cloud-api.md, "Till floats"). */
   readonly floats: Floats;
+  /** Blocks, replacements, corrections, bonus quotes (docs/cloud-api.md, "Lost cards, ..."). */
+  readonly cards: Cards;
 
   constructor(private readonly db: Database) {
     this.floats = new Floats(db);
+    this.cards = new Cards(db);
   }
 
   /**
@@ -106,6 +118,9 @@ export class Ledger {
         'amount: must be a decimal string with at most 2 decimals',
       );
     }
+    if (CARD_RULE_KINDS.has(request.kind)) {
+      return this.createCardMovement(customerId, request, keyHash);
+    }
     const answer = await this.call(
       'SELECT * FROM ledger_create_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)',
       [
@@ -125,6 +140,35 @@ export class Ledger {
         request.cardRecord?.counter ?? null,
         request.cardRecord?.movementId.toLowerCase() ?? null,
         request.cardRecord?.valueAfter ?? null,
+      ],
+      customerId,
+    );
+    return { movement: toMovement(answer, answer.customer_credits), replayed: answer.replayed };
+  }
+
+  /**
+   * A movement of a card's own rules (refund, correction, replacement, block-clear): the
+   * ledger decides its credits (`ledger_create_card_movement`).
+   */
+  private async createCardMovement(
+    customerId: string,
+    request: MovementRequest,
+    keyHash: string | undefined,
+  ): Promise<CreatedMovement> {
+    const answer = await this.call(
+      'SELECT * FROM ledger_create_card_movement($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)',
+      [
+        customerId,
+        request.id.toLowerCase(),
+        request.kind,
+        request.cardId,
+        request.tillId?.toLowerCase() ?? null,
+        request.cardBefore ?? null,
+        request.cardCredits ?? null,
+        request.refunds?.toLowerCase() ?? null,
+        request.applies?.toLowerCase() ?? null,
+        request.tillTime ?? null,
+        keyHash ?? null,
       ],
       customerId,
     );
@@ -402,6 +446,9 @@ function refusal(code: string, detail: string | null, customerId: string): Error
     case 'FloatReportPending':
       return ledgerErrors.floatReportPending(detail ?? '');
     default:
-      return new Error(`a ledger function answered an unknown refusal ${code}`);
+      return (
+        contractRefusal(code, detail) ??
+        new Error(`a ledger function answered an unknown refusal ${code}`)
+      );
   }
 }

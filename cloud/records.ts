@@ -4,6 +4,9 @@ import { formatDecimal, parseStoredDecimal } from '../common/decimal.ts';
 import { ledgerErrors } from './errors.ts';
 
 import type {
+  BonusSpend,
+  BonusTier,
+  CardRules,
   CardType,
   Customer,
   FloatSettings,
@@ -27,6 +30,10 @@ export interface CustomerRow {
   float_offline_cap: number | string | null;
   float_offline_limit_s: number;
   float_card_types: string[];
+  undo_window_s: number;
+  bonus_spend: BonusSpend;
+  /** The bonus tiers, lowest first (a subquery of CUSTOMER_COLUMNS). */
+  bonus_tiers: { minAmount: string; bonusCredits: number | null; bonusPercent: string | null }[];
   /** What the open floats hold (only where it is asked for). */
   float_credits?: number | string;
 }
@@ -55,15 +62,24 @@ export interface MovementRow {
   reported_as: 'till' | 'found' | 'operator' | null;
   report_flags: string[];
   reference: string | null;
+  bonus_credits: number | string;
+  paid_amount: string;
+  refunds: string | null;
+  applies: string | null;
+  till_time: Date | string | null;
 }
 
 export const CUSTOMER_COLUMNS =
   'id, name, credits, credit_cost, float_size, float_low_water, float_offline_cap, ' +
-  'float_offline_limit_s, float_card_types';
+  'float_offline_limit_s, float_card_types, undo_window_s, bonus_spend, ' +
+  "(SELECT COALESCE(jsonb_agg(jsonb_build_object('minAmount', t.min_amount::text, " +
+  "'bonusCredits', t.bonus_credits, 'bonusPercent', t.bonus_percent::text) " +
+  "ORDER BY t.min_amount), '[]') FROM bonus_tiers t WHERE t.customer_id = customers.id) " +
+  'AS bonus_tiers';
 export const MOVEMENT_COLUMNS =
   'id, customer_id, kind, card_id, state, credits, credit_cost, amount, requested_amount, created_at, resolved_at, ' +
   'till_id, card_before, compensates, resolved_by_till, evidence, awaits_card, card_evidence, occurred_at, ' +
-  'float_id, reported_as, report_flags, reference';
+  'float_id, reported_as, report_flags, reference, bonus_credits, paid_amount, refunds, applies, till_time';
 
 /** MOVEMENT_COLUMNS qualified by a table alias, for joins. */
 export function movementColumnsOf(alias: string): string {
@@ -80,6 +96,20 @@ export function toCustomer(row: CustomerRow): Customer {
     creditCost: canonicalDecimal(row.credit_cost),
     ...(row.float_credits === undefined ? {} : { floatCredits: Number(row.float_credits) }),
     float: toFloatSettings(row),
+    cards: toCardRules(row),
+  };
+}
+
+export function toCardRules(row: CustomerRow): CardRules {
+  return {
+    undoWindowSeconds: Number(row.undo_window_s),
+    bonusTiers: row.bonus_tiers.map((tier): BonusTier => ({
+      minAmount: canonicalDecimal(String(tier.minAmount)),
+      ...(tier.bonusCredits === null
+        ? { bonusPercent: canonicalDecimal(String(tier.bonusPercent)) }
+        : { bonusCredits: Number(tier.bonusCredits) }),
+    })),
+    bonusSpend: row.bonus_spend,
   };
 }
 
@@ -117,6 +147,9 @@ export function toMovement(row: MovementRow, customerCredits: number | string): 
     reportedAs: row.reported_as,
     reportFlags: row.report_flags,
     reference: row.reference,
+    bonusCredits: Number(row.bonus_credits),
+    refunds: row.refunds,
+    applies: row.applies,
   };
 }
 

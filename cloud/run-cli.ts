@@ -41,6 +41,7 @@ import {
 } from './cli-back-office.ts';
 import { startLedgerServer } from './create-ledger-server.ts';
 import { FLOAT_USAGE, floatCommand } from './float-cli.ts';
+import { blocklistCommand, CARD_RULES_USAGE, cardRulesCommand } from './cards-cli.ts';
 import { LedgerError, ledgerErrors } from './errors.ts';
 import { MAX_LIST_LIMIT } from './ledger.ts';
 import { findCustomer, type MovementState } from './records.ts';
@@ -80,6 +81,7 @@ const USAGE = `Usage: ${NAME} <command> [options]
   operator list [--shop ID]
   operator disable|enable|reset-password --login LOGIN [--reason TEXT]
   audit list [--shop ID] [--limit N]      the audit log, newest first
+${CARD_RULES_USAGE}
 ${FLOAT_USAGE}
   check          exit 0 when every balance equals the sum of its ledger entries,
                  every card's account its import and movements, every float its
@@ -350,7 +352,12 @@ async function card(io: CliIo, sub: string | undefined, args: string[]): Promise
       return 0;
     }
     default:
-      throw new UsageError(`unknown command "card ${sub ?? ''}"; use import or show`);
+      return (
+        (await cardRulesCommand(io, sub, args)) ??
+        failUsage(
+          `unknown command "card ${sub ?? ''}"; use import, show, block, unblock, replace, correct, cancel-change, list or rules`,
+        )
+      );
   }
 }
 
@@ -392,6 +399,8 @@ async function dispatch(io: CliIo, argv: string[]): Promise<number> {
       return card(io, sub, rest);
     case 'float':
       return floatCommand(io, sub, rest);
+    case 'blocklist':
+      return blocklistCommand(io, sub, rest);
     case 'check':
       return check(io, argv.slice(1));
     case 'report':
@@ -426,4 +435,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     }
     return 1;
   }
+}
+
+function failUsage(message: string): never {
+  throw new UsageError(message);
 }

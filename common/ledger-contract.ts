@@ -3,7 +3,19 @@
  * error codes a client acts on. The ledger (cloud/) produces them, the worker's ledger client
  * (service/cloud/) reads them; neither imports the other, both import this.
  */
-export type MovementKind = 'recharge' | 'discharge';
+/**
+ * A till's recharge and payout; and the movements of a card's own rules (docs/cloud-api.md,
+ * "Lost cards, refunds and bonuses"): a cashier's undo of a recharge (refund), an operator's
+ * correction applied on the card, a replacement picked up onto a new card, and a blocked card
+ * emptied at a till (block-clear).
+ */
+export type MovementKind =
+  'recharge' | 'discharge' | 'refund' | 'correction' | 'replacement' | 'block-clear';
+
+/** A till's own recharge or payout, as against a movement of a card's own rules. */
+export function isRechargeOrPayout(kind: MovementKind): kind is 'recharge' | 'discharge' {
+  return kind === 'recharge' || kind === 'discharge';
+}
 export type MovementState = 'pending' | 'posted' | 'voided';
 
 /** `GET /v1/customer`. */
@@ -17,6 +29,32 @@ export interface Customer {
   floatCredits?: number;
   /** The shop's float settings (absent from a ledger before floats: no float). */
   float?: FloatSettings;
+  /** The shop's card rules: undo window and bonus tiers (absent from an older ledger). */
+  cards?: CardRules;
+}
+
+/**
+ * One bonus tier: a recharge by amount paying at least `minAmount` gets `bonusCredits`, or
+ * `bonusPercent` of the credits paid for (rounded down); the highest tier reached counts.
+ */
+export interface BonusTier {
+  /** Euros, a decimal string with at most 2 decimals. */
+  minAmount: string;
+  bonusCredits?: number;
+  /** A decimal string, more than 0 and at most 100, at most 2 decimals. */
+  bonusPercent?: string;
+}
+
+/** How a payout spends a card's bonus credits: before its paid credits (the default) or after. */
+export type BonusSpend = 'bonus-first' | 'bonus-last';
+
+/** A shop's card rules (docs/cloud-api.md, "Lost cards, refunds and bonuses"). */
+export interface CardRules {
+  /** How long after a recharge, by the till's clock, its cashier may undo it; 0: never. */
+  undoWindowSeconds: number;
+  /** The bonus tiers, lowest first; none: no bonus (the default). */
+  bonusTiers: BonusTier[];
+  bonusSpend: BonusSpend;
 }
 
 /** The card types a float may recharge (docs/card-format.md). */
@@ -79,6 +117,15 @@ export interface Movement {
   reportFlags?: string[];
   /** The POS's reference of the sale (the worker's `Pos-Reference`), or null. */
   reference: string | null;
+  /**
+   * Of `credits`, the bonus: a recharge's bonus given, a payout's, refund's or correction's
+   * bonus taken back (forfeited by a payout), a replacement's bonus carried. 0 without tiers.
+   */
+  bonusCredits?: number;
+  /** A refund's or correction's recharge, or null. */
+  refunds?: string | null;
+  /** The card change a replacement or correction applies, or null. */
+  applies?: string | null;
 }
 
 /**
@@ -128,6 +175,12 @@ export interface MovementRequest {
    * ones (NoCredits, CardAccountExceeded) flag the card `compensation-refused`.
    */
   compensates?: string;
+  /** A refund: this till's recharge it undoes (part of the identity). */
+  refunds?: string;
+  /** A replacement or correction: the card change it applies (part of the identity). */
+  applies?: string;
+  /** A refund: now, by the till's clock (the undo window counts by it). */
+  tillTime?: string;
   /**
    * The POS's reference of the sale (1 to 80 printable ASCII characters, no space at either
    * end), kept with the movement and listed by `GET /v1/movements?reference=`. Not part of the
@@ -255,6 +308,8 @@ export interface FloatMovementReport {
   cardBefore?: string;
   /** Found on the card by a till that is not the float's (`card` is then 'written'). */
   found?: boolean;
+  /** Of `credits`, the bonus the till gave by the tiers it last learnt (default 0). */
+  bonusCredits?: number;
   /** The POS's reference of the sale (as `MovementRequest.reference`), kept with the movement. */
   reference?: string;
 }
@@ -273,7 +328,11 @@ export type FloatReportFlag =
   | 'float-closed'
   | 'beyond-float'
   | 'key-revoked'
-  | 'cost-estimated';
+  | 'cost-estimated'
+  /** The card was blocked when reported (sold offline before the till learnt of the block). */
+  | 'card-blocked'
+  /** More bonus than the shop's tiers give now (they may have changed since the sale). */
+  | 'bonus-above-tiers';
 
 /** Each movement's answer: recorded now, known already, or refused (nothing recorded). */
 export interface FloatReportResult {
@@ -352,6 +411,14 @@ export interface CardFlag {
 export interface CardAccount {
   cardId: string;
   credits: number;
+  /** Of `credits`, bonus credits (absent from an older ledger: 0). */
+  bonusCredits?: number;
+  /** The euros paid for the other credits, a decimal string. */
+  paidAmount?: string;
+  /** The card's open block, or null. */
+  blocked?: CardBlock | null;
+  /** Card changes of this card (waiting for it, made from it, done), newest first. */
+  changes?: CardChange[];
   /** The balance imported for this card (`card-wallet-cloud card import`), or null. */
   importedCredits: number | null;
   /** True once any flag was raised; the flags say why. */
@@ -417,6 +484,74 @@ export interface TillState {
   float: TillFloatReport | null;
 }
 
+/** A card's block: since when, by whom (`key:`, `cli:`, an operator) and why. */
+export interface CardBlock {
+  since: string;
+  by: string;
+  reason: string;
+}
+
+/**
+ * What waits for a card until a till's next POST with it applies it (docs/cloud-api.md,
+ * "Replacements"): a replacement (`fromCard`'s account onto `cardId`) or an operator's
+ * correction (up to `credits` of recharge `corrects` taken back).
+ */
+export interface CardChange {
+  id: string;
+  kind: 'replacement' | 'correction';
+  cardId: string;
+  fromCard: string | null;
+  corrects: string | null;
+  credits: number;
+  bonusCredits: number;
+  paidAmount: string;
+  state: 'waiting' | 'applied' | 'cancelled';
+  reason: string;
+  by: string;
+  createdAt: string;
+  resolvedAt: string | null;
+  cancelledBy: string | null;
+  cancelReason: string | null;
+  /** The movement that applied it, or is applying it (pending), or null. */
+  movementId: string | null;
+}
+
+/** `GET /v1/card-list`: what a till polls (with its ETag) to learn blocks and waiting changes. */
+export interface CardList {
+  /** Moves on with every block, unblock and card change: the ETag. */
+  seq: number;
+  changedAt: string | null;
+  blocked: { cardId: string; since: string }[];
+  waiting: Pick<CardChange, 'id' | 'kind' | 'cardId' | 'credits' | 'bonusCredits'>[];
+}
+
+/** `POST /v1/cards/{cardId}/block` and `/unblock`: the card's block after the call. */
+export interface CardBlockAnswer {
+  /** False when it was blocked (or not) already: nothing changed. */
+  changed: boolean;
+  cardId: string;
+  blocked: CardBlock | null;
+  seq: number;
+}
+
+/** `POST /v1/cards/{cardId}/replace`, `/corrections`, `POST /v1/card-changes/{id}/cancel`. */
+export interface CardChangeAnswer {
+  /** False when the same request was answered before (or the change was cancelled already). */
+  changed: boolean;
+  change: CardChange;
+}
+
+/** `GET /v1/bonus-quote?amount=`: what an amount buys now, before paying. */
+export interface BonusQuote {
+  amount: string;
+  /** The credits paid for: floor(amount / creditCost). */
+  paidCredits: number;
+  bonusCredits: number;
+  /** What a recharge by this amount charges: paidCredits x creditCost. */
+  rechargeAmount: string;
+  creditCost: string;
+}
+
 /** The error codes of contract v1 (`{ "error": code }`) with their HTTP statuses. */
 export const ledgerErrorCodes = {
   missingApiKey: { code: 'Unauthorized: missing api key', status: 401 },
@@ -467,6 +602,31 @@ export const ledgerErrorCodes = {
   floatRequestConflict: { code: 'FloatRequestConflict', status: 409 },
   topUpConflict: { code: 'TopUpConflict', status: 409 },
   invalidReport: { code: 'InvalidReport', status: 400 },
+  /** The card is blocked at this shop: it moves no credits (a block-clear empties it). */
+  cardBlocked: { code: 'CardBlocked', status: 409 },
+  /** A block-clear or a replacement of a card that is not blocked. */
+  cardNotBlocked: { code: 'CardNotBlocked', status: 409 },
+  /** A card change waits for the card: the till applies it first. */
+  cardChangeWaiting: { code: 'CardChangeWaiting', status: 409 },
+  /** The card change is applied (or being applied) by another movement, or was cancelled. */
+  cardChangeTaken: { code: 'CardChangeTaken', status: 409 },
+  /** A card change's id used again for another change. */
+  cardChangeConflict: { code: 'CardChangeConflict', status: 409 },
+  cardChangeNotFound: { code: 'CardChangeNotFound', status: 404 },
+  /** `applies` names no change of this kind waiting for this card. */
+  invalidCardChange: { code: 'InvalidCardChange', status: 422 },
+  /** `refunds` (or a correction's recharge) is no posted recharge of this shop and card. */
+  invalidRefund: { code: 'InvalidRefund', status: 422 },
+  /** The recharge was undone already. */
+  alreadyRefunded: { code: 'AlreadyRefunded', status: 409 },
+  /** The recharge is no longer its card's newest write. */
+  undoNotNewest: { code: 'UndoNotNewest', status: 409 },
+  /** The recharge is older than the shop's undo window by the till's clock (or undo is off). */
+  undoWindowPassed: { code: 'UndoWindowPassed', status: 409 },
+  /** The card holds nothing of the recharge, or a correction asks for more than is left. */
+  nothingToRefund: { code: 'NothingToRefund', status: 422 },
+  /** A replacement of a card whose account is 0. */
+  nothingToReplace: { code: 'NothingToReplace', status: 422 },
   notFound: { code: 'NotFound', status: 404 },
   invalidRequest: { code: 'InvalidRequest', status: 400 },
   invalidQuery: { code: 'InvalidQuery', status: 400 },

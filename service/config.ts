@@ -123,6 +123,8 @@ export const configSchema = z
     reconcileEveryMs: z.number().int().min(1_000).max(3_600_000).default(60_000),
     /** How often this till tells the ledger its state (its heartbeat), besides on each change. */
     heartbeatEveryMs: z.number().int().min(1_000).max(3_600_000).default(60_000),
+    /** How often this till polls the shop's card list (blocked cards, changes waiting). */
+    cardListEveryMs: z.number().int().min(1_000).max(60_000).default(30_000),
     /**
      * Standalone mode: the loopback port of the embedded ledger and its back office
      * (http://127.0.0.1:PORT/console). 0 picks any free port; a port in use falls back to a

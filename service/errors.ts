@@ -175,6 +175,27 @@ export const errors = {
     ),
   // Several tills of one shop (docs/integrators.md, "Several tills").
   /** `detail` names the movement and its till, as the ledger does. */
+  /**
+   * The shop blocked the card (lost, stolen, replaced): no till recharges or pays it out, and
+   * `/readcard` refuses it too. `detail` says since when (and why, when the ledger said).
+   */
+  cardBlocked: (detail?: string) =>
+    withDetail(
+      'CardBlocked',
+      500,
+      detail ??
+        'The shop blocked this card: it is not recharged or paid out; keep it for the shop owner',
+    ),
+  /**
+   * The ledger holds a replacement or correction for the card that this till could not apply
+   * now (its card list could not be fetched): nothing moved. `detail`: the ledger's words.
+   */
+  cardChangeWaiting: (detail?: string) =>
+    withDetail(
+      'CardChangeWaiting',
+      500,
+      `${detail ?? 'a replacement or correction waits for this card at the ledger'}; nothing moved: present the card again once the till reaches the ledger`,
+    ),
   movementPendingAtOtherTill: (detail?: string) =>
     withDetail(
       'MovementPendingAtOtherTill',

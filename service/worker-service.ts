@@ -15,6 +15,7 @@ import {
 import { LedgerClient, type LedgerReachability } from './cloud/ledger-client.ts';
 import { blockedPortProblem } from './blocked-ports.ts';
 import { readerOf, TillHeartbeatSender } from './cloud/till-heartbeat.ts';
+import { CardListWatcher } from './cloud/card-list-watcher.ts';
 import { apiKeySchema, originProblem, type Config } from './config.ts';
 import { errors } from './errors.ts';
 import { HttpActivity } from './http/activity.ts';
@@ -230,6 +231,15 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     log,
   });
   const activity = new HttpActivity();
+  // The shop's blocked cards and changes waiting for cards: every till refuses a blocked card.
+  const cardList = new CardListWatcher({
+    ledger,
+    apiKey: () => settings.apiKey,
+    fingerprint: keyFingerprint,
+    dataDir: config.dataDir,
+    everyMs: config.cardListEveryMs,
+    log,
+  });
   const events = new CardEventStream(readers, options.eventHeartbeatMs, floats);
   // The Host check asks for the port on every request: it changes when the service moves.
   const current: { service?: WorkerService } = {};
@@ -249,6 +259,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     movements,
     personalizer,
     refuseCardsAboveAccount: config.refuseCardsAboveAccount,
+    cardList,
     events,
     activity,
     log,
@@ -293,6 +304,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     server = await listen(app, config.port);
   } catch (error) {
     heartbeat.close();
+    cardList.close();
     await readers.stop();
     await movements.close();
     await journal.close();
@@ -303,6 +315,11 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
   // Only now: PGlite's start has synchronous stretches that would hold the listener back.
   embedded?.open();
   heartbeat.start();
+  cardList.start();
+  // A till back online learns what was blocked meanwhile at once.
+  ledger.on('reachability', (state) => {
+    if (state.reachable) void cardList.poll();
+  });
 
   const service = new RunningWorkerService({
     server,
@@ -319,6 +336,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     journal,
     events,
     heartbeat,
+    cardList,
     consoleUrl: config.cloudUrl ? `${config.cloudUrl.replace(/\/+$/, '')}/console` : null,
     log,
   });
@@ -362,6 +380,7 @@ interface Parts {
   journal: MovementJournal;
   events: CardEventStream;
   heartbeat: TillHeartbeatSender;
+  cardList: CardListWatcher;
   /** The provider's back office (cloud mode); standalone: the embedded ledger's. */
   consoleUrl: string | null;
   log: Logger;
@@ -451,6 +470,7 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
       parts.movements.retireKey(previous);
       parts.events.closeKey(keyFingerprint(previous));
       parts.heartbeat.resend();
+      void parts.cardList.poll();
     }
     if (checked.allowedOrigins !== undefined)
       parts.settings.allowedOrigins = checked.allowedOrigins;
@@ -462,13 +482,17 @@ class RunningWorkerService extends EventEmitter<WorkerServiceEvents> implements 
   }
 
   settleCard(): Promise<SettleAnswer> {
-    const { readers, movements, ledger, settings } = this.#parts;
-    return settleCard(readers, movements, ledger, settings.apiKey);
+    const { readers, movements, ledger, settings, cardList } = this.#parts;
+    return settleCard(readers, movements, ledger, settings.apiKey, {
+      changes: cardList,
+      keyFingerprint: keyFingerprint(settings.apiKey),
+    });
   }
 
   async close(): Promise<void> {
     const closing = this.#parts.server.close();
     this.#parts.heartbeat.close();
+    this.#parts.cardList.close();
     this.#parts.events.closeAll();
     await this.#parts.readers.stop();
     await closing;

@@ -70,6 +70,19 @@ export type SettleResult = {
       reason: string;
     }
   >;
+  /** Replacements and corrections that waited for the card at the ledger, applied on it now, each with its own movement (absent when none waited). */
+  cardChanges?: Array<AppliedCardChange>;
+};
+
+export type AppliedCardChange = {
+  /** The movement that applied it. */
+  movementId: string;
+  /** A lost card's account put on this card, or an operator's correction taken off it. */
+  kind: 'replacement' | 'correction';
+  /** The card change at the ledger it applied. */
+  changeId: string;
+  /** Credits put on the card (replacement) or taken off it (correction). */
+  credits: number;
 };
 
 export type SettledMovement = {
@@ -208,6 +221,7 @@ export const operations = {
         'CardBusy',
         'CardOperationFailed',
         'MovementUnsettled',
+        'CardBlocked',
         'LedgerUnavailable',
         'UnexpectedError',
       ],
@@ -271,6 +285,8 @@ export const operations = {
         'MovementConflict',
         'MovementPendingAtOtherTill',
         'FloatRechargeUnreported',
+        'CardBlocked',
+        'CardChangeWaiting',
         'LedgerUnavailable',
         'UnexpectedError',
       ],
@@ -317,6 +333,8 @@ export const operations = {
         'MovementConflict',
         'MovementPendingAtOtherTill',
         'FloatRechargeUnreported',
+        'CardBlocked',
+        'CardChangeWaiting',
         'LedgerUnavailable',
         'UnexpectedError',
       ],
@@ -349,6 +367,12 @@ export const operations = {
         'CardBusy',
         'CardOperationFailed',
         'MovementUnsettled',
+        'CardChangeWaiting',
+        'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
+        'MovementPendingAtOtherTill',
+        'NegativeCredits',
+        'CardBalanceOverflow',
         'LedgerUnavailable',
         'UnexpectedError',
       ],

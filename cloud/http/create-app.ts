@@ -19,6 +19,7 @@ import {
   parseTopUpRequest,
 } from './float-request.ts';
 import { parseJsonBody, refuseOtherBody } from './json-body.ts';
+import { blocklistRoutes, cardRoutes } from './card-routes.ts';
 import {
   parseListQuery,
   parseMovementId,
@@ -123,6 +124,7 @@ export async function createLedgerApp(
     }
     return { status: 'ok' };
   });
+  blocklistRoutes(app, ledger.cards);
   await app.register(v1Routes(ledger, guard), { prefix: '/v1' });
   if (options.console) {
     const { db, ...consoleOptions } = options.console;
@@ -234,6 +236,7 @@ function v1Routes(ledger: Ledger, guard: AuthenticationGuard): FastifyPluginAsyn
       return reply.type('text/csv; charset=utf-8').send(dayReportCsv(report));
     });
     floatRoutes(v1, ledger.floats, checkingKey);
+    cardRoutes(v1, ledger.cards);
   };
 }
 

@@ -125,6 +125,7 @@ function parseMovement(item: unknown, at: string, invalid: Invalid): FloatMoveme
       'cardBefore',
       'found',
       'reference',
+      'bonusCredits',
     ],
     invalid,
     at,
@@ -182,6 +183,16 @@ function parseMovement(item: unknown, at: string, invalid: Invalid): FloatMoveme
       throw invalid(`${at}.found: a movement found on a card is "written"`);
     }
     if (found) movement.found = true;
+  }
+  if (fields.bonusCredits !== undefined) {
+    // Some of the credits, never all: a recharge pays for at least one.
+    movement.bonusCredits = count(
+      fields.bonusCredits,
+      `${at}.bonusCredits`,
+      0,
+      movement.credits - 1,
+      invalid,
+    );
   }
   return movement;
 }

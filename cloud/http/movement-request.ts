@@ -26,9 +26,19 @@ const FIELDS = new Set([
   'compensates',
   'reference',
   'cardRecord',
+  'refunds',
+  'applies',
+  'tillTime',
 ]);
 const REFERENCE_RULE =
   'reference: must be 1 to 80 printable ASCII characters, without a space at either end';
+/** The kinds a card's own rules make, and the fields each needs besides id, kind, cardId. */
+const CARD_RULE_FIELDS: Record<string, readonly string[]> = {
+  refund: ['refunds', 'tillId', 'cardCredits', 'tillTime'],
+  correction: ['applies', 'tillId', 'cardCredits'],
+  replacement: ['applies', 'tillId'],
+  'block-clear': ['tillId', 'cardCredits'],
+};
 /** What the card held, in the till's card format: opaque, visible ASCII. */
 export const CARD_BEFORE = /^[\x21-\x7e]{1,200}$/;
 const MAX_EVIDENCE = 500;
@@ -86,11 +96,19 @@ export function parseMovementRequest(body: unknown): MovementRequest {
     throw invalid('id: a float movement id is reported (POST /v1/float-reports), not created');
   }
   const origin = parseOrigin(fields);
+  if (typeof kind === 'string' && kind in CARD_RULE_FIELDS) {
+    return parseCardRuleMovement(fields, origin);
+  }
   if (kind !== 'recharge' && kind !== 'discharge') {
-    throw invalid('kind: must be "recharge" or "discharge"');
+    throw invalid(
+      'kind: must be "recharge", "discharge", "refund", "correction", "replacement" or "block-clear"',
+    );
   }
   if (typeof cardId !== 'string' || !CARD_ID.test(cardId)) {
     throw invalid('cardId: must be 8 or 14 uppercase hexadecimal characters');
+  }
+  for (const field of ['refunds', 'applies', 'tillTime']) {
+    if (fields[field] !== undefined) throw invalid(`${field}: not for a ${kind}`);
   }
   const card = {
     ...parseCardCredits(kind, cardCredits, refuseAboveAccount),
@@ -110,6 +128,57 @@ export function parseMovementRequest(body: unknown): MovementRequest {
     throw invalid('amount: must be a decimal string > 0 with at most 2 decimals, like "12.50"');
   }
   return { id, kind, cardId, amount, ...card, ...origin };
+}
+
+/**
+ * A refund, correction, replacement or block-clear (docs/cloud-api.md, "Lost cards, refunds
+ * and bonuses"): the ledger decides its credits, so it gives none; each needs its own fields.
+ */
+function parseCardRuleMovement(
+  fields: Record<string, unknown>,
+  origin: Pick<MovementRequest, 'tillId' | 'cardBefore' | 'compensates'>,
+): MovementRequest {
+  const invalid = ledgerErrors.invalidMovement;
+  const kind = fields.kind as MovementRequest['kind'];
+  const needed = CARD_RULE_FIELDS[kind] ?? [];
+  const allowed = new Set(['id', 'kind', 'cardId', 'cardBefore', 'cardCredits', ...needed]);
+  const extra = Object.keys(fields).filter((key) => !allowed.has(key));
+  if (extra.length > 0) throw invalid(`${extra.join(', ')}: not for a ${kind}`);
+  const missing = needed.filter((key) => fields[key] === undefined || fields[key] === null);
+  if (missing.length > 0) throw invalid(`${missing.join(', ')}: required for a ${kind}`);
+  const { cardId, cardCredits, refunds, applies, tillTime } = fields;
+  if (typeof cardId !== 'string' || !CARD_ID.test(cardId)) {
+    throw invalid('cardId: must be 8 or 14 uppercase hexadecimal characters');
+  }
+  const result: MovementRequest = {
+    id: fields.id as string,
+    kind,
+    cardId,
+    ...origin,
+  };
+  if (cardCredits !== undefined) {
+    if (!isIntegerFrom(0, cardCredits)) {
+      throw invalid(`cardCredits: must be an integer from 0 to ${MAX_MOVEMENT_CREDITS}`);
+    }
+    result.cardCredits = cardCredits;
+  }
+  for (const [name, value] of [
+    ['refunds', refunds],
+    ['applies', applies],
+  ] as const) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string' || !UUID.test(value)) throw invalid(`${name}: must be a UUID`);
+    result[name] = value;
+  }
+  if (tillTime !== undefined) {
+    if (parseTimestamp(tillTime) === undefined) {
+      throw invalid(
+        `tillTime: must be an ISO 8601 timestamp with its offset, from ${TIMESTAMP_YEARS.from} to ${TIMESTAMP_YEARS.to}`,
+      );
+    }
+    result.tillTime = tillTime as string;
+  }
+  return result;
 }
 
 /** The optional `tillId`, `cardBefore`, `compensates` and `reference` of a movement. */

@@ -5,6 +5,7 @@ import { errors, type AppError } from '../errors.ts';
 import {
   ledgerErrorCodes,
   type CardAccount as LedgerCardAccount,
+  type CardList,
   type CloseFloatRequest,
   type Customer as LedgerCustomer,
   type Float as LedgerFloat,
@@ -217,6 +218,20 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     );
   }
 
+  /**
+   * The shop's card list (blocked cards, changes waiting for cards); with the `seq` of the list
+   * held, null while it is still that one (304: one indexed read at the ledger).
+   */
+  getCardList(apiKey: string, heldSeq?: number): Promise<CardList | null> {
+    return this.#call<CardList | null>(
+      apiKey,
+      'GET',
+      '/v1/card-list',
+      undefined,
+      heldSeq === undefined ? undefined : `"${heldSeq}"`,
+    );
+  }
+
   getMovement(apiKey: string, id: string): Promise<LedgerMovement> {
     return this.#call<LedgerMovement>(apiKey, 'GET', `/v1/movements/${encodeURIComponent(id)}`);
   }
@@ -263,7 +278,14 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     return this.#call<LedgerFloat>(apiKey, 'GET', `/v1/tills/${encodeURIComponent(tillId)}/float`);
   }
 
-  async #call<T>(apiKey: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  async #call<T>(
+    apiKey: string,
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    /** An If-None-Match: a 304 then answers null. */
+    etag?: string,
+  ): Promise<T> {
     let lastProblem: unknown;
     // An attempt without an answer, or with a 5xx, may have been carried out all the same.
     let unanswered = false;
@@ -284,7 +306,10 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
           method,
           url: path,
           data: body,
-          headers: { 'X-Api-Key': apiKey },
+          headers: {
+            'X-Api-Key': apiKey,
+            ...(etag === undefined ? {} : { 'If-None-Match': etag }),
+          },
         });
       } catch (error) {
         // No answer at all: refused, reset, DNS, or the per-attempt timeout.
@@ -292,6 +317,10 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
         unanswered = true;
         if (attempt < this.#retries) await this.#time.sleep(this.#backoff(attempt));
         continue;
+      }
+      if (etag !== undefined && response.status === 304) {
+        this.#reached(true);
+        return null as T;
       }
       if (!isContractAnswer(response)) {
         // Something answers there, but not the ledger (a web server, a captive portal, a

@@ -2,6 +2,8 @@ import express, { type Express } from 'express';
 import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
+import type { CardBlocks } from '../wallet/card-blocks.ts';
+import type { CardChanges } from '../wallet/card-changes.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { CardPersonalizer } from '../wallet/personalize-card.ts';
@@ -34,6 +36,8 @@ export interface AppDependencies {
   personalizer: CardPersonalizer;
   /** Recharges of a card holding more than its account at the ledger are refused. */
   refuseCardsAboveAccount: boolean;
+  /** The shop's blocked cards and changes waiting for cards, as this till's card list knows them. */
+  cardList?: CardBlocks & CardChanges;
   events: CardEventStream;
   activity: HttpActivity;
   log: Logger;
@@ -83,6 +87,7 @@ export function createApp(deps: AppDependencies): Express {
       movements: deps.movements,
       personalizer: deps.personalizer,
       refuseCardsAboveAccount: deps.refuseCardsAboveAccount,
+      ...(deps.cardList ? { cardList: deps.cardList } : {}),
       events: deps.events,
       authenticate: auth,
       activity: deps.activity,

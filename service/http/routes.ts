@@ -4,6 +4,8 @@ import type { CustomerDirectory } from '../cloud/customer-directory.ts';
 import type { LedgerClient } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
+import type { CardBlocks } from '../wallet/card-blocks.ts';
+import type { CardChanges } from '../wallet/card-changes.ts';
 import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
@@ -29,6 +31,8 @@ export interface RouteDependencies {
   movements: MovementEngine;
   personalizer: CardPersonalizer;
   refuseCardsAboveAccount: boolean;
+  /** The shop's blocked cards and the changes waiting for cards (the till's card list). */
+  cardList?: CardBlocks & CardChanges;
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
@@ -39,7 +43,8 @@ export interface RouteDependencies {
 export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
     deps;
-  const { limits } = deps;
+  const { limits, cardList } = deps;
+  const rules = cardList ? { blocks: cardList, changes: cardList } : {};
   // The ledger refused a card and flagged it (the refusal's code says why): the tray shows it.
   const flaggedSuspect = (cardId: string, credits: number, suspectReason: string) =>
     activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true, suspectReason });
@@ -61,7 +66,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
   });
 
   router.get('/readcard', ...limited('readcard'), resolveCustomer, async (_req, res) => {
-    const card = await readCard(cards, movements);
+    const card = await readCard(cards, movements, cardList);
     activity.emit('card-answer', { at: new Date(), cardId: card.cardId, credits: card.credits });
     res.json(card);
   });
@@ -86,6 +91,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
       personalizer,
       refuseAboveAccount: deps.refuseCardsAboveAccount,
       onFlagged: flaggedSuspect,
+      ...rules,
     });
     activity.emit('card-answer', {
       at: new Date(),
@@ -110,6 +116,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
         reference,
         idempotency: idempotencyOf(req, keyFingerprint, {}, reference),
         onFlagged: flaggedSuspect,
+        ...rules,
       });
       activity.emit('card-answer', { at: new Date(), cardId: discharged.cardId, credits: 0 });
       res.json(discharged);
@@ -134,7 +141,16 @@ export function apiRoutes(deps: RouteDependencies): Router {
     resolveCustomer,
     async (req, res) => {
       takesNoFields(req.body, 'it settles the card on the reader');
-      res.json(await settleCard(cards, movements, ledger, authenticatedLocals(res).apiKey));
+      const { apiKey, keyFingerprint } = authenticatedLocals(res);
+      res.json(
+        await settleCard(
+          cards,
+          movements,
+          ledger,
+          apiKey,
+          cardList && { changes: cardList, keyFingerprint },
+        ),
+      );
     },
   );
 

@@ -12,7 +12,7 @@ import { errors } from '../errors.ts';
 import type { AnswerStore } from './answer-store.ts';
 import type { MovementBook } from './movement-book.ts';
 import type { Movement } from './journal-entries.ts';
-import { phaseOf } from './movement-phases.ts';
+import { balanceAfterWrite, phaseOf } from './movement-phases.ts';
 import type { MovementResolver } from './movement-resolver.ts';
 
 /**
@@ -233,7 +233,7 @@ export async function writeShownBy(
 ): Promise<{ outcome: WriteDecision['outcome']; evidence: string } | undefined> {
   const before = movement.cardBefore;
   if (before === null || !isKnownBefore(before)) return undefined;
-  const after = movement.kind === 'recharge' ? balanceBefore(before) + movement.credits : 0;
+  const after = balanceAfterWrite(movement.kind, balanceBefore(before), movement.credits);
   const { outcome } = await card.decide(planWrite(before, after, movement.id));
   const shows =
     outcome === 'unknown'

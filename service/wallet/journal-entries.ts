@@ -3,11 +3,17 @@
  * (foldEntry), and entriesOf gives back the lines that rebuild it (compaction). Types and pure
  * functions only; movement-journal.ts keeps the file.
  */
+import type { MovementKind as LedgerMovementKind } from '../../common/ledger-contract.ts';
 import type { DesfirePersonalizationStep } from '../card/desfire/desfire-wallet-session.ts';
 import type { WriteIntent } from '../card/card-face.ts';
 import type { FloatEntry } from './float-entries.ts';
 
-export type MovementKind = 'recharge' | 'discharge';
+/**
+ * A till's recharge and payout, and the movements of a card's own rules it makes
+ * (docs/cloud-api.md, "Lost cards, refunds and bonuses"): a blocked card emptied (block-clear),
+ * a replacement picked up, a correction applied, a cashier's undo (refund).
+ */
+export type MovementKind = LedgerMovementKind;
 
 /** What the caller asked for, kept to recognize an Idempotency-Key reused with another body. */
 export interface Idempotency {

@@ -1,4 +1,5 @@
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
+import { isRechargeOrPayout } from '../../common/ledger-contract.ts';
 import type { Compensations } from './compensations.ts';
 import type { Movement } from './journal-entries.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -91,7 +92,12 @@ export class LedgerWord {
       ...(cardSeen ? {} : { learnt: true }),
     });
     await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
-    if (compensation && !this.#book.movements.has(compensation.id)) {
+    // A compensation is a recharge or a payout; the guard narrows the ledger's kind to the journal's.
+    if (
+      compensation &&
+      isRechargeOrPayout(compensation.kind) &&
+      !this.#book.movements.has(compensation.id)
+    ) {
       // Another till's: done, so that this till neither compensates again nor resolves it.
       const { id, kind, cardId, credits } = compensation;
       const keyFingerprint = movement.keyFingerprint;
@@ -158,8 +164,14 @@ export class LedgerWord {
     evidence: string,
   ): Promise<Movement | undefined> {
     const state = atLedger.state === 'posted' ? 'posted' : 'voided';
+    const { kind } = atLedger;
+    if (!isRechargeOrPayout(kind)) {
+      // This worker makes no refunds, corrections, replacements nor block-clears, so it cannot
+      // say what their writes look like on a card: the operator's word waits for a till that can.
+      throw new Error(`movement ${atLedger.id} is a ${kind}: this worker cannot decide it`);
+    }
     const compensation = compensationOfWrite(
-      { kind: atLedger.kind, credits: atLedger.credits, card: shows },
+      { kind, credits: atLedger.credits, card: shows },
       state,
     );
     if (!compensation) {

@@ -1,4 +1,7 @@
-import type { Movement as LedgerMovement } from '../../common/ledger-contract.ts';
+import {
+  isRechargeOrPayout,
+  type Movement as LedgerMovement,
+} from '../../common/ledger-contract.ts';
 import { LedgerRefusal } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
 import { occurredAtOf, type Movement } from './journal-entries.ts';
@@ -60,7 +63,20 @@ export async function movementById(
     if (absent) throw errors.movementNotFound(`no movement ${id} at this till or the ledger`);
     throw error;
   }
+  if (!isTillMovement(atLedger)) {
+    // A refund, correction, replacement or block-clear of the card's own rules: not one of the
+    // recharges and payouts this API shows.
+    throw errors.movementNotFound(
+      `${id}: a ${atLedger.kind} at the ledger, not a recharge or payout`,
+    );
+  }
   return fromLedger(movements, ledger, caller, atLedger, journaled);
+}
+
+type TillMovement = LedgerMovement & { kind: 'recharge' | 'discharge' };
+
+function isTillMovement(movement: LedgerMovement): movement is TillMovement {
+  return isRechargeOrPayout(movement.kind);
 }
 
 /**
@@ -75,7 +91,8 @@ export async function movementsByReference(
 ): Promise<MovementRecord[]> {
   const journaled = [...movements.journal]
     .filter((movement) => movement.reference === reference)
-    .filter((movement) => ownJournaled(caller, movement));
+    .map((movement) => ownJournaled(caller, movement))
+    .filter((movement) => movement !== undefined);
   let atLedger: LedgerMovement[] | undefined;
   try {
     atLedger = await ledger.listMovementsByReference(caller.apiKey, reference);
@@ -84,9 +101,11 @@ export async function movementsByReference(
   }
   const known = new Set(atLedger?.map((movement) => movement.id.toLowerCase()));
   const records = await Promise.all([
-    ...(atLedger ?? []).map((movement) =>
-      fromLedger(movements, ledger, caller, movement, movements.journaled(movement.id)),
-    ),
+    ...(atLedger ?? [])
+      .filter(isTillMovement)
+      .map((movement) =>
+        fromLedger(movements, ledger, caller, movement, movements.journaled(movement.id)),
+      ),
     ...journaled
       .filter((movement) => !known.has(movement.id))
       .map((movement) => fromJournal(movements, movement, atLedger ? false : null)),
@@ -98,14 +117,21 @@ export async function movementsByReference(
   return records.sort((a, b) => when(b) - when(a));
 }
 
-/** A journaled movement the caller may see: made with its key (never another shop's). */
-function ownJournaled(caller: Caller, movement: Movement | undefined): Movement | undefined {
-  return movement?.keyFingerprint === caller.keyFingerprint ? movement : undefined;
+type TillJournaled = Movement & { kind: 'recharge' | 'discharge' };
+
+/**
+ * A journaled movement the caller may see: made with its key (never another shop's), and a
+ * recharge or payout (a block-clear, pickup or undo is not one of this API's receipts).
+ */
+function ownJournaled(caller: Caller, movement: Movement | undefined): TillJournaled | undefined {
+  return movement?.keyFingerprint === caller.keyFingerprint && isRechargeOrPayout(movement.kind)
+    ? (movement as TillJournaled)
+    : undefined;
 }
 
 function fromJournal(
   movements: MovementEngine,
-  movement: Movement,
+  movement: TillJournaled,
   atLedger: boolean | null,
 ): MovementRecord {
   const { resolved } = movement;
@@ -128,7 +154,7 @@ async function fromLedger(
   movements: MovementEngine,
   ledger: LookupLedger,
   caller: Caller,
-  movement: LedgerMovement,
+  movement: TillMovement,
   journaled: Movement | undefined,
 ): Promise<MovementRecord> {
   let compensatedBy = movements.compensationOf(movement.id)?.id ?? null;

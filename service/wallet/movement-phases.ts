@@ -4,7 +4,7 @@
  * what sets right a card and a ledger that disagree. No I/O here (movement-engine.ts composes
  * the parts that act on them).
  */
-import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
+import { isRechargeOrPayout, ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { LedgerRefusal } from '../cloud/ledger-client.ts';
 import type { Movement, MovementKind } from './journal-entries.ts';
 
@@ -124,6 +124,9 @@ export function compensationOfWrite(
   ledger: 'posted' | 'voided' | 'absent',
 ): { kind: MovementKind; credits: number } | undefined {
   const { kind, credits } = write;
+  // A card rule's movement is set right by its rule (a voided pickup waits again; a
+  // block-clear moves no credits): no compensating recharge or payout.
+  if (!isRechargeOrPayout(kind)) return undefined;
   if (write.card === 'committed' && ledger !== 'posted') return { kind, credits };
   if (write.card === 'not-written' && ledger === 'posted') {
     return { kind: kind === 'recharge' ? 'discharge' : 'recharge', credits };
@@ -142,4 +145,15 @@ export function replayable(movement: Movement, compensation: Movement | undefine
   // A float recharge is final once its card write is proven: the ledger is told afterwards.
   if (movement.float && movement.card === 'committed') return true;
   return movement.card === 'committed' && compensation?.resolved === 'posted';
+}
+
+/**
+ * The balance a movement's write leaves on a card that held `before`: a recharge or a pickup
+ * of a replacement adds its credits, an undo or a correction takes them off, a payout and a
+ * block-clear empty the card.
+ */
+export function balanceAfterWrite(kind: MovementKind, before: number, credits: number): number {
+  if (kind === 'recharge' || kind === 'replacement') return before + credits;
+  if (kind === 'refund' || kind === 'correction') return before - credits;
+  return 0;
 }

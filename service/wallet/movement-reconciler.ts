@@ -3,7 +3,7 @@ import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts'
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { MovementBook } from './movement-book.ts';
 import { occurredAtOf, type Movement } from './journal-entries.ts';
-import { decidePending, phaseOf } from './movement-phases.ts';
+import { balanceAfterWrite, decidePending, phaseOf } from './movement-phases.ts';
 import type { MovementLedger, MovementResolver } from './movement-resolver.ts';
 import { ReconcileSchedule } from './reconcile-schedule.ts';
 
@@ -170,8 +170,9 @@ export class MovementReconciler extends EventEmitter<{
    * adopted already, whose plan a crash kept out of the journal.
    */
   async #adopt(apiKey: string, entry: LedgerMovement, known?: Movement): Promise<boolean> {
+    // Every kind this till makes (a card rule's too) carries the card state it was planned from.
     const before = entry.cardBefore as string;
-    const after = entry.kind === 'recharge' ? balanceBefore(before) + entry.credits : 0;
+    const after = balanceAfterWrite(entry.kind, balanceBefore(before), entry.credits);
     const print = this.#book.keys.fingerprintOf(apiKey);
     // The key may have been released while the list was on its way (replaced, and no movement
     // of the journal needed it): adopted with it, the movement could never be resolved. The

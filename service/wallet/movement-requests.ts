@@ -1,4 +1,4 @@
-import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
+import { isRechargeOrPayout, ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import { planWrite } from '../card/wallet-card.ts';
 import type { CardWallet, WalletCard, WriteIntent } from '../card/card-face.ts';
 import {
@@ -109,8 +109,11 @@ export class MovementRequests {
       const pending = await this.#create(movement, apiKey, {
         ...input.request,
         cardBefore: input.wallet.before,
-        // The card's newest record: the ledger flags a card it does not explain.
-        ...(input.wallet.record ? { cardRecord: input.wallet.record } : {}),
+        // The card's newest record: the ledger flags a card it does not explain (a recharge's
+        // or payout's; a card rule's movement takes none).
+        ...(input.wallet.record && isRechargeOrPayout(input.kind)
+          ? { cardRecord: input.wallet.record }
+          : {}),
       });
       let intent: WriteIntent;
       try {

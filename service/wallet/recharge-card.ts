@@ -3,7 +3,10 @@ import { MAX_CARD_BALANCE } from '../card/wallet-format.ts';
 import type { LedgerCustomer } from '../cloud/ledger-client.ts';
 import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { errors } from '../errors.ts';
-import type { CardAccess } from './card-access.ts';
+import type { CardAccess, CardOnReader } from './card-access.ts';
+import { withCardChanges, type CardChanges } from './card-changes.ts';
+import { clearBlockedCard } from './block-clear.ts';
+import { blockedRefusal, type CardBlocks } from './card-blocks.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
 import type { Idempotency } from './journal-entries.ts';
 import type { CardPersonalizer } from './personalize-card.ts';
@@ -23,6 +26,10 @@ export interface RechargeInput {
   refuseAboveAccount?: boolean;
   /** The ledger refused the card (refuseAboveAccount) and flagged it: the host shows it. */
   onFlagged?: (cardId: string, credits: number, reason: string) => void;
+  /** The shop's blocked cards: refused before anything is reserved or sold (CardBlocked). */
+  blocks?: CardBlocks;
+  /** The changes waiting for cards: applied before the recharge. */
+  changes?: CardChanges;
 }
 
 /**
@@ -47,73 +54,93 @@ export function rechargeCard(
       await movements.settle(card);
       const earlier = await movements.replay<RechargeAnswer>(idempotency, card.cardId);
       if (earlier) return earlier;
+      // A blocked card is emptied, and refused (CardBlocked).
+      const { blocks, keyFingerprint } = input;
+      await clearBlockedCard(card, movements, { blocks, keyFingerprint });
 
       await input.personalizer?.beforeRecharge(card);
-      const wallet = await movements.readWallet(card);
-      if (wallet.balance < 0) throw errors.negativeCredits();
-      const fits = (credits: number) => wallet.balance + credits <= MAX_CARD_BALANCE;
-      if (request.credits !== undefined && !fits(request.credits))
-        throw errors.cardBalanceOverflow();
-      const balanceAfter = (credits: number) => {
-        if (!fits(credits)) throw errors.cardBalanceOverflow();
-        return wallet.balance + credits;
-      };
-
-      const floats = movements.floats;
-      // What the card shows of other floats' recharges is reported, whatever is written next.
-      await floats?.noteEvidence(wallet);
-      const plan = floats?.plan({
-        keyFingerprint: input.keyFingerprint,
-        customer,
-        wallet,
-        request,
-      });
-      if (plan && 'refusal' in plan) throw plan.refusal;
-      if (plan) {
-        const sale = await movements.sellFromFloat(card, {
-          keyFingerprint: input.keyFingerprint,
-          idempotency,
-          wallet,
-          plan,
-          balanceAfter,
-          ...(input.reference === undefined ? {} : { reference: input.reference }),
-        });
-        try {
-          return await movements.commit<RechargeAnswer>(sale, card);
-        } finally {
-          // Sold or undecided (the card left mid-write): either way reported, and the float kept.
-          floats?.sold(customer);
-        }
-      }
-      // The ledger counts this till's float recharges of the card before it reserves.
-      await floats?.reportBeforeLedger();
-      const reservation = await movements
-        .reserve(card, {
-          kind: 'recharge',
-          keyFingerprint: input.keyFingerprint,
-          idempotency,
-          wallet,
-          // What the card holds, so the ledger can tell a card above its account.
-          request: {
-            ...request,
-            ...(input.reference === undefined ? {} : { reference: input.reference }),
-            cardCredits: wallet.balance,
-            ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
-          },
-          balanceAfter,
-        })
-        .catch((error: unknown) => {
-          // Only with refuseAboveAccount: the card holds more than the shop put on it.
-          const refusal = cardAccountRefusal(error);
-          if (refusal) {
-            input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
-            throw refusal;
-          }
-          return rechargeRefusal(error);
-        });
-      return movements.commit<RechargeAnswer>(reservation, card);
+      // A replacement or correction waiting for the card is applied first.
+      const changes = { changes: input.changes, keyFingerprint };
+      return withCardChanges(card, movements, changes, () =>
+        rechargeOnCard(card, movements, input, idempotency),
+      );
     }),
   );
+}
+
+/** The recharge itself, once the card is known to be neither blocked nor awaited by a change. */
+async function rechargeOnCard(
+  card: CardOnReader,
+  movements: MovementEngine,
+  input: RechargeInput,
+  idempotency: Idempotency | undefined,
+): Promise<RechargeAnswer> {
+  const { request, customer, blocks, keyFingerprint } = input;
+  const wallet = await movements.readWallet(card);
+  if (wallet.balance < 0) throw errors.negativeCredits();
+  const fits = (credits: number) => wallet.balance + credits <= MAX_CARD_BALANCE;
+  if (request.credits !== undefined && !fits(request.credits)) throw errors.cardBalanceOverflow();
+  const balanceAfter = (credits: number) => {
+    if (!fits(credits)) throw errors.cardBalanceOverflow();
+    return wallet.balance + credits;
+  };
+
+  const floats = movements.floats;
+  // What the card shows of other floats' recharges is reported, whatever is written next.
+  await floats?.noteEvidence(wallet);
+  const plan = floats?.plan({
+    keyFingerprint: input.keyFingerprint,
+    customer,
+    wallet,
+    request,
+  });
+  if (plan && 'refusal' in plan) throw plan.refusal;
+  if (plan) {
+    const sale = await movements.sellFromFloat(card, {
+      keyFingerprint: input.keyFingerprint,
+      idempotency,
+      wallet,
+      plan,
+      balanceAfter,
+      ...(input.reference === undefined ? {} : { reference: input.reference }),
+    });
+    try {
+      return await movements.commit<RechargeAnswer>(sale, card);
+    } finally {
+      // Sold or undecided (the card left mid-write): either way reported, and the float kept.
+      floats?.sold(customer);
+    }
+  }
+  // The ledger counts this till's float recharges of the card before it reserves.
+  await floats?.reportBeforeLedger();
+  const reservation = await movements
+    .reserve(card, {
+      kind: 'recharge',
+      keyFingerprint: input.keyFingerprint,
+      idempotency,
+      wallet,
+      // What the card holds, so the ledger can tell a card above its account.
+      request: {
+        ...request,
+        ...(input.reference === undefined ? {} : { reference: input.reference }),
+        cardCredits: wallet.balance,
+        ...(input.refuseAboveAccount ? { refuseAboveAccount: true } : {}),
+      },
+      balanceAfter,
+    })
+    .catch(async (error: unknown) => {
+      // Only with refuseAboveAccount: the card holds more than the shop put on it.
+      const refusal = cardAccountRefusal(error);
+      if (refusal) {
+        input.onFlagged?.(card.cardId, wallet.balance, refusal.code);
+        throw refusal;
+      }
+      // Blocked since the till's list was fetched: emptied now, as the list would have.
+      const blocked = blockedRefusal(error, card.cardId, blocks);
+      if (blocked) await clearBlockedCard(card, movements, { blocks, keyFingerprint });
+      throw blocked ?? rechargeRefusal(error);
+    });
+  return movements.commit<RechargeAnswer>(reservation, card);
 }
 
 /** The ledger's refusals of a reservation, as the spec's errors. */

@@ -1,5 +1,6 @@
 import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import type { CardAccess } from './card-access.ts';
+import { applyCardChanges, type AppliedChange, type CardChangesInput } from './card-changes.ts';
 import { awaitsCard, writeShownBy } from './card-settlement.ts';
 import type { MovementEngine } from './movement-engine.ts';
 
@@ -23,6 +24,11 @@ export interface SettleAnswer {
   settled: (SettledMovement & { state: 'posted' | 'voided'; compensatedBy?: string })[];
   /** Pending movements of the card that the card cannot decide here, and why. */
   undecided: (SettledMovement & { reason: string })[];
+  /**
+   * Replacements and corrections that waited for the card, applied on it now (each its own
+   * movement); absent when none waited.
+   */
+  cardChanges?: AppliedChange[];
 }
 
 /**
@@ -31,14 +37,16 @@ export interface SettleAnswer {
  * state each movement carries to the ledger (`cardBefore`). Each is posted or voided with the
  * evidence (this till, the card, what it showed), which the ledger keeps. A movement an
  * operator decided without the card (`awaitsCard`, any till's) is confirmed from the card or
- * compensated. This till's own are settled first, as before any movement. Nothing is written to
- * the card.
+ * compensated. This till's own are settled first, as before any movement. Then the changes
+ * waiting for the card (a replacement, a correction) are applied on it, each with its own
+ * movement; nothing else is written to the card.
  */
 export function settleCard(
   cards: CardAccess,
   movements: MovementEngine,
   ledger: Pick<LedgerClient, 'getCardAccount'>,
   apiKey: string,
+  changes?: CardChangesInput,
 ): Promise<SettleAnswer> {
   return cards.withCard(async (card) => {
     await movements.settle(card);
@@ -90,6 +98,8 @@ export function settleCard(
       );
       answer.settled.push({ ...about, state: resolved.state === 'posted' ? 'posted' : 'voided' });
     }
+    const applied = changes ? await applyCardChanges(card, movements, changes) : [];
+    if (applied.length > 0) answer.cardChanges = applied;
     return answer;
   });
 }

@@ -201,6 +201,8 @@ describe('card-wallet-cloud CLI', () => {
             offlineLimitSeconds: 86_400,
             cardTypes: ['classic', 'desfire'],
           },
+          // Nor bonus tiers; a cashier may undo a recharge for 10 minutes.
+          cards: { undoWindowSeconds: 600, bonusTiers: [], bonusSpend: 'bonus-first' },
         },
       );
       customerId = customer.customerId;
@@ -507,6 +509,11 @@ describe('card-wallet-cloud CLI', () => {
       assert.deepEqual(JSON.parse(shown.stdout), {
         cardId: '04A1B2C3',
         credits: 40,
+        // Imported credits are valued at the shop's credit cost then (1.00).
+        bonusCredits: 0,
+        paidAmount: '40.00',
+        blocked: null,
+        changes: [],
         importedCredits: 40,
         suspect: false,
         flags: [],

@@ -14,6 +14,7 @@ export interface Answer {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   contentType: string | null;
+  etag?: string | null;
 }
 
 export interface CallOptions {
@@ -48,6 +49,7 @@ export async function call(
     status: response.status,
     body: parsed,
     contentType: response.headers.get('content-type'),
+    etag: response.headers.get('etag'),
   };
 }
 

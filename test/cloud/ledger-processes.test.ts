@@ -221,6 +221,7 @@ describe('several ledger processes on one PostgreSQL', () => {
         offlineLimitSeconds: 86_400,
         cardTypes: ['classic', 'desfire'],
       },
+      cards: { undoWindowSeconds: 600, bonusTiers: [], bonusSpend: 'bonus-first' },
     });
     const checked = await cli(['check', '--database', postgres.url]);
     assert.match(checked.stdout, /^ok: /);

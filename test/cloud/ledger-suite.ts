@@ -16,6 +16,8 @@ import { openDatabase } from '../../cloud/db/open-database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
 import { defineFloatTests } from './ledger-float-suite.ts';
+import { defineBonusTests } from './ledger-bonus-suite.ts';
+import { defineCardRulesTests } from './ledger-card-rules-suite.ts';
 import { LedgerClient, type Answer } from './ledger-client.ts';
 import { watchedDatabase, type Unit } from './watched-database.ts';
 
@@ -372,6 +374,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
             offlineLimitSeconds: 86_400,
             cardTypes: ['classic', 'desfire'],
           },
+          cards: { undoWindowSeconds: 600, bonusTiers: [], bonusSpend: 'bonus-first' },
         });
         const b = await base.withKey(SUITE_KEYS.shopB).customer();
         assert.equal(b.body.creditCost, '0.125');
@@ -1385,7 +1388,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           { id: '42', kind: 'recharge', cardId: CARD, credits: 1 },
           'id',
         ],
-        ['an unknown kind', { id, kind: 'refund', cardId: CARD, credits: 1 }, 'kind'],
+        ['an unknown kind', { id, kind: 'refill', cardId: CARD, credits: 1 }, 'kind'],
         ['a lowercase card id', { id, kind: 'recharge', cardId: '04a1b2c3', credits: 1 }, 'cardId'],
         [
           'a 10-digit card id',
@@ -2312,6 +2315,8 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       });
     });
     defineFloatTests(() => ({ db, newShop }));
+    defineCardRulesTests(() => ({ db, newShop }));
+    defineBonusTests(() => ({ db, newShop }));
 
     describe('storage guarantees', () => {
       test('when a balance would go negative, then the database itself refuses it (CHECK)', async () => {

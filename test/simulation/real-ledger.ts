@@ -57,6 +57,12 @@ interface MovementJson {
   reported_as: StoredMovement['reportedAs'];
   report_flags: string[];
   reference: string | null;
+  bonus_credits: number;
+  amount: number | string;
+  paid_amount: number | string;
+  refunds: string | null;
+  applies: string | null;
+  till_time: string | null;
 }
 
 /** The tables the world reads, in one round trip. */
@@ -311,5 +317,18 @@ function storedMovement(row: MovementJson, transitions: number): StoredMovement 
     reportedAs: row.reported_as,
     reportFlags: row.report_flags,
     reference: row.reference,
+    bonusCredits: row.bonus_credits,
+    amount: decimalOf(row.amount),
+    paidAmount: decimalOf(row.paid_amount),
+    refunds: row.refunds,
+    applies: row.applies,
+    tillTime: iso(row.till_time),
   };
+}
+
+/** A numeric column's value in ten-thousandths, as the simulated ledger keeps euros. */
+function decimalOf(value: number | string): bigint {
+  const parsed = parseDecimal(String(value));
+  if (parsed === undefined) throw new Error(`not a decimal amount: ${String(value)}`);
+  return parsed;
 }

@@ -19,6 +19,7 @@
  * The simulation reads cards with its own decoder (truthOf), written from the format's
  * documentation, so that a defect in the worker's codec cannot hide from the invariants.
  */
+import { isRechargeOrPayout, type MovementKind } from '../../common/ledger-contract.ts';
 import {
   classicWalletCard,
   readClassicWallet,
@@ -132,12 +133,14 @@ export function truthOf(card: SimCard): CardTruth {
 export function writeShown(
   movement: {
     id: string;
-    kind: 'recharge' | 'discharge';
+    kind: MovementKind;
     credits: number;
     cardBefore: string | null;
   },
   card: SimCard,
 ): 'committed' | 'not-written' | 'unknown' {
+  // The simulation's tills make only recharges and payouts so far.
+  if (!isRechargeOrPayout(movement.kind)) return 'unknown';
   if (card.chip.type === 'desfire') return desfireWriteShown(movement, card.chip.card);
   const slots = card.chip.slots;
   const match = /^classic:v1:(?:blank|(-?\d+):(\d+):([01]))$/.exec(movement.cardBefore ?? '');
@@ -183,7 +186,7 @@ export function writeShown(
 function desfireWriteShown(
   movement: {
     id: string;
-    kind: 'recharge' | 'discharge';
+    kind: MovementKind;
     credits: number;
     cardBefore: string | null;
   },

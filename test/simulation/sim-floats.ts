@@ -4,6 +4,7 @@
  * shops, movements and card accounts. sim-ledger-contract.test.ts compares its answers with the
  * real ledger's.
  */
+import { parseStoredDecimal } from '../../common/decimal.ts';
 import { MAX_FLOAT_SEQ, parseFloatMovementId } from '../../common/float-ids.ts';
 import type {
   Float,
@@ -396,6 +397,8 @@ export class SimFloats {
           : undefined;
     if (as === undefined) return { id, outcome: 'refused', flags: ['other-till'] };
     const flags: FloatReportFlag[] = revoked ? ['key-revoked'] : [];
+    if (this.#ledger.cardRules.blocked(shop.id, item.cardId)) flags.push('card-blocked');
+    const bonus = item.bonusCredits ?? 0;
     const existing = this.#ledger.movements.get(id);
     if (existing) {
       if (
@@ -403,6 +406,7 @@ export class SimFloats {
         existing.floatId !== float.id ||
         existing.cardId !== item.cardId ||
         existing.credits !== item.credits ||
+        (!found && existing.reportedAs !== 'found' && existing.bonusCredits !== bonus) ||
         (existing.state === 'posted' && item.card === 'not-written') ||
         (existing.state === 'voided' && item.card === 'written')
       ) {
@@ -421,7 +425,13 @@ export class SimFloats {
             existing.reportedAs = 'found';
             existing.evidence = `found on card ${item.cardId} at till ${reporter}`;
           }
-          this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits);
+          this.#ledger.changeCardAccount(
+            shop.id,
+            item.cardId,
+            item.credits,
+            existing.bonusCredits,
+            existing.paidAmount,
+          );
         } else {
           this.release(shop, existing);
         }
@@ -436,6 +446,10 @@ export class SimFloats {
     }
     const cost = item.creditCost ?? shop.creditCost;
     if (item.creditCost === undefined) flags.push('cost-estimated');
+    else if (bonus > this.#ledger.cardRules.bonusFor(shop, item.credits - bonus, cost)) {
+      flags.push('bonus-above-tiers');
+    }
+    const paid = BigInt(item.credits - bonus) * parseStoredDecimal(cost);
     const state =
       item.card === 'written' ? 'posted' : item.card === 'not-written' ? 'voided' : 'pending';
     const now = this.#iso();
@@ -463,10 +477,18 @@ export class SimFloats {
       floatSeq: parsed.seq,
       reportedAs: as,
       reportFlags: [],
+      bonusCredits: bonus,
+      amount: paid,
+      paidAmount: paid,
+      refunds: null,
+      applies: null,
+      tillTime: null,
       reference: item.reference ?? null,
     });
     if (state !== 'voided') flags.push(...this.#draw(float, item.credits));
-    if (state === 'posted') this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits);
+    if (state === 'posted') {
+      this.#ledger.changeCardAccount(shop.id, item.cardId, item.credits, bonus, paid);
+    }
     stored.reportFlags = [...flags];
     return { id, outcome: 'recorded', state, flags };
   }

@@ -7,7 +7,6 @@
  * the real ledger and compares every answer, so the two cannot drift apart.
  */
 import {
-  amountForCredits,
   creditsForAmount,
   formatDecimal,
   parseDecimal,
@@ -22,13 +21,24 @@ import {
   type ResolveRequest,
   type CardAccount,
   type CardFlagKind,
+  type CardRules,
   type TillHeartbeat,
   type TillState,
   type FloatSettings,
+  isRechargeOrPayout,
 } from '../../common/ledger-contract.ts';
 import { parseFloatMovementId } from '../../common/float-ids.ts';
 import type { Rng } from './scheduler.ts';
 import { NO_FLOAT, SimFloats } from './sim-floats.ts';
+import { DEFAULT_CARD_RULES, payoutSplit, SimCardRules } from './sim-card-rules.ts';
+
+/** A stored movement (or any ledger state) as JSON for a failing test's message: euros in
+ * ten-thousandths are bigints, which JSON.stringify refuses. */
+export function printable(value: unknown): string {
+  return JSON.stringify(value, (_key, field: unknown) =>
+    typeof field === 'bigint' ? `${field}` : field,
+  );
+}
 
 /** A refusal as the ledger answers it: HTTP status and `{ error: code }`. */
 export class SimLedgerError extends Error {
@@ -52,6 +62,11 @@ export interface SimShop {
   float?: FloatSettings;
   /** Credits the shop bought (its pool at the start and top-ups): the book's source. */
   provided?: number;
+  /** The shop's card rules (none: the defaults, no bonus tiers). */
+  cards?: CardRules;
+  /** The card list's sequence number and when it last changed. */
+  cardListSeq?: number;
+  cardListChangedAt?: string;
 }
 
 export interface StoredMovement {
@@ -84,6 +99,14 @@ export interface StoredMovement {
   reportFlags: string[];
   /** The POS's reference of the sale, or null. */
   reference: string | null;
+  /** Of credits, the bonus (given, forfeited, taken back or carried). */
+  bonusCredits: number;
+  /** Euros in ten-thousandths: charged or paid out, and put into or taken from the account. */
+  amount: bigint;
+  paidAmount: bigint;
+  refunds: string | null;
+  applies: string | null;
+  tillTime: string | null;
 }
 
 export class SimLedger {
@@ -93,6 +116,9 @@ export class SimLedger {
   readonly #tombstones = new Map<string, string>();
   /** Per shop and card: what a discharge may still take (see cloud/card-accounts.ts). */
   readonly #cardAccounts = new Map<string, number>();
+  /** Per shop and card: the bonus credits of its account, and the euros paid for the rest. */
+  readonly #cardBonus = new Map<string, number>();
+  readonly #cardPaid = new Map<string, bigint>();
   /** Per shop and card: the balance imported for it. */
   readonly #imported = new Map<string, number>();
   /** Ids of the recharges that flagged their card card-above-account, with the card. */
@@ -109,6 +135,8 @@ export class SimLedger {
   readonly floats: SimFloats;
   /** Revoked keys and their shops: a revoked key still reports float movements. */
   readonly #revoked = new Map<string, string>();
+  /** Blocks, replacements and corrections (sim-card-rules.ts). */
+  readonly cardRules: SimCardRules;
 
   constructor(
     now: () => number,
@@ -117,6 +145,7 @@ export class SimLedger {
     this.#now = now;
     this.tombstones = tombstones;
     this.floats = new SimFloats(this, now, rng);
+    this.cardRules = new SimCardRules(this, now);
   }
 
   addShop(shop: SimShop, keys: string[]): void {
@@ -157,6 +186,8 @@ export class SimLedger {
       shops: this.shops,
       movements: this.movements,
       cardAccounts: this.#cardAccounts,
+      cardBonus: this.#cardBonus,
+      cardPaid: this.#cardPaid,
       flags: this.flags,
       flagged: this.flagged,
       floats: this.floats.floats,
@@ -169,6 +200,8 @@ export class SimLedger {
       shops: Map<string, SimShop>;
       movements: Map<string, StoredMovement>;
       cardAccounts: Map<string, number>;
+      cardBonus: Map<string, number>;
+      cardPaid: Map<string, bigint>;
       flags: SimLedger['flags'];
       flagged: Map<string, string>;
       floats: SimFloats['floats'];
@@ -181,6 +214,8 @@ export class SimLedger {
     refill(this.shops, state.shops);
     refill(this.movements, state.movements);
     refill(this.#cardAccounts, state.cardAccounts);
+    refill(this.#cardBonus, state.cardBonus);
+    refill(this.#cardPaid, state.cardPaid);
     refill(this.flagged, state.flagged);
     refill(this.floats.floats, state.floats);
     refill(this.floats.tills, state.tills);
@@ -190,7 +225,14 @@ export class SimLedger {
   /** Gives a card an account at a shop, as `card-wallet-cloud card import` does. */
   importCard(shopId: string, cardId: string, credits: number): void {
     this.#imported.set(`${shopId} ${cardId}`, credits);
-    this.changeCardAccount(shopId, cardId, credits);
+    const shop = this.shops.get(shopId) as SimShop;
+    this.changeCardAccount(
+      shopId,
+      cardId,
+      credits,
+      0,
+      BigInt(credits) * parseStoredDecimal(shop.creditCost),
+    );
   }
 
   /**
@@ -201,9 +243,14 @@ export class SimLedger {
   cardAccountOf(apiKey: string, cardId: string): CardAccount {
     const shop = this.authenticate(apiKey);
     const suspect = this.flags.some((flag) => flag.cardId === cardId && flag.shopId === shop.id);
+    const parts = this.cardAccountParts(shop.id, cardId);
     return {
       cardId,
-      credits: this.cardAccount(shop.id, cardId),
+      credits: parts.credits,
+      bonusCredits: parts.bonus,
+      paidAmount: formatDecimal(parts.paid),
+      blocked: this.cardRules.blocks.get(`${shop.id} ${cardId}`) ?? null,
+      changes: this.cardRules.changesOf(shop.id, cardId),
       importedCredits: this.#imported.get(`${shop.id} ${cardId}`) ?? null,
       suspect,
       flags: [],
@@ -220,8 +267,24 @@ export class SimLedger {
     return this.#cardAccounts.get(`${shopId} ${cardId}`) ?? 0;
   }
 
-  changeCardAccount(shopId: string, cardId: string, delta: number): void {
-    this.#cardAccounts.set(`${shopId} ${cardId}`, this.cardAccount(shopId, cardId) + delta);
+  /** A card's account with its bonus credits and the euros paid (ten-thousandths). */
+  cardAccountParts(
+    shopId: string,
+    cardId: string,
+  ): { credits: number; bonus: number; paid: bigint } {
+    const key = `${shopId} ${cardId}`;
+    return {
+      credits: this.cardAccount(shopId, cardId),
+      bonus: this.#cardBonus.get(key) ?? 0,
+      paid: this.#cardPaid.get(key) ?? 0n,
+    };
+  }
+
+  changeCardAccount(shopId: string, cardId: string, delta: number, bonus = 0, paid = 0n): void {
+    const key = `${shopId} ${cardId}`;
+    this.#cardAccounts.set(key, this.cardAccount(shopId, cardId) + delta);
+    this.#cardBonus.set(key, (this.#cardBonus.get(key) ?? 0) + bonus);
+    this.#cardPaid.set(key, (this.#cardPaid.get(key) ?? 0n) + paid);
   }
 
   authenticate(apiKey: string): SimShop {
@@ -240,6 +303,7 @@ export class SimLedger {
       creditCost: canonical(shop.creditCost),
       floatCredits: this.floats.floatCredits(shop.id),
       float: shop.float ?? NO_FLOAT,
+      cards: shop.cards ?? DEFAULT_CARD_RULES,
     };
   }
 
@@ -251,6 +315,7 @@ export class SimLedger {
     const requestedAmount =
       request.amount === undefined ? null : (parseDecimal(request.amount) ?? null);
     if (parseFloatMovementId(id) !== undefined) throw new SimLedgerError(400, 'InvalidMovement');
+    const byRules = !isRechargeOrPayout(request.kind);
     const existing = this.movements.get(id);
     if (existing) {
       const same =
@@ -258,10 +323,14 @@ export class SimLedger {
         existing.kind === request.kind &&
         existing.cardId === request.cardId &&
         existing.tillId === tillId &&
-        existing.compensates === compensates &&
-        (requestedAmount === null
-          ? existing.requestedAmount === null && existing.credits === request.credits
-          : existing.requestedAmount === requestedAmount);
+        (byRules
+          ? existing.applies === (request.applies?.toLowerCase() ?? null) &&
+            (request.kind !== 'refund' ||
+              existing.refunds === (request.refunds?.toLowerCase() ?? null))
+          : existing.compensates === compensates &&
+            (requestedAmount === null
+              ? existing.requestedAmount === null && existing.credits === request.credits
+              : existing.requestedAmount === requestedAmount));
       if (!same) throw refuse('movementIdConflict');
       return { movement: this.#view(existing), replayed: true };
     }
@@ -269,12 +338,21 @@ export class SimLedger {
     if (tombstone !== undefined) {
       throw tombstone === shop.id ? refuse('movementAlreadyVoided') : refuse('movementIdConflict');
     }
+    if (byRules) return this.#createByRules(shop, id, tillId, request);
     const cost = parseStoredDecimal(shop.creditCost);
-    const credits =
+    let credits =
       requestedAmount === null
         ? (request.credits ?? 0)
         : Number(creditsForAmount(requestedAmount, cost));
     if (credits < 1) throw refuse('amountBelowOneCredit');
+    let amount = BigInt(credits) * cost;
+    let bonusCredits = 0;
+    if (requestedAmount !== null && compensates === null) {
+      bonusCredits = this.cardRules.bonusFor(shop, credits, shop.creditCost);
+      credits += bonusCredits;
+    }
+    if (credits > 2_147_483_647) throw new SimLedgerError(400, 'InvalidMovement');
+    if (compensates === null) this.cardRules.checkHeld(shop.id, request.cardId, null);
     if (compensates !== null) {
       const original = this.movements.get(compensates);
       if (
@@ -289,6 +367,11 @@ export class SimLedger {
         (movement) => movement.shop === shop.id && movement.compensates === compensates,
       );
       if (other) throw refuse('movementCompensated');
+      if (request.kind === 'recharge' && original.credits === credits) {
+        // A recharge set right puts back what it put on: its bonus and what was paid.
+        bonusCredits = original.bonusCredits;
+        amount = original.paidAmount;
+      }
     }
     // A compensation the ledger takes or refuses (flagged) ends the wait for the card.
     const cardRead = () => {
@@ -309,17 +392,7 @@ export class SimLedger {
       }
       throw refuse('noCredits');
     }
-    if (tillId !== null && compensates === null) {
-      const other = [...this.movements.values()].find(
-        (movement) =>
-          movement.shop === shop.id &&
-          movement.cardId === request.cardId &&
-          movement.compensates === null &&
-          ((movement.state === 'pending' && movement.tillId !== tillId) || movement.awaitsCard),
-      );
-      if (other) throw refuse('cardMovementPending');
-      if (this.floats.reportPending(shop.id, request.cardId)) throw refuse('floatReportPending');
-    }
+    if (tillId !== null && compensates === null) this.#checkTillHolds(shop, request.cardId, tillId);
     const recordFlagged = compensates === null && this.#flagRecord(shop.id, id, request, credits);
     if (request.kind === 'recharge' && request.cardCredits !== undefined && compensates === null) {
       const pending = [...this.movements.values()]
@@ -344,24 +417,27 @@ export class SimLedger {
     }
     if (request.kind === 'discharge' && recordFlagged) throw refuse('cardRecordMismatch');
     if (request.cardBefore !== undefined && compensates === null) {
-      // The card's latest posted movement, unless a compensation set it right.
-      const latest = [...this.movements.values()]
-        .filter(
-          (movement) =>
-            movement.shop === shop.id &&
-            movement.cardId === request.cardId &&
-            movement.state === 'posted' &&
-            movement.compensates === null &&
-            ![...this.movements.values()].some(
-              (other) => other.compensates === movement.id && other.state === 'posted',
-            ),
-        )
-        .at(-1);
+      const latest = this.#latestPosted(shop.id, request.cardId);
       if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
+    }
+    let paidAmount = amount;
+    if (request.kind === 'discharge') {
+      const split = payoutSplit(
+        this.cardAccountParts(shop.id, request.cardId),
+        credits,
+        this.cardRules.rulesOf(shop).bonusSpend === 'bonus-first',
+        this.cardRules.rulesOf(shop).bonusTiers.length > 0,
+        cost,
+      );
+      bonusCredits = split.bonus;
+      amount = split.amount;
+      paidAmount = split.paidTaken;
     }
     if (request.kind === 'recharge') shop.credits -= credits;
     // A pending discharge already counts against the card's account; a void gives it back.
-    if (request.kind === 'discharge') this.changeCardAccount(shop.id, request.cardId, -credits);
+    if (request.kind === 'discharge') {
+      this.changeCardAccount(shop.id, request.cardId, -credits, -bonusCredits, -paidAmount);
+    }
     const stored: StoredMovement = {
       id,
       shop: shop.id,
@@ -387,11 +463,107 @@ export class SimLedger {
       reportedAs: null,
       reportFlags: [],
       reference: request.reference ?? null,
+      bonusCredits,
+      amount,
+      paidAmount,
+      refunds: null,
+      applies: null,
+      tillTime: null,
     };
     this.movements.set(id, stored);
     if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
     cardRead();
     return { movement: this.#view(stored), replayed: false };
+  }
+
+  /** ledger_create_card_movement: a refund, correction, replacement or block-clear. */
+  #createByRules(
+    shop: SimShop,
+    id: string,
+    tillId: string | null,
+    request: MovementRequest,
+  ): { movement: Movement; replayed: boolean } {
+    const planned = this.cardRules.plan(shop, request, () => {
+      if (tillId === null) return;
+      this.#checkTillHolds(shop, request.cardId, tillId);
+      if (request.cardBefore !== undefined) {
+        const latest = this.#latestPosted(shop.id, request.cardId);
+        if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
+      }
+    });
+    const stored: StoredMovement = {
+      id,
+      shop: shop.id,
+      kind: request.kind,
+      cardId: request.cardId,
+      credits: planned.credits,
+      requestedAmount: null,
+      creditCost: planned.creditCost,
+      state: 'pending',
+      createdAt: new Date(this.#now()).toISOString(),
+      resolvedAt: null,
+      transitions: 0,
+      tillId,
+      cardBefore: request.cardBefore ?? null,
+      compensates: null,
+      resolvedByTill: null,
+      evidence: null,
+      awaitsCard: false,
+      cardEvidence: null,
+      occurredAt: null,
+      floatId: null,
+      floatSeq: null,
+      reportedAs: null,
+      reportFlags: [],
+      bonusCredits: planned.bonusCredits,
+      amount: planned.amount,
+      paidAmount: planned.paidAmount,
+      refunds: planned.refunds,
+      applies: request.applies?.toLowerCase() ?? null,
+      tillTime: request.tillTime ?? null,
+      reference: null,
+    };
+    this.movements.set(id, stored);
+    if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
+    if (stored.kind === 'refund' || stored.kind === 'correction') {
+      this.changeCardAccount(
+        shop.id,
+        stored.cardId,
+        -stored.credits,
+        -stored.bonusCredits,
+        -stored.paidAmount,
+      );
+    }
+    return { movement: this.#view(stored), replayed: false };
+  }
+
+  /** Another till's movement pending on the card, an operator's word awaiting it, a float report. */
+  #checkTillHolds(shop: SimShop, cardId: string, tillId: string): void {
+    const other = [...this.movements.values()].find(
+      (movement) =>
+        movement.shop === shop.id &&
+        movement.cardId === cardId &&
+        movement.compensates === null &&
+        ((movement.state === 'pending' && movement.tillId !== tillId) || movement.awaitsCard),
+    );
+    if (other) throw refuse('cardMovementPending');
+    if (this.floats.reportPending(shop.id, cardId)) throw refuse('floatReportPending');
+  }
+
+  /** The card's latest posted movement, unless a posted compensation set it right. */
+  #latestPosted(shopId: string, cardId: string): StoredMovement | undefined {
+    return [...this.movements.values()]
+      .filter(
+        (movement) =>
+          movement.shop === shopId &&
+          movement.cardId === cardId &&
+          movement.state === 'posted' &&
+          movement.compensates === null &&
+          ![...this.movements.values()].some(
+            (other) => other.compensates === movement.id && other.state === 'posted',
+          ),
+      )
+      .at(-1);
   }
 
   /**
@@ -494,11 +666,23 @@ export class SimLedger {
       by.evidence !== undefined &&
       movement.cardBefore !== null &&
       movement.compensates === null;
+    const takes = ['discharge', 'refund', 'correction'].includes(movement.kind);
     if (movement.kind === 'recharge' && target === 'voided') this.floats.release(shop, movement);
-    if (movement.kind === 'discharge' && target === 'posted') shop.credits += movement.credits;
-    // A card's account grows when a recharge is final, and gets back a voided discharge.
-    if ((movement.kind === 'recharge') === (target === 'posted')) {
-      this.changeCardAccount(shop.id, movement.cardId, movement.credits);
+    if (takes && target === 'posted') shop.credits += movement.credits;
+    if (movement.applies !== null && target === 'posted') this.cardRules.applied(shop, movement);
+    // A card's account grows when a recharge or replacement is final, and gets back what a
+    // voided payout, refund or correction took.
+    if (
+      ((movement.kind === 'recharge' || movement.kind === 'replacement') && target === 'posted') ||
+      (takes && target === 'voided')
+    ) {
+      this.changeCardAccount(
+        shop.id,
+        movement.cardId,
+        movement.credits,
+        movement.bonusCredits,
+        movement.paidAmount,
+      );
     }
     return this.#view(movement);
   }
@@ -567,14 +751,13 @@ export class SimLedger {
 
   #view(movement: StoredMovement): Movement {
     const shop = this.shops.get(movement.shop) as SimShop;
-    const cost = parseStoredDecimal(movement.creditCost);
     return {
       id: movement.id,
       kind: movement.kind,
       cardId: movement.cardId,
       state: movement.state,
       credits: movement.credits,
-      amount: formatDecimal(amountForCredits(movement.credits, cost)),
+      amount: formatDecimal(movement.amount),
       creditCost: canonical(movement.creditCost),
       customerCredits: shop.credits,
       createdAt: movement.createdAt,
@@ -591,6 +774,9 @@ export class SimLedger {
       reportedAs: movement.reportedAs,
       reportFlags: movement.reportFlags,
       reference: movement.reference,
+      bonusCredits: movement.bonusCredits,
+      refunds: movement.refunds,
+      applies: movement.applies,
     };
   }
 }

@@ -8,6 +8,7 @@
  * that delivers the call awaits.
  */
 import { AxiosError, type AxiosAdapter, type AxiosResponse } from 'axios';
+import { createHash } from 'node:crypto';
 import { ledgerErrorCodes, type ResolveRequest } from '../../common/ledger-contract.ts';
 import type { Life, Scheduler } from './scheduler.ts';
 import type { SimLedger } from './sim-ledger.ts';
@@ -90,11 +91,54 @@ export function ledgerOverHttp(
     ) {
       return { status: 200, body: ledger.heartbeat(apiKey, parts[2] as string, body as never) };
     }
-    return floatsOverHttp(ledger, method, parts, apiKey, body);
+    return (
+      cardRulesOverHttp(ledger, method, parts, apiKey, body) ??
+      floatsOverHttp(ledger, method, parts, apiKey, body)
+    );
   } catch (error) {
     if (!(error instanceof SimLedgerError)) throw error;
     return { status: error.status, body: { error: error.code } };
   }
+}
+
+/**
+ * The card rules' routes (cloud/http/card-routes.ts): the card list, blocks, replacements,
+ * corrections and their cancelling, with well-formed bodies (the simulation sends no others).
+ */
+function cardRulesOverHttp(
+  ledger: SimLedger,
+  method: string,
+  parts: string[],
+  apiKey: string,
+  body: unknown,
+): HttpAnswer | undefined {
+  const rules = ledger.cardRules;
+  const [, what, id, action] = parts;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- bodies as the routes parse them
+  const request = (body ?? {}) as any;
+  const by = `key:${createHash('sha256').update(apiKey).digest('hex').slice(0, 8)}`;
+  if (method === 'GET' && what === 'card-list' && parts.length === 2) {
+    const list = rules.list(apiKey);
+    return { status: 200, body: list, headers: { etag: `"${list.seq}"` } };
+  }
+  if (method !== 'POST' || id === undefined || parts.length !== 4) return undefined;
+  if (what === 'cards' && (action === 'block' || action === 'unblock')) {
+    return { status: 200, body: rules.block(apiKey, id, action === 'block', by, request.reason) };
+  }
+  const made = (answer: { changed: boolean }) => ({
+    status: answer.changed ? 201 : 200,
+    body: answer,
+  });
+  if (what === 'cards' && action === 'replace') {
+    return made(rules.replace(apiKey, { ...request, cardId: id, by }));
+  }
+  if (what === 'cards' && action === 'corrections') {
+    return made(rules.correct(apiKey, { ...request, cardId: id, by }));
+  }
+  if (what === 'card-changes' && action === 'cancel') {
+    return { status: 200, body: rules.cancel(apiKey, id, by, request.reason) };
+  }
+  return undefined;
 }
 
 /** The till floats' routes (cloud/http/create-app.ts, floatRoutes). */

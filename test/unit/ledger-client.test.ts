@@ -25,6 +25,7 @@ interface Seen {
   url: string;
   apiKey: string | undefined;
   accept: string | undefined;
+  ifNoneMatch: string | undefined;
   body: unknown;
 }
 
@@ -45,6 +46,7 @@ async function scriptedLedger() {
         url: req.url ?? '',
         apiKey: req.headers['x-api-key'] as string | undefined,
         accept: req.headers.accept,
+        ifNoneMatch: req.headers['if-none-match'],
         body: text === '' ? undefined : JSON.parse(text),
       });
       const answer = script.shift() ?? { status: 200, body: {} };
@@ -133,6 +135,24 @@ describe('LedgerClient: what each call sends', () => {
       assert.equal(request.apiKey, KEY);
       assert.equal(request.accept, 'application/json');
     }
+  });
+
+  test("when the card list is polled with the seq held, then it is sent as If-None-Match and a 304 answers null, not 'not a ledger'", async () => {
+    ledger.seen.length = 0;
+    ledger.script.length = 0;
+    const list = { seq: 7, changedAt: null, blocked: [], waiting: [] };
+    ledger.script.push({ status: 200, body: list }, { status: 304 });
+    const client = ledger.client({ retries: 0 });
+    assert.deepEqual(await client.getCardList(KEY), list);
+    assert.equal(await client.getCardList(KEY, 7), null);
+    assert.deepEqual(
+      ledger.seen.map(({ url, ifNoneMatch }) => ({ url, ifNoneMatch })),
+      [
+        { url: '/v1/card-list', ifNoneMatch: undefined },
+        { url: '/v1/card-list', ifNoneMatch: '"7"' },
+      ],
+    );
+    assert.equal(client.reachability.reachable, true);
   });
 
   test('when a proxy is set in the environment, then the ledger is still called directly', async () => {

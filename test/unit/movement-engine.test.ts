@@ -36,6 +36,7 @@ import {
   ledgerOf,
   simWithShops,
 } from '../support/money-rig.ts';
+import { printable } from '../simulation/sim-ledger.ts';
 import { withoutReceipt } from '../support/http-client.ts';
 
 describe('a create that was sent', () => {
@@ -327,7 +328,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
 
     ledger.failPosts = false;
     await access.withCard((session) => engine.settle(session));
-    assert.equal(atLedger?.awaitsCard, false, JSON.stringify(atLedger));
+    assert.equal(atLedger?.awaitsCard, false, printable(atLedger));
     assert.equal(atLedger?.cardEvidence, `card 04E1E2E3 read at till ${TILL}: it holds it`);
     assert.equal(engine.uncertainCards.size, 0);
     assert.equal(
@@ -352,7 +353,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     await access.withCard((session) => engine.settle(session));
     assert.equal(phaseOf(movement), 'done');
     const atLedger = sim.movements.get(movement.id);
-    assert.equal(atLedger?.awaitsCard, false, JSON.stringify(atLedger));
+    assert.equal(atLedger?.awaitsCard, false, printable(atLedger));
     assert.equal(
       atLedger?.cardEvidence,
       `card 04E1E2E3 read at till ${TILL}: it shows neither the balance before nor after it: the ledger's word stands`,

@@ -151,6 +151,34 @@ describe('reconciliation', () => {
     await engine.close();
   });
 
+  test("when this till's lost block-clear is adopted, then the write it decides by empties the card, and the card decides it", async () => {
+    const { sim, engine, journal } = await setUp();
+    sim.cardRules.block(KEY, CARD, true, 'key:test', 'lost');
+    const id = randomUUID();
+    sim.create(KEY, {
+      id,
+      kind: 'block-clear',
+      cardId: CARD,
+      cardCredits: 30,
+      tillId: TILL,
+      cardBefore: 'classic:v1:30:1:0',
+    });
+    await engine.reconcile();
+    assert.deepEqual(journal.movements.get(id)?.reserved?.intent, {
+      type: 'classic',
+      slot: 1,
+      value: 0,
+      generation: 2,
+      previousBalance: 30,
+    });
+    // The card shows it emptied: posted when it is presented.
+    const card = cardOnReader(30);
+    card.slots[1] = encodeValueBlock(0, 2);
+    await engine.settle(card.card);
+    assert.equal(sim.get(KEY, id).state, 'posted');
+    await engine.close();
+  });
+
   test("when this till's lost movement carries no card state it can plan from, then it is an operator's, overdue past the bound", async () => {
     const recorded = recordingLog();
     const { sim, engine, journal } = await setUp({

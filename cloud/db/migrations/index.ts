@@ -10,6 +10,7 @@ import { migration009 } from './009-till-floats.ts';
 import { migration010 } from './010-back-office.ts';
 import { migration011 } from './011-card-records.ts';
 import { migration012 } from './012-references.ts';
+import { migration013 } from './013-lost-cards-refunds-bonuses.ts';
 
 export interface Migration {
   version: number;
@@ -31,4 +32,5 @@ export const migrations: readonly Migration[] = [
   migration010,
   migration011,
   migration012,
+  migration013,
 ];

@@ -22,6 +22,19 @@ import { ledgerReportFloatMovements } from './ledger-report-float-movements.ts';
 import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
 import { ledgerTillHeartbeat } from './ledger-till-heartbeat.ts';
 import { ledgerTopUpFloat } from './ledger-top-up-float.ts';
+import { ledgerBlockCard } from './ledger-block-card.ts';
+import { ledgerBonusFor } from './ledger-bonus-for.ts';
+import { ledgerCancelCardChange } from './ledger-cancel-card-change.ts';
+import { ledgerCardAccountChange } from './ledger-card-account-change.ts';
+import { ledgerCardBlockView } from './ledger-card-block-view.ts';
+import { ledgerCardChangeView } from './ledger-card-change-view.ts';
+import { ledgerCardHeldByRules } from './ledger-card-held-by-rules.ts';
+import { ledgerCardListChanged } from './ledger-card-list-changed.ts';
+import { ledgerCorrectCard } from './ledger-correct-card.ts';
+import { ledgerCreateCardMovement } from './ledger-create-card-movement.ts';
+import { ledgerPayoutSplit } from './ledger-payout-split.ts';
+import { ledgerReplaceCard } from './ledger-replace-card.ts';
+import { ledgerTakeBackSplit } from './ledger-take-back-split.ts';
 
 /**
  * A type or function of the ledger's SQL, kept whole in a file of its own and made anew on
@@ -49,6 +62,14 @@ export const routines: readonly Routine[] = [
   ledgerFlagCard,
   ledgerFlagCardRecord,
   ledgerKeyHolds,
+  ledgerCardAccountChange,
+  ledgerBonusFor,
+  ledgerPayoutSplit,
+  ledgerTakeBackSplit,
+  ledgerCardListChanged,
+  ledgerCardHeldByRules,
+  ledgerCardBlockView,
+  ledgerCardChangeView,
   ledgerFloatChange,
   ledgerFloatTransfer,
   ledgerFloatDraw,
@@ -61,6 +82,11 @@ export const routines: readonly Routine[] = [
   ledgerReportFloatMovement,
   ledgerReportFloatMovements,
   ledgerCloseFloat,
+  ledgerCreateCardMovement,
+  ledgerBlockCard,
+  ledgerReplaceCard,
+  ledgerCorrectCard,
+  ledgerCancelCardChange,
   ledgerTillHeartbeat,
   ledgerLocalDayStart,
   ledgerCountPosted,

@@ -7,7 +7,8 @@ RETURNS ledger_answer LANGUAGE sql IMMUTABLE AS $$
              m.credits, m.credit_cost, m.amount, m.requested_amount, m.created_at, m.resolved_at,
              m.till_id, m.card_before, m.compensates, m.resolved_by_till, m.evidence,
              m.awaits_card, m.card_evidence, m.occurred_at, m.float_id, m.reported_as,
-             m.report_flags, m.reference)::ledger_answer
+             m.report_flags, m.reference, m.bonus_credits, m.paid_amount, m.refunds, m.applies,
+             m.till_time)::ledger_answer
 $$;
 `,
 };

@@ -30,7 +30,12 @@ CREATE TYPE ledger_answer AS (
   float_id uuid,
   reported_as text,
   report_flags text[],
-  reference text
+  reference text,
+  bonus_credits bigint,
+  paid_amount numeric,
+  refunds uuid,
+  applies uuid,
+  till_time timestamptz
 );
 `,
 } as const;

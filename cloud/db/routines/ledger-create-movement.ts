@@ -27,6 +27,11 @@ DECLARE
   v_last_before text;
   v_record_flagged boolean := false;
   v_float_pending text;
+  v_bonus bigint := 0;
+  v_amount numeric;
+  v_paid_taken numeric;
+  v_held ledger_answer;
+  a card_accounts%ROWTYPE;
 BEGIN
   IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
     RETURN ledger_refusal('InvalidApiKey');
@@ -66,8 +71,22 @@ BEGIN
   IF v_credits < 1 THEN
     RETURN ledger_refusal('AmountBelowOneCredit');
   END IF;
+  v_amount := v_credits * c.credit_cost;
+  IF p_amount IS NOT NULL AND p_compensates IS NULL THEN
+    -- The shop's bonus tiers apply to a recharge by amount only (docs/cloud-api.md, "Bonus
+    -- tiers"): the bonus comes out of the pool with the credits paid for.
+    v_bonus := ledger_bonus_for(p_customer, v_credits, c.credit_cost);
+    v_credits := v_credits + v_bonus;
+  END IF;
   IF v_credits > 2147483647 THEN
     RETURN ledger_refusal('InvalidMovement', 'amount: worth more than 2147483647 credits');
+  END IF;
+  IF p_compensates IS NULL THEN
+    -- A blocked card moves no credits; a change waiting for the card comes first.
+    v_held := ledger_card_held_by_rules(p_customer, p_card, NULL);
+    IF v_held.error IS NOT NULL THEN
+      RETURN v_held;
+    END IF;
   END IF;
   IF p_compensates IS NOT NULL THEN
     -- The compensated movement's row lock: two compensations of one movement (two tills that
@@ -85,6 +104,14 @@ BEGIN
     IF FOUND THEN
       RETURN ledger_refusal('MovementCompensated',
         format('movement %s is compensated by %s already', p_compensates, v_other.id));
+    END IF;
+    IF p_kind = 'recharge' THEN
+      -- A recharge set right on its card puts back what it put on: its bonus, and the euros
+      -- paid, not the credits' worth.
+      SELECT CASE WHEN o.credits = v_credits THEN o.bonus_credits ELSE 0 END,
+             CASE WHEN o.credits = v_credits THEN o.paid_amount ELSE v_amount END
+      INTO v_bonus, v_amount
+      FROM movements o WHERE o.customer_id = p_customer AND o.id = p_compensates;
     END IF;
   END IF;
 
@@ -108,9 +135,9 @@ BEGIN
   v_checks_card := p_kind = 'discharge'
     OR (p_compensates IS NULL AND (p_till IS NOT NULL OR p_card_credits IS NOT NULL));
   IF v_checks_card THEN
-    SELECT credits INTO v_account FROM card_accounts
+    SELECT * INTO a FROM card_accounts
     WHERE customer_id = p_customer AND card_id = p_card FOR UPDATE;
-    v_account := COALESCE(v_account, 0);
+    v_account := COALESCE(a.credits, 0);
     SELECT * INTO m FROM movements WHERE id = p_id;
     IF FOUND THEN
       RETURN ledger_replay(m, p_customer, p_kind, p_card, p_credits, p_amount, p_till,
@@ -198,12 +225,23 @@ BEGIN
     END IF;
   END IF;
 
+  IF p_kind = 'discharge' THEN
+    -- What the payout takes: bonus and paid credits, and the euros paid for those.
+    SELECT s.bonus, s.paid_taken, s.amount INTO v_bonus, v_paid_taken, v_amount
+    FROM ledger_payout_split(a.credits, a.bonus_credits, a.paid_amount, v_credits,
+                             c.bonus_spend = 'bonus-first',
+                             EXISTS (SELECT 1 FROM bonus_tiers t WHERE t.customer_id = p_customer),
+                             c.credit_cost) s;
+  END IF;
+
   -- ON CONFLICT: a concurrent insert of the same id (another customer, or a discharge that
   -- takes no row lock) makes this wait for it, then yields no row: answered as a replay.
   INSERT INTO movements (id, customer_id, kind, card_id, credits, credit_cost, requested_amount,
-                         till_id, card_before, compensates, reference)
+                         till_id, card_before, compensates, reference, amount, bonus_credits,
+                         paid_amount)
   VALUES (p_id, p_customer, p_kind, p_card, v_credits, c.credit_cost, p_amount, p_till,
-          p_card_before, p_compensates, p_reference)
+          p_card_before, p_compensates, p_reference, v_amount, v_bonus,
+          COALESCE(v_paid_taken, v_amount))
   ON CONFLICT (id) DO NOTHING
   RETURNING * INTO m;
   IF NOT FOUND THEN
@@ -224,8 +262,8 @@ BEGIN
     WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
   END IF;
   IF p_kind = 'discharge' THEN
-    UPDATE card_accounts SET credits = credits - v_credits
-    WHERE customer_id = p_customer AND card_id = p_card;
+    PERFORM ledger_card_account_change(p_customer, p_card, -v_credits, -m.bonus_credits,
+                                       -m.paid_amount);
     v_pool := c.credits;
   ELSE
     v_pool := ledger_change_balance(p_customer, -v_credits, 'reserve', p_id);

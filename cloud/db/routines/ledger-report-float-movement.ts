@@ -5,13 +5,14 @@ export const ledgerReportFloatMovement = {
 -- did with one of its float's movement ids, or what a till found on a card. p_reporter: the
 -- reporting till (NULL: an operator's final report). Each is answered on its own:
 --   recorded  counted now (its flags say what an operator should look at: float-closed,
---             beyond-float, key-revoked, cost-estimated)
+--             beyond-float, key-revoked, cost-estimated, card-blocked, bonus-above-tiers)
 --   known     the same was recorded before: nothing changes
 --   refused   nothing recorded: forged-id (an id the ledger never handed out: the card is
 --             flagged), conflict (the id is recorded with other facts), other-till, other-shop
 --             (a movement of another shop's float, found on a card carried here)
--- Never refused for what happened after the sale (a revoked key, a closed float): the credits
--- are on the card.
+-- Never refused for what happened after the sale (a revoked key, a closed float, a block): the
+-- credits are on the card. p_item's bonusCredits: the part of its credits the till gave as a
+-- bonus, by the tiers it last learnt (the rest was paid for at its creditCost).
 CREATE FUNCTION ledger_report_float_movement(p_customer uuid, p_reporter uuid, p_item jsonb,
                                              p_revoked boolean)
 RETURNS jsonb LANGUAGE plpgsql AS $$
@@ -20,6 +21,7 @@ DECLARE
   v_hex text := replace(v_id::text, '-', '');
   v_card text := p_item->>'cardId';
   v_credits bigint := (p_item->>'credits')::bigint;
+  v_bonus bigint := COALESCE((p_item->>'bonusCredits')::bigint, 0);
   v_written text := p_item->>'card';
   v_found boolean := COALESCE((p_item->>'found')::boolean, false);
   v_occurred timestamptz := (p_item->>'occurredAt')::timestamptz;
@@ -64,6 +66,10 @@ BEGIN
   IF p_revoked THEN
     v_flags := v_flags || 'key-revoked'::text;
   END IF;
+  IF EXISTS (SELECT 1 FROM card_blocks WHERE customer_id = p_customer AND card_id = v_card
+             AND lifted_at IS NULL) THEN
+    v_flags := v_flags || 'card-blocked'::text;
+  END IF;
   v_evidence := CASE WHEN v_found
     THEN format('found on card %s at till %s', v_card, p_reporter) END;
 
@@ -71,6 +77,7 @@ BEGIN
   IF FOUND THEN
     IF m.customer_id <> p_customer OR m.float_id IS DISTINCT FROM f.id OR m.card_id <> v_card
        OR m.credits <> v_credits
+       OR (NOT v_found AND m.reported_as <> 'found' AND m.bonus_credits <> v_bonus)
        OR (m.state = 'posted' AND v_written = 'not-written')
        OR (m.state = 'voided' AND v_written = 'written') THEN
       RETURN jsonb_build_object('id', v_id, 'outcome', 'refused', 'state', m.state,
@@ -86,8 +93,8 @@ BEGIN
         reported_as = CASE WHEN v_found THEN 'found' ELSE reported_as END,
         report_flags = report_flags || v_flags
       WHERE customer_id = p_customer AND id = v_id;
-      INSERT INTO card_accounts (customer_id, card_id, credits) VALUES (p_customer, v_card, v_credits)
-      ON CONFLICT (customer_id, card_id) DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits;
+      PERFORM ledger_card_account_change(p_customer, v_card, v_credits, m.bonus_credits,
+                                         m.paid_amount);
       RETURN jsonb_build_object('id', v_id, 'outcome', 'recorded', 'state', 'posted',
                                 'flags', to_jsonb(v_flags));
     END IF;
@@ -112,23 +119,28 @@ BEGIN
     -- Found on a card, which shows its credits but not their price: today's.
     SELECT credit_cost INTO v_cost FROM customers WHERE id = p_customer;
     v_flags := v_flags || 'cost-estimated'::text;
+  ELSIF v_bonus > ledger_bonus_for(p_customer, v_credits - v_bonus, v_cost) THEN
+    -- More bonus than the shop's tiers give now (they may have changed since the sale).
+    v_flags := v_flags || 'bonus-above-tiers'::text;
   END IF;
   v_state := CASE v_written WHEN 'written' THEN 'posted' WHEN 'not-written' THEN 'voided'
                             ELSE 'pending' END;
   INSERT INTO movements (id, customer_id, kind, card_id, state, credits, credit_cost,
                          resolved_at, till_id, card_before, resolved_by_till, evidence,
-                         occurred_at, float_id, float_seq, reported_as, reference)
+                         occurred_at, float_id, float_seq, reported_as, reference, bonus_credits,
+                         amount, paid_amount)
   VALUES (v_id, p_customer, 'recharge', v_card, v_state, v_credits, v_cost,
           CASE WHEN v_state <> 'pending' THEN now() END, f.till_id, p_item->>'cardBefore',
           CASE WHEN v_state <> 'pending' THEN p_reporter END, v_evidence,
           CASE WHEN v_state = 'posted' THEN COALESCE(v_occurred, now()) END, f.id, v_seq, v_as,
-          p_item->>'reference');
+          p_item->>'reference', v_bonus, (v_credits - v_bonus) * v_cost,
+          (v_credits - v_bonus) * v_cost);
   IF v_state <> 'voided' THEN
     v_flags := v_flags || ledger_float_draw(p_customer, f.id, v_id, v_credits);
   END IF;
   IF v_state = 'posted' THEN
-    INSERT INTO card_accounts (customer_id, card_id, credits) VALUES (p_customer, v_card, v_credits)
-    ON CONFLICT (customer_id, card_id) DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits;
+    PERFORM ledger_card_account_change(p_customer, v_card, v_credits, v_bonus,
+                                       (v_credits - v_bonus) * v_cost);
   END IF;
   IF cardinality(v_flags) > 0 THEN
     UPDATE movements SET report_flags = v_flags WHERE customer_id = p_customer AND id = v_id;

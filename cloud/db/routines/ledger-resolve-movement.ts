@@ -71,7 +71,7 @@ BEGIN
   WHERE customer_id = p_customer AND id = p_id
   RETURNING * INTO m;
   -- The pool changes back only when credits come home: a voided recharge releases its
-  -- reservation, a posted discharge returns the card's credits.
+  -- reservation, a posted payout, refund or correction returns the card's credits.
   IF m.kind = 'recharge' AND p_target = 'voided' AND m.float_id IS NOT NULL
      AND EXISTS (SELECT 1 FROM floats WHERE customer_id = p_customer AND id = m.float_id
                  AND state = 'open') THEN
@@ -82,18 +82,24 @@ BEGIN
     -- A reservation released to the pool (and a closed float's undecided recharge: its
     -- float's balance went to the pool).
     v_pool := ledger_change_balance(p_customer, m.credits, 'release', p_id);
-  ELSIF m.kind = 'discharge' AND p_target = 'posted' THEN
+  ELSIF m.kind IN ('discharge', 'refund', 'correction') AND p_target = 'posted'
+        AND m.credits > 0 THEN
     v_pool := ledger_change_balance(p_customer, m.credits, 'return', p_id);
   ELSE
     SELECT credits INTO v_pool FROM customers WHERE id = p_customer;
   END IF;
-  -- A card's account grows when a recharge is final, and gets back a voided discharge.
-  IF (m.kind = 'recharge' AND p_target = 'posted')
-     OR (m.kind = 'discharge' AND p_target = 'voided') THEN
-    INSERT INTO card_accounts (customer_id, card_id, credits)
-    VALUES (p_customer, m.card_id, m.credits)
-    ON CONFLICT (customer_id, card_id)
-    DO UPDATE SET credits = card_accounts.credits + EXCLUDED.credits;
+  IF m.applies IS NOT NULL AND p_target = 'posted' THEN
+    -- A card change applied on its card: no longer waiting (the card list moves on).
+    PERFORM ledger_card_list_changed(p_customer);
+    UPDATE card_changes SET state = 'applied', resolved_at = now(), movement_id = m.id
+    WHERE customer_id = p_customer AND id = m.applies AND state = 'waiting';
+  END IF;
+  -- A card's account grows when a recharge or a replacement is final, and gets back what a
+  -- voided payout, refund or correction took.
+  IF (m.kind IN ('recharge', 'replacement') AND p_target = 'posted')
+     OR (m.kind IN ('discharge', 'refund', 'correction') AND p_target = 'voided') THEN
+    PERFORM ledger_card_account_change(p_customer, m.card_id, m.credits, m.bonus_credits,
+                                       m.paid_amount);
   END IF;
   RETURN ledger_answer_of(m, false, v_pool);
 END
