@@ -49,7 +49,13 @@ export type AuditAction =
   | 'shop.time-zone'
   | 'shop.till-quiet-bound'
   | 'till.rename'
-  | 'card.import';
+  | 'card.import'
+  | 'card.block'
+  | 'card.unblock'
+  | 'card.replace'
+  | 'card.correct'
+  | 'card.cancel-change'
+  | 'card.rules';
 
 /** Actions that move money or change a key: their reason is required. */
 export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditAction>([
@@ -59,6 +65,11 @@ export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditA
   'key.assign',
   'key.revoke',
   'pool.top-up',
+  'card.block',
+  'card.unblock',
+  'card.replace',
+  'card.correct',
+  'card.cancel-change',
 ]);
 
 /** Who acts, and why: what an operator action's audit log row says of its doer. */

@@ -3,7 +3,8 @@ import type { DayReport, DayTotals } from './day-report.ts';
 /**
  * The day report's figures as CSV (RFC 4180, CRLF line ends): one row per till that moved
  * anything that day, then the shop's total (`till` = `all tills`). Every column a spreadsheet
- * needs to redo the sums; euros as plain decimals with a dot.
+ * needs to redo the sums; euros as plain decimals with a dot. Columns added later (refunds,
+ * corrections, bonuses, replacements) come last, so a sheet that reads by position still works.
  */
 export const DAY_CSV_COLUMNS = [
   'date',
@@ -28,6 +29,17 @@ export const DAY_CSV_COLUMNS = [
   'net_cash_expected',
   'pending',
   'voided',
+  'refunds',
+  'refund_credits',
+  'refund_euros',
+  'corrections',
+  'correction_credits',
+  'correction_euros',
+  'bonus_given',
+  'bonus_forfeited',
+  'replacements',
+  'replacement_credits',
+  'block_clears',
 ] as const;
 
 /**
@@ -62,6 +74,17 @@ function figures(totals: DayTotals): (string | number)[] {
     totals.netCashExpected,
     totals.pending,
     totals.voided,
+    totals.refunds.count,
+    totals.refunds.credits,
+    totals.refunds.euros,
+    totals.corrections.count,
+    totals.corrections.credits,
+    totals.corrections.euros,
+    totals.bonusGiven,
+    totals.bonusForfeited,
+    totals.replacements.count,
+    totals.replacements.credits,
+    totals.blockClears,
   ];
 }
 

@@ -1,5 +1,6 @@
 import type { DayReport, DayTotals, ListedMovement } from '../../reports/day-report.ts';
-import { count, euros, localTime, longDate, shortId } from './format.ts';
+import { cardRuleLines } from './day-report-card-lines.ts';
+import { count, euros, KIND_TEXT, localTime, longDate, shortId } from './format.ts';
 import { html, type Html } from './html.ts';
 
 function tillLabel(name: string | null, id: string | null): string {
@@ -147,7 +148,7 @@ export function movementList(
                   >
                 </td>
                 <td>${tillLabel(m.tillName, m.tillId)}</td>
-                <td>${m.kind === 'discharge' ? 'payout' : 'recharge'}</td>
+                <td>${KIND_TEXT[m.kind]}</td>
                 <td><code>${m.cardId}</code></td>
                 <td class="num">${count(m.credits)}</td>
                 <td class="num">${euros(m.amount)}</td>
@@ -190,6 +191,7 @@ export function dayReportView(
       ${localTime(report.to, report.shop.timeZone)}.
     </p>
     ${hoursNote} ${headline(report.totals)} ${tillTable(report)} ${compensationsNote(report.totals)}
+    ${cardRuleLines(report.totals)}
     <p class="actions">
       <a class="button" href="${links.csv}" download>Download CSV</a>
       ${links.chart ? html`<a href="${links.chart}">Daily takings chart</a>` : ''}

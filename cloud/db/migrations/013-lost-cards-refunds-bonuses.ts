@@ -25,6 +25,8 @@
  *   correction takes back), `applies` (the card change it applies), `till_time` (a refund's
  *   time by its till's clock). `amount` is no longer computed: a bonus recharge's amount is
  *   what was paid, a payout's what the bonus rule pays out.
+ * - `daily_takings`: every posted kind, and the bonus credits of each row (given by recharges,
+ *   forfeited by payouts, taken back by refunds and corrections), for the day report.
  */
 export const migration013 = {
   version: 13,
@@ -158,5 +160,9 @@ FROM (SELECT customer_id, card_id, sum(CASE
         ELSE 0 END) AS net
       FROM movements GROUP BY customer_id, card_id) h
 WHERE h.customer_id = a.customer_id AND h.card_id = a.card_id;
+
+-- The day report's bonus lines: the bonus credits of each day's posted movements by kind
+-- (movements from before carry none).
+ALTER TABLE daily_takings ADD COLUMN bonus_credits bigint NOT NULL DEFAULT 0;
 `,
 };

@@ -1,0 +1,141 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { readCardAccount } from '../../../card-accounts.ts';
+import { cardOverview } from '../../../cards/card-overview.ts';
+import type { CardActor } from '../../../cards/cards.ts';
+import { tillNames } from '../../../tills/tills.ts';
+import { act, auditedBy, pageContext, sendPage } from '../../page-context.ts';
+import { cardId, correctForm, reasonForm, replaceForm } from '../../schemas/cards.ts';
+import { parseForm, uuid } from '../../schemas/form.ts';
+import { cardAccountView } from '../../views/card-account.ts';
+import { cardListView } from '../../views/card-list.ts';
+import { page } from '../../views/layout.ts';
+
+type ShopParams = { Params: { shopId: string }; Querystring: { card?: string } };
+type CardParams = { Params: { shopId: string; cardId: string } };
+type ChangeParams = { Params: { shopId: string; cardId: string; changeId: string } };
+
+/** The operator of the request as a card's block and change and the audit log name them. */
+function operatorActor(request: FastifyRequest, reason: string): CardActor {
+  return { actor: auditedBy(request).actor, reason };
+}
+
+/**
+ * A shop's cards: find one, its blocked cards and changes waiting; a card's page, and what an
+ * owner does with a lost card: block, unblock, replace onto a new card, correct a recharge,
+ * cancel a change still waiting. Each goes through the same calls as the ledger's API and the
+ * admin CLI (cloud/cards/cards.ts), which write its audit row with who and why.
+ */
+const cardAccountRoutes: FastifyPluginAsync = async (fastify) => {
+  const { db, ledger } = fastify.book;
+
+  fastify.get<ShopParams>('/shops/:shopId/card-accounts', async (request, reply) => {
+    const shop = await request.shopFor('manage');
+    const typed = request.query.card;
+    if (typeof typed === 'string' && typed !== '') {
+      const card = parseForm(cardId, typed);
+      return reply.redirect(`/console/shops/${shop.id}/card-accounts/${card}`, 303);
+    }
+    const ctx = await pageContext(request, reply, shop);
+    return sendPage(
+      reply,
+      page(ctx, 'Cards', cardListView(shop, await cardOverview(db, shop.id), '')),
+    );
+  });
+
+  fastify.get<CardParams>('/shops/:shopId/card-accounts/:cardId', async (request, reply) => {
+    const shop = await request.shopFor('manage');
+    const card = parseForm(cardId, request.params.cardId);
+    const account = await readCardAccount(db, shop.id, card);
+    const ctx = await pageContext(request, reply, shop);
+    return sendPage(
+      reply,
+      page(ctx, `Card ${card}`, cardAccountView(ctx, shop, account, await tillNames(db, shop.id))),
+    );
+  });
+
+  for (const action of ['block', 'unblock'] as const) {
+    fastify.post<CardParams>(
+      `/shops/:shopId/card-accounts/:cardId/${action}`,
+      async (request, reply) => {
+        const shop = await request.shopFor('manage');
+        const card = parseForm(cardId, request.params.cardId);
+        return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+          const form = parseForm(reasonForm, request.body);
+          const answer = await ledger.cards[action](
+            shop.id,
+            card,
+            operatorActor(request, form.reason),
+          );
+          if (!answer.changed) {
+            return `Card ${card} was ${action === 'block' ? 'blocked' : 'not blocked'} already: nothing changed.`;
+          }
+          return action === 'block'
+            ? `Card ${card} is blocked: every till refuses it from its next look at the card list (within a minute).`
+            : `Card ${card} is unblocked.`;
+        });
+      },
+    );
+  }
+
+  fastify.post<CardParams>(
+    '/shops/:shopId/card-accounts/:cardId/replace',
+    async (request, reply) => {
+      const shop = await request.shopFor('manage');
+      const card = parseForm(cardId, request.params.cardId);
+      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+        const form = parseForm(replaceForm, request.body);
+        const answer = await ledger.cards.replace(
+          shop.id,
+          { id: form.id.toLowerCase(), cardId: card, newCardId: form.newCardId },
+          operatorActor(request, form.reason),
+        );
+        const { change } = answer;
+        return `${change.credits} credits of card ${card} wait for card ${change.cardId}: the next till that reads it writes them onto it.`;
+      });
+    },
+  );
+
+  fastify.post<CardParams>(
+    '/shops/:shopId/card-accounts/:cardId/correct',
+    async (request, reply) => {
+      const shop = await request.shopFor('manage');
+      const card = parseForm(cardId, request.params.cardId);
+      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+        const form = parseForm(correctForm, request.body);
+        const answer = await ledger.cards.correct(
+          shop.id,
+          {
+            id: form.id.toLowerCase(),
+            cardId: card,
+            recharge: form.recharge,
+            credits: form.credits,
+          },
+          operatorActor(request, form.reason),
+        );
+        return `A correction of up to ${answer.change.credits} credits waits for card ${card}: the next till that reads it takes them back and refunds them.`;
+      });
+    },
+  );
+
+  fastify.post<ChangeParams>(
+    '/shops/:shopId/card-accounts/:cardId/changes/:changeId/cancel',
+    async (request, reply) => {
+      const shop = await request.shopFor('manage');
+      const card = parseForm(cardId, request.params.cardId);
+      const id = parseForm(uuid, request.params.changeId).toLowerCase();
+      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+        const form = parseForm(reasonForm, request.body);
+        const answer = await ledger.cards.cancelChange(
+          shop.id,
+          id,
+          operatorActor(request, form.reason),
+        );
+        return answer.change.kind === 'replacement'
+          ? `The replacement is cancelled: its ${answer.change.credits} credits are back on card ${answer.change.fromCard ?? ''}'s account.`
+          : 'The correction is cancelled.';
+      });
+    },
+  );
+};
+
+export default cardAccountRoutes;

@@ -1,0 +1,111 @@
+import type { CardOverview } from '../../cards/card-overview.ts';
+import { count, localTime } from './format.ts';
+import { html, type Html } from './html.ts';
+
+/**
+ * The shop's cards page: find a card, its blocked cards and the changes waiting for cards,
+ * each a link to its card page.
+ */
+export function cardListView(
+  shop: { id: string; timeZone: string },
+  overview: CardOverview,
+  typed: string,
+): Html {
+  const base = `/console/shops/${shop.id}/card-accounts`;
+  return html`<form method="get" action="${base}" class="card row" role="search">
+      <label
+        >Card id
+        <input
+          name="card"
+          required
+          maxlength="20"
+          autocomplete="off"
+          spellcheck="false"
+          placeholder="04A1B2C3"
+          value="${typed}"
+      /></label>
+      <button type="submit">Open the card</button>
+    </form>
+    <p class="lead">
+      The card id is printed by the till on each receipt and shown in the tray when the card is on
+      the reader. A card's page shows its account, and blocks, replaces or corrects it.
+    </p>
+    <section aria-labelledby="blocked">
+      <h2 id="blocked">Blocked cards</h2>
+      ${
+        overview.blocked.length === 0
+          ? html`<p>None.</p>`
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Blocked cards">
+              <table data-testid="blocked">
+                <thead>
+                  <tr>
+                    <th scope="col">Card</th>
+                    <th scope="col">Since</th>
+                    <th scope="col">By</th>
+                    <th scope="col">Why</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${overview.blocked.map(
+                    (block) =>
+                      html`<tr>
+                        <th scope="row">
+                          <a href="${base}/${block.cardId}"><code>${block.cardId}</code></a>
+                        </th>
+                        <td>${localTime(block.since, shop.timeZone)}</td>
+                        <td><code>${block.by}</code></td>
+                        <td>${block.reason}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+      }
+    </section>
+    <section aria-labelledby="waiting">
+      <h2 id="waiting">Changes waiting for their card</h2>
+      <p class="lead">
+        A replacement or a correction is written onto its card by the next till that reads it.
+      </p>
+      ${
+        overview.waiting.length === 0
+          ? html`<p>None.</p>`
+          : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Changes waiting">
+              <table data-testid="waiting">
+                <thead>
+                  <tr>
+                    <th scope="col">For card</th>
+                    <th scope="col">Change</th>
+                    <th scope="col" class="num">Credits</th>
+                    <th scope="col">Since</th>
+                    <th scope="col">Why</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${overview.waiting.map(
+                    (change) =>
+                      html`<tr>
+                        <th scope="row">
+                          <a href="${base}/${change.cardId}"><code>${change.cardId}</code></a>
+                        </th>
+                        <td>
+                          ${
+                            change.kind === 'replacement'
+                              ? html`replacement of
+                                  <a href="${base}/${change.fromCard ?? ''}"
+                                    ><code>${change.fromCard}</code></a
+                                  >`
+                              : 'correction'
+                          }
+                        </td>
+                        <td class="num">${count(change.credits)}</td>
+                        <td>${localTime(change.createdAt, shop.timeZone)}</td>
+                        <td>${change.reason}</td>
+                      </tr>`,
+                  )}
+                </tbody>
+              </table>
+            </div>`
+      }
+    </section>`;
+}
