@@ -138,10 +138,12 @@ before(async () => {
     [chartShop, 'anna'],
   );
   await server.db.query(
-    `INSERT INTO movements (customer_id, id, kind, card_id, state, credits, credit_cost, created_at, resolved_at, occurred_at, till_id)
+    `INSERT INTO movements (customer_id, id, kind, card_id, state, credits, credit_cost, amount, paid_amount,
+                           created_at, resolved_at, occurred_at, till_id)
      SELECT $1, gen_random_uuid(), CASE WHEN n % 9 = 0 THEN 'discharge' ELSE 'recharge' END, '04B00001', 'posted',
-            10 + (n * 7919) % 60, 0.5, t, t, t, $2
-     FROM (SELECT n, (date '2026-06-10' - 364 + n / 12) + make_interval(hours => 8 + n % 12)
+            credits, 0.5, credits * 0.5, credits * 0.5, t, t, t, $2
+     FROM (SELECT n, 10 + (n * 7919) % 60 AS credits,
+                  (date '2026-06-10' - 364 + n / 12) + make_interval(hours => 8 + n % 12)
                   - interval '2 hours' AS t
            FROM generate_series(0, 365 * 12 - 1) AS n
            WHERE (n / 12) % 7 <> 3 OR n % 12 < 3) days`,
