@@ -297,7 +297,7 @@ describe('an owner and a lost card', () => {
     assert.equal(await figure('net'), '€20.00');
     assert.equal(
       ((await figure('refunds')) ?? '').replace(/\s+/g, ' ').trim(),
-      '1 · 54 credits · €25.00',
+      '1 refund: 54 credits, €25.00',
     );
     assert.equal(await figure('bonus-given'), '8 credits');
   });

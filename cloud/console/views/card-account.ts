@@ -78,7 +78,7 @@ function blockSection(
     </section>`;
   }
   return html`<section aria-labelledby="block">
-    <h2 id="block"><span class="badge badge-bad">Blocked</span></h2>
+    <h2 id="block">Blocked <span class="badge badge-bad">refused at every till</span></h2>
     <p data-testid="block">
       Since ${localTime(block.since, timeZone)}, by <code>${block.by}</code>: “${block.reason}”.
     </p>
@@ -91,6 +91,12 @@ function blockSection(
 
 function replaceSection(ctx: { csrfToken: string }, base: string, account: CardAccount): Html {
   if (!account.blocked) return html``;
+  if (account.credits === 0) {
+    return html`<section aria-labelledby="replace">
+      <h2 id="replace">Replace it onto a new card</h2>
+      <p>Nothing to replace: its account holds no credits.</p>
+    </section>`;
+  }
   return html`<section aria-labelledby="replace">
     <h2 id="replace">Replace it onto a new card</h2>
     <p class="lead">

@@ -12,7 +12,11 @@ export function cardListView(
   typed: string,
 ): Html {
   const base = `/console/shops/${shop.id}/card-accounts`;
-  return html`<form method="get" action="${base}" class="card row" role="search">
+  return html`<p class="lead">
+      A card's page shows its account and blocks, replaces or corrects it. Its id is what the tray
+      shows when the card is on the reader, and what every movement of it names.
+    </p>
+    <form method="get" action="${base}" class="card row" role="search">
       <label
         >Card id
         <input
@@ -26,10 +30,7 @@ export function cardListView(
       /></label>
       <button type="submit">Open the card</button>
     </form>
-    <p class="lead">
-      The card id is printed by the till on each receipt and shown in the tray when the card is on
-      the reader. A card's page shows its account, and blocks, replaces or corrects it.
-    </p>
+
     <section aria-labelledby="blocked">
       <h2 id="blocked">Blocked cards</h2>
       ${
@@ -50,7 +51,9 @@ export function cardListView(
                     (block) =>
                       html`<tr>
                         <th scope="row">
-                          <a href="${base}/${block.cardId}"><code>${block.cardId}</code></a>
+                          <a href="${base}/${block.cardId}"
+                            ><code class="card-id">${block.cardId}</code></a
+                          >
                         </th>
                         <td>${localTime(block.since, shop.timeZone)}</td>
                         <td><code>${block.by}</code></td>
@@ -86,14 +89,16 @@ export function cardListView(
                     (change) =>
                       html`<tr>
                         <th scope="row">
-                          <a href="${base}/${change.cardId}"><code>${change.cardId}</code></a>
+                          <a href="${base}/${change.cardId}"
+                            ><code class="card-id">${change.cardId}</code></a
+                          >
                         </th>
                         <td>
                           ${
                             change.kind === 'replacement'
                               ? html`replacement of
                                   <a href="${base}/${change.fromCard ?? ''}"
-                                    ><code>${change.fromCard}</code></a
+                                    ><code class="card-id">${change.fromCard}</code></a
                                   >`
                               : 'correction'
                           }

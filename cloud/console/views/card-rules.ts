@@ -7,13 +7,29 @@ import { html, type Html } from './html.ts';
 import { csrfField } from './layout.ts';
 
 /** The rows a form shows for tiers: one per tier, then blank ones, 10 in all. */
-export function tierRowsFor(tiers: readonly BonusTier[]): TierRow[] {
-  const rows = tiers.map((tier) => ({
-    amount: tier.minAmount,
-    bonus: tier.bonusCredits !== undefined ? String(tier.bonusCredits) : `${tier.bonusPercent}%`,
-  }));
-  while (rows.length < MAX_BONUS_TIERS) rows.push({ amount: '', bonus: '' });
+export function tierRowsFor(tiers: readonly TierRow[] | readonly BonusTier[]): TierRow[] {
+  const rows = tiers.map((tier) =>
+    'amount' in tier
+      ? tier
+      : {
+          amount: tier.minAmount,
+          bonus:
+            tier.bonusCredits !== undefined
+              ? String(tier.bonusCredits)
+              : `${percentText(tier.bonusPercent)}%`,
+        },
+  );
+  const shown = Math.min(MAX_BONUS_TIERS, Math.max(rows.length, tiers.length + BLANK_ROWS));
+  while (rows.length < shown) rows.push({ amount: '', bonus: '' });
   return rows;
+}
+
+/** Blank rows a form shows after the tiers, for new ones (10 rows at most in all). */
+const BLANK_ROWS = 3;
+
+/** "10.00" -> "10", "12.50" -> "12.5". */
+function percentText(percent: string | undefined): string {
+  return (percent ?? '0').replace(/\.?0+$/, '');
 }
 
 /** A tier as an owner reads it: "from €20.00 paid: +2 credits". */
@@ -21,7 +37,7 @@ function tierText(tier: BonusTier): string {
   const bonus =
     tier.bonusCredits !== undefined
       ? `+${tier.bonusCredits} credit${tier.bonusCredits === 1 ? '' : 's'}`
-      : `+${tier.bonusPercent}% of the credits paid for`;
+      : `+${percentText(tier.bonusPercent)}% of the credits paid for`;
   return `from ${euros(tier.minAmount)} paid: ${bonus}`;
 }
 
@@ -99,10 +115,10 @@ export function cardRulesView(
           A recharge by amount whose amount paid reaches a tier gets its bonus: a number of credits,
           or a percentage of the credits paid for (rounded down). The highest tier reached counts.
           Recharges by a number of credits get no bonus. Up to ${MAX_BONUS_TIERS} tiers, in any
-          order; leave a row blank for none, all rows blank for no bonus at all.
+          order (they are kept lowest first); empty every row for no bonus at all.
         </p>
         <div class="table-wrap">
-          <table data-testid="tiers">
+          <table data-testid="tiers" class="tiers">
             <thead>
               <tr>
                 <th scope="col">#</th>
@@ -156,15 +172,17 @@ export function cardRulesView(
       </fieldset>
       <fieldset class="card stack">
         <legend>Cashier's undo</legend>
-        <label
-          >Minutes after a recharge its cashier may undo it (0: never; at most 1440)
-          <input
-            name="undoMinutes"
-            value="${form.undoMinutes}"
-            inputmode="numeric"
-            size="5"
-            maxlength="4"
-        /></label>
+        <div class="row">
+          <label
+            >Minutes after a recharge its cashier may undo it (0: never; at most 1440)
+            <input
+              name="undoMinutes"
+              value="${form.undoMinutes}"
+              inputmode="numeric"
+              size="5"
+              maxlength="4"
+          /></label>
+        </div>
       </fieldset>
       <p class="actions"><button type="submit">Save the card rules</button></p>
     </form>

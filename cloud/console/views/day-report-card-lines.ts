@@ -1,6 +1,12 @@
-import type { DayTotals } from '../../reports/day-report.ts';
+import type { DayTotals, Tally } from '../../reports/day-report.ts';
 import { count, euros } from './format.ts';
 import { html, type Html } from './html.ts';
+
+/** "2 refunds: 54 credits, €25.00". */
+function tallyText(tally: Tally, noun: string): string {
+  const plural = tally.count === 1 ? '' : 's';
+  return `${count(tally.count)} ${noun}${plural}: ${count(tally.credits)} credits, ${euros(tally.euros)}`;
+}
 
 /**
  * The day report's lines of the shop's card rules: refunds and corrections (euros given back,
@@ -10,18 +16,18 @@ import { html, type Html } from './html.ts';
 export function cardRuleLines(totals: DayTotals): Html {
   const { refunds, corrections, replacements } = totals;
   const rows: Html[] = [];
-  const line = (name: string, figure: string, value: Html | string, note: string) =>
-    html`<tr>
-      <th scope="row">${name}</th>
-      <td class="num" data-figure="${figure}">${value}</td>
-      <td>${note}</td>
-    </tr>`;
+  const line = (name: string, figure: string, value: string, note: string) =>
+    html`<dt>${name}</dt>
+      <dd>
+        <span data-figure="${figure}">${value}</span>
+        <span class="hint">${note}</span>
+      </dd>`;
   if (refunds.count > 0) {
     rows.push(
       line(
         'Refunds',
         'refunds',
-        html`${count(refunds.count)} · ${count(refunds.credits)} credits · ${euros(refunds.euros)}`,
+        tallyText(refunds, 'refund'),
         'cashiers undid a recharge and gave the euros back',
       ),
     );
@@ -31,8 +37,7 @@ export function cardRuleLines(totals: DayTotals): Html {
       line(
         'Corrections',
         'corrections',
-        html`${count(corrections.count)} · ${count(corrections.credits)} credits ·
-        ${euros(corrections.euros)}`,
+        tallyText(corrections, 'correction'),
         'an operator took back part of a recharge; a till applied it and gave the euros back',
       ),
     );
@@ -62,7 +67,7 @@ export function cardRuleLines(totals: DayTotals): Html {
       line(
         'Replacements',
         'replacements',
-        `${count(replacements.count)} · ${count(replacements.credits)} credits`,
+        `${count(replacements.count)} replacement${replacements.count === 1 ? '' : 's'}: ${count(replacements.credits)} credits`,
         'lost cards’ accounts picked up by their new cards (no cash)',
       ),
     );
@@ -72,7 +77,7 @@ export function cardRuleLines(totals: DayTotals): Html {
       line(
         'Blocked cards emptied',
         'block-clears',
-        count(totals.blockClears),
+        `${count(totals.blockClears)}`,
         'a blocked card was presented at a till and emptied (no cash)',
       ),
     );
@@ -84,24 +89,6 @@ export function cardRuleLines(totals: DayTotals): Html {
       Refunds and corrections are the euros in <em>Refunded</em> above, taken off the net cash.
       Bonus credits cost no cash.
     </p>
-    <div
-      class="table-wrap"
-      tabindex="0"
-      role="region"
-      aria-label="Refunds, corrections and bonuses"
-    >
-      <table data-testid="card-rule-lines">
-        <thead>
-          <tr>
-            <th scope="col">Line</th>
-            <th scope="col" class="num">Figure</th>
-            <th scope="col">What it is</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}
-        </tbody>
-      </table>
-    </div>
+    <dl class="facts card" data-testid="card-rule-lines">${rows}</dl>
   </section>`;
 }

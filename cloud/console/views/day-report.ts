@@ -38,11 +38,14 @@ function tallyCells(t: { count: number; credits: number; euros: string }): Html 
 
 /** Per till: the cash each till should hold first, then its recharges, payouts, compensations. */
 export function tillTable(report: DayReport): Html {
+  // Refunds (and corrections) have a column on the days they happened, so each row adds up.
+  const refunds = report.totals.eurosRefunded !== '0.00';
   const row = (label: Html | string, totals: DayTotals, total = false) =>
     html`<tr class="${total ? 'total' : ''}">
       <th scope="row">${label}</th>
       <td class="num net-cash">${euros(totals.netCashExpected)}</td>
       ${tallyCells(totals.recharges)} ${tallyCells(totals.payouts)}
+      ${refunds ? html`<td class="num">${euros(totals.eurosRefunded)}</td>` : ''}
       <td class="num">
         ${count(totals.compensations.recharges.count + totals.compensations.payouts.count)}
       </td>
@@ -58,6 +61,7 @@ export function tillTable(report: DayReport): Html {
           <th scope="col" rowspan="2">Net cash</th>
           <th scope="colgroup" colspan="3">Recharges</th>
           <th scope="colgroup" colspan="3">Payouts</th>
+          ${refunds ? html`<th scope="col" rowspan="2">Refunded</th>` : ''}
           <th scope="col" rowspan="2">Compen&shy;sations</th>
         </tr>
         <tr>
@@ -74,7 +78,9 @@ export function tillTable(report: DayReport): Html {
         ${
           report.tills.length === 0
             ? html`<tr>
-                <td colspan="9" class="empty">Nothing was sold or paid out this day.</td>
+                <td colspan="${refunds ? 10 : 9}" class="empty">
+                  Nothing was sold or paid out this day.
+                </td>
               </tr>`
             : ''
         }

@@ -5,10 +5,20 @@ import { findCustomer, toCardRules, type CustomerRow } from '../../../records.ts
 import type { Shop } from '../../../shops/shops.ts';
 import { act, auditedBy, pageContext, sendPage } from '../../page-context.ts';
 import { cardRulesForm, tierRowsOf, tiersOf } from '../../schemas/cards.ts';
-import { cardRulesFormOf, cardRulesView, type CardRulesForm } from '../../views/card-rules.ts';
+import {
+  cardRulesFormOf,
+  cardRulesView,
+  tierRowsFor,
+  type CardRulesForm,
+} from '../../views/card-rules.ts';
 import { page } from '../../views/layout.ts';
 
 type ShopParams = { Params: { shopId: string } };
+
+const FIELD_NAMES: Record<string, string> = {
+  undoMinutes: "Cashier's undo",
+  bonusSpend: 'Payouts of bonus credits',
+};
 
 /**
  * The shop's card rules: bonus tiers, how a payout spends bonus credits, the cashier's undo
@@ -49,27 +59,19 @@ const cardRulesRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.post<ShopParams>('/shops/:shopId/card-rules', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const rows = tierRowsOf(request.body);
-    const parsed = cardRulesForm.safeParse(request.body ?? {});
-    const tiers = tiersOf(rows);
     const body = (request.body ?? {}) as Record<string, unknown>;
-    const problem = !parsed.success
-      ? `${parsed.error.issues[0]?.path.join('.') === 'undoMinutes' ? 'Undo window' : 'Bonus spend'}: ${parsed.error.issues[0]?.message ?? 'invalid'}.`
-      : typeof tiers === 'string'
-        ? `${tiers}.`
-        : null;
-    if (problem !== null || !parsed.success || typeof tiers === 'string') {
+    const rows = tierRowsOf(body);
+    const parsed = cardRulesForm.safeParse(body);
+    const tiers = tiersOf(rows);
+    if (!parsed.success || typeof tiers === 'string') {
+      const issue = parsed.success ? undefined : parsed.error.issues[0];
       return show(request, reply, shop, {
         undoMinutes: typeof body.undoMinutes === 'string' ? body.undoMinutes : '',
         bonusSpend: body.bonusSpend === 'bonus-last' ? 'bonus-last' : 'bonus-first',
-        rows: [
-          ...rows,
-          ...Array.from({ length: Math.max(0, 10 - rows.length) }, () => ({
-            amount: '',
-            bonus: '',
-          })),
-        ],
-        problem: problem ?? 'The form is not right.',
+        rows: tierRowsFor(rows),
+        problem: issue
+          ? `${FIELD_NAMES[String(issue.path[0])] ?? 'The form'}: ${issue.message}.`
+          : `${String(tiers)}.`,
       });
     }
     return act(request, reply, `/console/shops/${shop.id}/card-rules`, async () => {
