@@ -20,11 +20,12 @@ import {
 import { BlocklistFeeds } from './cards/blocklist-feed.ts';
 import type { AuditActor } from './audit/audit-log.ts';
 import { readCardList } from './cards/card-blocks.ts';
+import { checkedHolderLabel } from './cards/card-holders.ts';
 import { Cards, type CardActor } from './cards/cards.ts';
 import { setCardRules, UNDO_WINDOW_BOUNDS } from './cards/card-rules.ts';
 import { CARD_ID } from './card-accounts.ts';
 import type { Database } from './db/database.ts';
-import { ledgerErrors } from './errors.ts';
+import { ledgerErrors, type LedgerError } from './errors.ts';
 import { findCustomer, toCardRules, type CustomerRow } from './records.ts';
 
 export const CARD_RULES_USAGE = `  card block|unblock --customer ID --card CARDID --reason TEXT
@@ -40,6 +41,9 @@ export const CARD_RULES_USAGE = `  card block|unblock --customer ID --card CARDI
       Cancel a replacement or correction still waiting for its card.
   card list --customer ID
       The shop's blocked cards and the changes waiting for cards (what its tills poll).
+  card holder --customer ID --card CARDID (--label TEXT | --delete)
+      Put a holder label on a card (a name or a phone number, up to 100 characters), so a
+      customer who lost it can be found; --delete removes it, as its holder may ask.
   card rules --customer ID [--undo-window DURATION] [--bonus-tiers TIERS|none]
              [--bonus-spend first|last]
       The shop's card rules: how long a cashier may undo a recharge (10m by default; 0:
@@ -123,6 +127,33 @@ export async function cardRulesCommand(
     }
     case 'rules':
       return rules(io, args);
+    case 'holder': {
+      const values = parse(args, {
+        ...strings({ customer: {}, card: {}, label: {} }),
+        delete: { type: 'boolean' as const },
+      });
+      const customerId = uuid(values, 'customer');
+      const cardId = cardIdOf(values, 'card');
+      const given = text(values, 'label', false);
+      if ((given === undefined) === (values.delete !== true)) {
+        throw new UsageError('card holder takes either --label TEXT or --delete');
+      }
+      let label: string | null = null;
+      if (given !== undefined) {
+        try {
+          label = checkedHolderLabel(given, '--label');
+        } catch (error) {
+          throw new UsageError((error as LedgerError).detail ?? String(error));
+        }
+      }
+      print(
+        io,
+        await onShop(io, values, customerId, (db) =>
+          new Cards(db).holderLabel(customerId, cardId, label, { actor: cliActor(io) }),
+        ),
+      );
+      return 0;
+    }
     default:
       return undefined;
   }

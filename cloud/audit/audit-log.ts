@@ -55,7 +55,8 @@ export type AuditAction =
   | 'card.replace'
   | 'card.correct'
   | 'card.cancel-change'
-  | 'card.rules';
+  | 'card.rules'
+  | 'card.holder-label';
 
 /** Actions that move money or change a key: their reason is required. */
 export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditAction>([

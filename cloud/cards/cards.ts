@@ -3,13 +3,17 @@ import type {
   CardBlockAnswer,
   CardChangeAnswer,
   CardList,
+  HolderLabelAnswer,
 } from '../../common/ledger-contract.ts';
 import { actorText, appendAudit, type AuditAction, type AuditActor } from '../audit/audit-log.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { BlocklistFeeds, type BlocklistKey, type SignedBlocklist } from './blocklist-feed.ts';
 import { blockCard, cardListSeq, readCardList, unblockCard } from './card-blocks.ts';
 import { cancelCardChange, correctCard, replaceCard, type ByWhom } from './card-changes.ts';
+import { deleteHolderLabel, setHolderLabel } from './card-holders.ts';
 import { quoteRecharge } from './card-rules.ts';
+import { ledgerErrors } from '../errors.ts';
+import { findCustomer } from '../records.ts';
 
 /** Who acts on a card (the audit log's actor: a key, the CLI's user, a console operator), and why. */
 export interface CardActor {
@@ -78,6 +82,36 @@ export class Cards {
     return this.audited(customerId, by, 'card.cancel-change', async (tx, who) =>
       changeAudited(await cancelCardChange(tx, customerId, { id, ...who })),
     );
+  }
+
+  /**
+   * Sets the card's holder label, or deletes it (`label` null). The audit row says which,
+   * never the label: a label deleted on request is gone from the ledger.
+   */
+  holderLabel(
+    customerId: string,
+    cardId: string,
+    label: string | null,
+    by: { actor: AuditActor; reason?: string | null },
+  ): Promise<HolderLabelAnswer> {
+    return this.db.transaction(async (tx) => {
+      if (!(await findCustomer(tx, customerId))) throw ledgerErrors.customerNotFound(customerId);
+      const changed =
+        label === null
+          ? await deleteHolderLabel(tx, customerId, cardId)
+          : await setHolderLabel(tx, customerId, cardId, label, actorText(by.actor));
+      if (changed) {
+        await appendAudit(tx, {
+          actor: by.actor,
+          reason: by.reason ?? null,
+          customerId,
+          action: 'card.holder-label',
+          subject: cardId,
+          detail: { label: label === null ? 'deleted' : 'set' },
+        });
+      }
+      return { changed, cardId, holderLabel: label };
+    });
   }
 
   quote(customerId: string, amount: string): Promise<BonusQuote> {

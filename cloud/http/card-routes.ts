@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, keyFingerprintOfHash } from '../api-keys.ts';
 import type { AuditActor } from '../audit/audit-log.ts';
+import { checkedHolderLabel } from '../cards/card-holders.ts';
 import type { Cards } from '../cards/cards.ts';
 import { LedgerError, ledgerErrors } from '../errors.ts';
 import { CARD_ID, UUID } from './movement-request.ts';
@@ -40,6 +41,15 @@ export function cardRoutes(v1: FastifyInstance, cards: Cards): void {
         : cards.unblock(request.customerId, cardId, by);
     });
   }
+  v1.put('/cards/:cardId/holder', (request: WithCard) => {
+    const cardId = parseCardId(request.params.cardId);
+    const { label } = parseBody(request.body, { label: checkedHolderLabel });
+    return cards.holderLabel(request.customerId, cardId, label, { actor: keyActor(request) });
+  });
+  v1.delete('/cards/:cardId/holder', (request: WithCard) => {
+    const cardId = parseCardId(request.params.cardId);
+    return cards.holderLabel(request.customerId, cardId, null, { actor: keyActor(request) });
+  });
   v1.post('/cards/:cardId/replace', async (request: WithCard, reply) => {
     const cardId = parseCardId(request.params.cardId);
     const body = parseBody(request.body, { id: uuid, newCardId: cardIdField, reason: text });
@@ -122,7 +132,6 @@ function created(reply: FastifyReply, answer: { changed: boolean }) {
 }
 
 /** Who acts through the ledger API: its key's fingerprint, as the audit log names it. */
-/** The caller as the audit log and the card's block name it: its key's fingerprint. */
 function keyActor(request: FastifyRequest): AuditActor {
   return {
     kind: 'key',

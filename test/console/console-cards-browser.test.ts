@@ -130,8 +130,8 @@ describe('an owner and a lost card', () => {
       .getByRole('navigation', { name: 'Laverie du Parc' })
       .getByRole('link', { name: 'Cards', exact: true })
       .click();
-    await page.getByLabel('Card id').fill('04 c0 ff ee');
-    await page.getByRole('button', { name: 'Open the card' }).click();
+    await page.getByLabel('Card id or holder').fill('04 c0 ff ee');
+    await page.getByRole('button', { name: 'Find the card' }).click();
     await page.waitForURL(`${server.url}/console/shops/${shop}/card-accounts/${LOST}`);
     assert.equal(await page.locator('[data-figure="credits"]').textContent(), '30');
     assert.equal(await page.locator('[data-figure="paid-amount"]').textContent(), '€15.00');
@@ -209,6 +209,27 @@ describe('an owner and a lost card', () => {
     );
     assert.equal(await page.locator('[data-figure="credits"]').textContent(), '30');
     assert.match(await lastAudit(page), /operator:anna card\.replace .*replaces the lost card/);
+  });
+
+  test('when the owner labels a card with its holder, then the card is found by a part of the label, and deleting the label on request leaves nothing of it', async () => {
+    await page.goto(`${server.url}/console/shops/${shop}/card-accounts/${FRESH}`);
+    await page.getByLabel('Holder label').fill('Marie Dupont 0470 12 34 56');
+    await page.getByRole('button', { name: 'Save the label' }).click();
+    await status(page, 'holder is “Marie Dupont 0470 12 34 56”');
+    assert.equal(
+      (await api().get(`/v1/cards/${FRESH}`)).body.holderLabel,
+      'Marie Dupont 0470 12 34 56',
+    );
+    await page.goto(`${server.url}/console/shops/${shop}/card-accounts`);
+    await page.getByLabel('Card id or holder').fill('dupont');
+    await page.getByRole('button', { name: 'Find the card' }).click();
+    await page.getByTestId('found').getByRole('link', { name: FRESH }).click();
+    await page.waitForURL(`${server.url}/console/shops/${shop}/card-accounts/${FRESH}`);
+    await page.getByRole('button', { name: 'Delete the label' }).click();
+    await status(page, 'the ledger keeps nothing of it');
+    assert.equal((await api().get(`/v1/cards/${FRESH}`)).body.holderLabel, null);
+    assert.match((await page.getByTestId('holder').textContent()) ?? '', /No holder label/);
+    assert.doesNotMatch(await lastAudit(page), /Dupont/);
   });
 
   test('when the owner sets bonus tiers, then the ledger applies them; a bad tier is refused, said on the form as typed, and changes nothing', async () => {

@@ -13,6 +13,13 @@ export const cardLookup = z.object({ card: cardId });
 
 export const reasonForm = z.object({ reason, ...csrf });
 
+/** Set the holder label (checked by checkedHolderLabel) or delete it. */
+export const holderForm = z.object({
+  action: z.enum(['set', 'delete']),
+  label: z.string().optional(),
+  ...csrf,
+});
+
 export const replaceForm = z.object({ id: uuid, newCardId: cardId, reason, ...csrf });
 
 export const correctForm = z.object({

@@ -57,6 +57,36 @@ function accountFacts(account: CardAccount): Html {
   </dl>`;
 }
 
+function holderSection(ctx: { csrfToken: string }, base: string, account: CardAccount): Html {
+  const label = account.holderLabel ?? null;
+  return html`<section aria-labelledby="holder">
+    <h2 id="holder">Holder</h2>
+    <p data-testid="holder">
+      ${
+        label === null
+          ? 'No holder label: the card is anonymous.'
+          : html`Labelled <strong>${label}</strong>.`
+      }
+      A label (a name or a phone number, up to 100 characters) lets the shop find the card when its
+      customer loses it. Delete it when its holder asks.
+    </p>
+    <form method="post" action="${base}/holder" class="card row">
+      ${csrfField(ctx)}
+      <label
+        >Holder label <input name="label" maxlength="100" autocomplete="off" value="${label ?? ''}"
+      /></label>
+      <button type="submit" name="action" value="set" class="secondary">Save the label</button>
+      ${
+        label === null
+          ? ''
+          : html`<button type="submit" name="action" value="delete" class="danger" formnovalidate>
+              Delete the label
+            </button>`
+      }
+    </form>
+  </section>`;
+}
+
 function blockSection(
   ctx: { csrfToken: string },
   base: string,
@@ -270,8 +300,8 @@ export function cardAccountView(
         ? html`<p>Imported with ${count(account.importedCredits)} credits.</p>`
         : ''
     }
-    ${blockSection(ctx, base, account, shop.timeZone)} ${replaceSection(ctx, base, account)}
-    ${correctSection(ctx, base, account, shop.timeZone)}
+    ${holderSection(ctx, base, account)} ${blockSection(ctx, base, account, shop.timeZone)}
+    ${replaceSection(ctx, base, account)} ${correctSection(ctx, base, account, shop.timeZone)}
     <section aria-labelledby="changes">
       <h2 id="changes">Replacements and corrections</h2>
       ${

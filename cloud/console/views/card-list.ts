@@ -10,26 +10,29 @@ export function cardListView(
   shop: { id: string; timeZone: string },
   overview: CardOverview,
   typed: string,
+  found: { cardId: string; label: string }[] | null,
 ): Html {
   const base = `/console/shops/${shop.id}/card-accounts`;
   return html`<p class="lead">
       A card's page shows its account and blocks, replaces or corrects it. Its id is what the tray
-      shows when the card is on the reader, and what every movement of it names.
+      shows when the card is on the reader, and what every movement of it names; a card with a
+      holder label is found by a part of it (a name, a phone number).
     </p>
     <form method="get" action="${base}" class="card row" role="search">
       <label
-        >Card id
+        >Card id or holder
         <input
           name="card"
           required
-          maxlength="20"
+          maxlength="100"
           autocomplete="off"
           spellcheck="false"
           placeholder="04A1B2C3"
           value="${typed}"
       /></label>
-      <button type="submit">Open the card</button>
+      <button type="submit">Find the card</button>
     </form>
+    ${found === null ? '' : foundList(base, typed, found)}
 
     <section aria-labelledby="blocked">
       <h2 id="blocked">Blocked cards</h2>
@@ -113,4 +116,23 @@ export function cardListView(
             </div>`
       }
     </section>`;
+}
+
+function foundList(base: string, typed: string, found: { cardId: string; label: string }[]): Html {
+  return html`<section aria-labelledby="found">
+    <h2 id="found">Holders matching “${typed}”</h2>
+    ${
+      found.length === 0
+        ? html`<p data-testid="found">No card id, and no holder label holds it.</p>`
+        : html`<ul data-testid="found">
+            ${found.map(
+              (card) =>
+                html`<li>
+                  <a href="${base}/${card.cardId}"><code class="card-id">${card.cardId}</code></a>
+                  ${card.label}
+                </li>`,
+            )}
+          </ul>`
+    }
+  </section>`;
 }

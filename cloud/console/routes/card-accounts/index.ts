@@ -1,10 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { readCardAccount } from '../../../card-accounts.ts';
+import { cardsByHolderLabel, checkedHolderLabel } from '../../../cards/card-holders.ts';
 import { cardOverview } from '../../../cards/card-overview.ts';
 import type { CardActor } from '../../../cards/cards.ts';
 import { tillNames } from '../../../tills/tills.ts';
 import { act, auditedBy, pageContext, sendPage } from '../../page-context.ts';
-import { cardId, correctForm, reasonForm, replaceForm } from '../../schemas/cards.ts';
+import { cardId, correctForm, holderForm, reasonForm, replaceForm } from '../../schemas/cards.ts';
 import { parseForm, uuid } from '../../schemas/form.ts';
 import { cardAccountView } from '../../views/card-account.ts';
 import { cardListView } from '../../views/card-list.ts';
@@ -30,15 +31,17 @@ const cardAccountRoutes: FastifyPluginAsync = async (fastify) => {
 
   fastify.get<ShopParams>('/shops/:shopId/card-accounts', async (request, reply) => {
     const shop = await request.shopFor('manage');
-    const typed = request.query.card;
-    if (typeof typed === 'string' && typed !== '') {
-      const card = parseForm(cardId, typed);
-      return reply.redirect(`/console/shops/${shop.id}/card-accounts/${card}`, 303);
+    const typed = typeof request.query.card === 'string' ? request.query.card.trim() : '';
+    const card = cardId.safeParse(typed);
+    if (card.success) {
+      return reply.redirect(`/console/shops/${shop.id}/card-accounts/${card.data}`, 303);
     }
+    // Not a card id: the cards whose holder label holds what was typed.
+    const found = typed === '' ? null : await cardsByHolderLabel(db, shop.id, typed.slice(0, 100));
     const ctx = await pageContext(request, reply, shop);
     return sendPage(
       reply,
-      page(ctx, 'Cards', cardListView(shop, await cardOverview(db, shop.id), '')),
+      page(ctx, 'Cards', cardListView(shop, await cardOverview(db, shop.id), typed, found)),
     );
   });
 
@@ -76,6 +79,25 @@ const cardAccountRoutes: FastifyPluginAsync = async (fastify) => {
       },
     );
   }
+
+  fastify.post<CardParams>(
+    '/shops/:shopId/card-accounts/:cardId/holder',
+    async (request, reply) => {
+      const shop = await request.shopFor('manage');
+      const card = parseForm(cardId, request.params.cardId);
+      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+        const form = parseForm(holderForm, request.body);
+        const label = form.action === 'delete' ? null : checkedHolderLabel(form.label, 'Holder');
+        const answer = await ledger.cards.holderLabel(shop.id, card, label, auditedBy(request));
+        if (label === null) {
+          return answer.changed
+            ? `Card ${card}'s holder label is deleted: the ledger keeps nothing of it.`
+            : `Card ${card} had no holder label.`;
+        }
+        return `Card ${card}'s holder is “${label}”.`;
+      });
+    },
+  );
 
   fastify.post<CardParams>(
     '/shops/:shopId/card-accounts/:cardId/replace',
