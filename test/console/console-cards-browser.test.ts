@@ -211,6 +211,35 @@ describe('an owner and a lost card', () => {
     assert.match(await lastAudit(page), /operator:anna card\.replace .*replaces the lost card/);
   });
 
+  test('when the owner corrects a recharge, saying why, then the correction waits for the card, and cancelling it takes it away', async () => {
+    const card = '04E00001';
+    await posted({ kind: 'recharge', cardId: card, credits: 20 }, '2026-06-10T09:00:00Z');
+    await page.goto(`${server.url}/console/shops/${shop}/card-accounts/${card}`);
+    await page.getByLabel('Credits to take back').fill('5');
+    await page.getByLabel('Why', { exact: true }).fill('keyed 20 for 15');
+    await page.getByRole('button', { name: 'Correct' }).click();
+    await status(page, `A correction of up to 5 credits waits for card ${card}`);
+    const row = page.getByTestId('changes').locator('tbody tr').first();
+    assert.match((await row.textContent()) ?? '', /correction[\s\S]*5[\s\S]*waiting for its card/);
+    const waiting = (await api().get('/v1/card-list')).body.waiting;
+    assert.deepEqual(
+      waiting.map((change: { kind: string; cardId: string }) => [change.kind, change.cardId]),
+      [['correction', card]],
+    );
+    await row.getByLabel('Why cancel').fill('the customer kept the credits');
+    await row.getByRole('button', { name: 'Cancel it' }).click();
+    await status(page, 'The correction is cancelled.');
+    assert.match(
+      (await page.getByTestId('changes').locator('tbody tr').first().textContent()) ?? '',
+      /cancelled[\s\S]*the customer kept the credits/,
+    );
+    assert.deepEqual((await api().get('/v1/card-list')).body.waiting, []);
+    assert.match(
+      await lastAudit(page),
+      /operator:anna card\.cancel-change .*the customer kept the credits/,
+    );
+  });
+
   test('when the owner labels a card with its holder, then the card is found by a part of the label, and deleting the label on request leaves nothing of it', async () => {
     await page.goto(`${server.url}/console/shops/${shop}/card-accounts/${FRESH}`);
     await page.getByLabel('Holder label').fill('Marie Dupont 0470 12 34 56');

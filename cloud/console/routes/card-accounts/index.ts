@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { readCardAccount } from '../../../card-accounts.ts';
 import { cardsByHolderLabel, checkedHolderLabel } from '../../../cards/card-holders.ts';
 import { cardOverview } from '../../../cards/card-overview.ts';
@@ -18,6 +18,19 @@ type ChangeParams = { Params: { shopId: string; cardId: string; changeId: string
 /** The operator of the request as a card's block and change and the audit log name them. */
 function operatorActor(request: FastifyRequest, reason: string): CardActor {
   return { actor: auditedBy(request).actor, reason };
+}
+
+/** An owner's action on the card of the URL, answered on the card's page (act). */
+async function onCard(
+  request: FastifyRequest<CardParams | ChangeParams>,
+  reply: FastifyReply,
+  run: (shopId: string, card: string) => Promise<string>,
+): Promise<FastifyReply> {
+  const shop = await request.shopFor('manage');
+  const card = parseForm(cardId, request.params.cardId);
+  return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, () =>
+    run(shop.id, card),
+  );
 }
 
 /**
@@ -59,13 +72,11 @@ const cardAccountRoutes: FastifyPluginAsync = async (fastify) => {
   for (const action of ['block', 'unblock'] as const) {
     fastify.post<CardParams>(
       `/shops/:shopId/card-accounts/:cardId/${action}`,
-      async (request, reply) => {
-        const shop = await request.shopFor('manage');
-        const card = parseForm(cardId, request.params.cardId);
-        return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+      async (request, reply) =>
+        onCard(request, reply, async (shopId, card) => {
           const form = parseForm(reasonForm, request.body);
           const answer = await ledger.cards[action](
-            shop.id,
+            shopId,
             card,
             operatorActor(request, form.reason),
           );
@@ -75,88 +86,69 @@ const cardAccountRoutes: FastifyPluginAsync = async (fastify) => {
           return action === 'block'
             ? `Card ${card} is blocked: every till refuses it from its next look at the card list (within a minute).`
             : `Card ${card} is unblocked.`;
-        });
-      },
+        }),
     );
   }
 
-  fastify.post<CardParams>(
-    '/shops/:shopId/card-accounts/:cardId/holder',
-    async (request, reply) => {
-      const shop = await request.shopFor('manage');
-      const card = parseForm(cardId, request.params.cardId);
-      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
-        const form = parseForm(holderForm, request.body);
-        const label = form.action === 'delete' ? null : checkedHolderLabel(form.label, 'Holder');
-        const answer = await ledger.cards.holderLabel(shop.id, card, label, auditedBy(request));
-        if (label === null) {
-          return answer.changed
-            ? `Card ${card}'s holder label is deleted: the ledger keeps nothing of it.`
-            : `Card ${card} had no holder label.`;
-        }
-        return `Card ${card}'s holder is “${label}”.`;
-      });
-    },
+  fastify.post<CardParams>('/shops/:shopId/card-accounts/:cardId/holder', async (request, reply) =>
+    onCard(request, reply, async (shopId, card) => {
+      const form = parseForm(holderForm, request.body);
+      const label = form.action === 'delete' ? null : checkedHolderLabel(form.label, 'Holder');
+      const answer = await ledger.cards.holderLabel(shopId, card, label, auditedBy(request));
+      if (label === null) {
+        return answer.changed
+          ? `Card ${card}'s holder label is deleted: the ledger keeps nothing of it.`
+          : `Card ${card} had no holder label.`;
+      }
+      return `Card ${card}'s holder is “${label}”.`;
+    }),
   );
 
-  fastify.post<CardParams>(
-    '/shops/:shopId/card-accounts/:cardId/replace',
-    async (request, reply) => {
-      const shop = await request.shopFor('manage');
-      const card = parseForm(cardId, request.params.cardId);
-      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
-        const form = parseForm(replaceForm, request.body);
-        const answer = await ledger.cards.replace(
-          shop.id,
-          { id: form.id.toLowerCase(), cardId: card, newCardId: form.newCardId },
-          operatorActor(request, form.reason),
-        );
-        const { change } = answer;
-        return `${change.credits} credits of card ${card} wait for card ${change.cardId}: the next till that reads it writes them onto it.`;
-      });
-    },
+  fastify.post<CardParams>('/shops/:shopId/card-accounts/:cardId/replace', async (request, reply) =>
+    onCard(request, reply, async (shopId, card) => {
+      const form = parseForm(replaceForm, request.body);
+      const answer = await ledger.cards.replace(
+        shopId,
+        { id: form.id.toLowerCase(), cardId: card, newCardId: form.newCardId },
+        operatorActor(request, form.reason),
+      );
+      const { change } = answer;
+      return `${change.credits} credits of card ${card} wait for card ${change.cardId}: the next till that reads it writes them onto it.`;
+    }),
   );
 
-  fastify.post<CardParams>(
-    '/shops/:shopId/card-accounts/:cardId/correct',
-    async (request, reply) => {
-      const shop = await request.shopFor('manage');
-      const card = parseForm(cardId, request.params.cardId);
-      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
-        const form = parseForm(correctForm, request.body);
-        const answer = await ledger.cards.correct(
-          shop.id,
-          {
-            id: form.id.toLowerCase(),
-            cardId: card,
-            recharge: form.recharge,
-            credits: form.credits,
-          },
-          operatorActor(request, form.reason),
-        );
-        return `A correction of up to ${answer.change.credits} credits waits for card ${card}: the next till that reads it takes them back and refunds them.`;
-      });
-    },
+  fastify.post<CardParams>('/shops/:shopId/card-accounts/:cardId/correct', async (request, reply) =>
+    onCard(request, reply, async (shopId, card) => {
+      const form = parseForm(correctForm, request.body);
+      const answer = await ledger.cards.correct(
+        shopId,
+        {
+          id: form.id.toLowerCase(),
+          cardId: card,
+          recharge: form.recharge,
+          credits: form.credits,
+        },
+        operatorActor(request, form.reason),
+      );
+      return `A correction of up to ${answer.change.credits} credits waits for card ${card}: the next till that reads it takes them back and refunds them.`;
+    }),
   );
 
   fastify.post<ChangeParams>(
     '/shops/:shopId/card-accounts/:cardId/changes/:changeId/cancel',
-    async (request, reply) => {
-      const shop = await request.shopFor('manage');
-      const card = parseForm(cardId, request.params.cardId);
-      const id = parseForm(uuid, request.params.changeId).toLowerCase();
-      return act(request, reply, `/console/shops/${shop.id}/card-accounts/${card}`, async () => {
+    async (request, reply) =>
+      onCard(request, reply, async (shopId) => {
+        const id = parseForm(uuid, request.params.changeId).toLowerCase();
         const form = parseForm(reasonForm, request.body);
-        const answer = await ledger.cards.cancelChange(
-          shop.id,
+        const { change } = await ledger.cards.cancelChange(
+          shopId,
           id,
           operatorActor(request, form.reason),
         );
-        return answer.change.kind === 'replacement'
-          ? `The replacement is cancelled: its ${answer.change.credits} credits are back on card ${answer.change.fromCard ?? ''}'s account.`
+        return change.kind === 'replacement'
+          ? `The replacement is cancelled: its ${change.credits} credits are back on card ${change.fromCard ?? ''}'s account.`
           : 'The correction is cancelled.';
-      });
-    },
+      }),
   );
 };
 
