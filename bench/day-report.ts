@@ -196,7 +196,7 @@ function withoutIndexes(url: string): string {
 }
 
 const DAY_SUMS_SQL = `SELECT till_id, kind, compensates IS NOT NULL AS compensation, count(*) AS count,
-         sum(credits) AS credits, sum(amount) AS euros
+         sum(credits) AS credits, sum(amount) AS euros, sum(bonus_credits) AS bonus_credits
   FROM movements
   WHERE customer_id = $1 AND state = 'posted'
     AND occurred_at >= ledger_local_day_start($2, $3::date)

@@ -2,6 +2,7 @@ import { appendAudit, type AuditedBy } from './audit/audit-log.ts';
 import type { Database } from './db/database.ts';
 import { ledgerErrors } from './errors.ts';
 import { changesOfCard } from './cards/card-changes.ts';
+import { holderLabelOf } from './cards/card-holders.ts';
 import { toBlock, type RawBlock } from './cards/card-blocks.ts';
 import { canonicalDecimal, movementColumnsOf, toMovement, type MovementRow } from './records.ts';
 import type { CardAccount, CardFlag, CardFlagKind } from '../common/ledger-contract.ts';
@@ -84,6 +85,7 @@ export async function readCardAccount(
       paidAmount: canonicalDecimal(account.rows[0]?.paid_amount ?? '0'),
       blocked: toBlock(blocked.rows[0]?.view ?? null),
       changes: await changesOfCard(tx, customerId, cardId),
+      holderLabel: await holderLabelOf(tx, customerId, cardId),
       importedCredits: toNumber(imported.rows[0]?.credits ?? null),
       suspect: flags.rows.length > 0,
       flags: flags.rows.map((row) => ({

@@ -18,12 +18,14 @@ import {
   type Values,
 } from './cli-args.ts';
 import { BlocklistFeeds } from './cards/blocklist-feed.ts';
-import { blockCard, readCardList, unblockCard } from './cards/card-blocks.ts';
-import { cancelCardChange, correctCard, replaceCard } from './cards/card-changes.ts';
+import type { AuditActor } from './audit/audit-log.ts';
+import { readCardList } from './cards/card-blocks.ts';
+import { checkedHolderLabel } from './cards/card-holders.ts';
+import { Cards, type CardActor } from './cards/cards.ts';
 import { setCardRules, UNDO_WINDOW_BOUNDS } from './cards/card-rules.ts';
 import { CARD_ID } from './card-accounts.ts';
 import type { Database } from './db/database.ts';
-import { ledgerErrors } from './errors.ts';
+import { ledgerErrors, type LedgerError } from './errors.ts';
 import { findCustomer, toCardRules, type CustomerRow } from './records.ts';
 
 export const CARD_RULES_USAGE = `  card block|unblock --customer ID --card CARDID --reason TEXT
@@ -39,6 +41,9 @@ export const CARD_RULES_USAGE = `  card block|unblock --customer ID --card CARDI
       Cancel a replacement or correction still waiting for its card.
   card list --customer ID
       The shop's blocked cards and the changes waiting for cards (what its tills poll).
+  card holder --customer ID --card CARDID (--label TEXT | --delete)
+      Put a holder label on a card (a name or a phone number, up to 100 characters), so a
+      customer who lost it can be found; --delete removes it, as its holder may ask.
   card rules --customer ID [--undo-window DURATION] [--bonus-tiers TIERS|none]
              [--bonus-spend first|last]
       The shop's card rules: how long a cashier may undo a recharge (10m by default; 0:
@@ -60,8 +65,10 @@ export async function cardRulesCommand(
       const customerId = uuid(values, 'customer');
       const cardId = cardIdOf(values, 'card');
       const by = cliBy(io, values);
-      const change = sub === 'block' ? blockCard : unblockCard;
-      print(io, await onShop(io, values, customerId, (db) => change(db, customerId, cardId, by)));
+      print(
+        io,
+        await onShop(io, values, customerId, (db) => new Cards(db)[sub](customerId, cardId, by)),
+      );
       return 0;
     }
     case 'replace': {
@@ -71,10 +78,13 @@ export async function cardRulesCommand(
         id: uuid(values, 'id', false) ?? randomUUID(),
         cardId: cardIdOf(values, 'card'),
         newCardId: cardIdOf(values, 'new-card'),
-        ...cliBy(io, values),
       };
       if (input.newCardId === input.cardId) throw new UsageError('--new-card must be another card');
-      print(io, await onShop(io, values, customerId, (db) => replaceCard(db, customerId, input)));
+      const by = cliBy(io, values);
+      print(
+        io,
+        await onShop(io, values, customerId, (db) => new Cards(db).replace(customerId, input, by)),
+      );
       return 0;
     }
     case 'correct': {
@@ -88,18 +98,24 @@ export async function cardRulesCommand(
         cardId: cardIdOf(values, 'card'),
         recharge: uuid(values, 'recharge'),
         credits: integer(values, 'credits', 1, 2_147_483_647),
-        ...cliBy(io, values),
       };
-      print(io, await onShop(io, values, customerId, (db) => correctCard(db, customerId, input)));
+      const by = cliBy(io, values);
+      print(
+        io,
+        await onShop(io, values, customerId, (db) => new Cards(db).correct(customerId, input, by)),
+      );
       return 0;
     }
     case 'cancel-change': {
       const values = parse(args, withReason({ customer: {}, id: {} }));
       const customerId = uuid(values, 'customer');
-      const input = { id: uuid(values, 'id'), ...cliBy(io, values) };
+      const id = uuid(values, 'id');
+      const by = cliBy(io, values);
       print(
         io,
-        await onShop(io, values, customerId, (db) => cancelCardChange(db, customerId, input)),
+        await onShop(io, values, customerId, (db) =>
+          new Cards(db).cancelChange(customerId, id, by),
+        ),
       );
       return 0;
     }
@@ -111,6 +127,33 @@ export async function cardRulesCommand(
     }
     case 'rules':
       return rules(io, args);
+    case 'holder': {
+      const values = parse(args, {
+        ...strings({ customer: {}, card: {}, label: {} }),
+        delete: { type: 'boolean' as const },
+      });
+      const customerId = uuid(values, 'customer');
+      const cardId = cardIdOf(values, 'card');
+      const given = text(values, 'label', false);
+      if ((given === undefined) === (values.delete !== true)) {
+        throw new UsageError('card holder takes either --label TEXT or --delete');
+      }
+      let label: string | null = null;
+      if (given !== undefined) {
+        try {
+          label = checkedHolderLabel(given, '--label');
+        } catch (error) {
+          throw new UsageError((error as LedgerError).detail ?? String(error));
+        }
+      }
+      print(
+        io,
+        await onShop(io, values, customerId, (db) =>
+          new Cards(db).holderLabel(customerId, cardId, label, { actor: cliActor(io) }),
+        ),
+      );
+      return 0;
+    }
     default:
       return undefined;
   }
@@ -159,7 +202,7 @@ async function rules(io: CliIo, args: string[]): Promise<number> {
     await onShop(io, values, customerId, async (db) =>
       Object.keys(change).length === 0
         ? toCardRules((await findCustomer(db, customerId)) as CustomerRow)
-        : setCardRules(db, customerId, change),
+        : setCardRules(db, customerId, change, { actor: cliActor(io) }),
     ),
   );
   return 0;
@@ -179,12 +222,16 @@ export function undoWindowSeconds(raw: string): number {
 }
 
 /** The provider at the command line (`cli:USER`), and the command's reason (required). */
-function cliBy(io: CliIo, values: Values): { by: string; reason: string } {
+function cliBy(io: CliIo, values: Values): CardActor {
   const reason = text(values, 'reason', false)?.trim() ?? '';
   if (reason === '' || reason.length > 500) {
     throw new UsageError('--reason is required: say why, in 1 to 500 characters');
   }
-  return { by: `cli:${io.env.USER ?? io.env.USERNAME ?? io.env.LOGNAME ?? 'unknown'}`, reason };
+  return { actor: cliActor(io), reason };
+}
+
+function cliActor(io: CliIo): AuditActor {
+  return { kind: 'cli', user: io.env.USER ?? io.env.USERNAME ?? io.env.LOGNAME ?? 'unknown' };
 }
 
 function cardIdOf(values: Values, name: string): string {

@@ -419,6 +419,8 @@ export interface CardAccount {
   blocked?: CardBlock | null;
   /** Card changes of this card (waiting for it, made from it, done), newest first. */
   changes?: CardChange[];
+  /** The card's holder label (a name or phone number the shop put on it), or null. */
+  holderLabel?: string | null;
   /** The balance imported for this card (`card-wallet-cloud card import`), or null. */
   importedCredits: number | null;
   /** True once any flag was raised; the flags say why. */
@@ -523,6 +525,13 @@ export interface CardList {
   changedAt: string | null;
   blocked: { cardId: string; since: string }[];
   waiting: Pick<CardChange, 'id' | 'kind' | 'cardId' | 'credits' | 'bonusCredits'>[];
+}
+
+/** `PUT` and `DELETE /v1/cards/{cardId}/holder`: the card's holder label after the call. */
+export interface HolderLabelAnswer {
+  changed: boolean;
+  cardId: string;
+  holderLabel: string | null;
 }
 
 /** `POST /v1/cards/{cardId}/block` and `/unblock`: the card's block after the call. */

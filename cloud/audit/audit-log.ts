@@ -52,7 +52,14 @@ export type AuditAction =
   | 'card.import'
   | 'float.settings'
   | 'float.close'
-  | 'float.write-off';
+  | 'float.write-off'
+  | 'card.block'
+  | 'card.unblock'
+  | 'card.replace'
+  | 'card.correct'
+  | 'card.cancel-change'
+  | 'card.rules'
+  | 'card.holder-label';
 
 /** Actions that move money or change a key: their reason is required. */
 export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditAction>([
@@ -63,6 +70,11 @@ export const ACTIONS_NEEDING_A_REASON: ReadonlySet<AuditAction> = new Set<AuditA
   'key.revoke',
   'pool.top-up',
   'float.write-off',
+  'card.block',
+  'card.unblock',
+  'card.replace',
+  'card.correct',
+  'card.cancel-change',
 ]);
 
 /** Who acts, and why: what an operator action's audit log row says of its doer. */

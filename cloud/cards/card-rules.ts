@@ -6,6 +6,7 @@ import {
   parseStoredDecimal,
 } from '../../common/decimal.ts';
 import type { BonusQuote, CardRules } from '../../common/ledger-contract.ts';
+import { appendAudit, type AuditedBy } from '../audit/audit-log.ts';
 import type { Database } from '../db/database.ts';
 import { ledgerErrors } from '../errors.ts';
 import { findCustomer, toCardRules, type CustomerRow } from '../records.ts';
@@ -17,17 +18,19 @@ export const UNDO_WINDOW_BOUNDS = { min: 0, max: 86_400 } as const;
  * Sets some of a shop's card rules (docs/cloud-api.md, "Lost cards, refunds and bonuses"):
  * the cashier's undo window, the bonus tiers (all of them, replaced; none: no bonus) and how a
  * payout spends bonus credits. The others stay. Answers them all. Tiers are validated by the
- * caller (checkedTiers, common/bonus-tiers.ts).
+ * caller (checkedTiers, common/bonus-tiers.ts). With `by`, a change is in the audit log (the
+ * rules before and after).
  */
 export async function setCardRules(
   db: Database,
   customerId: string,
   change: Partial<CardRules>,
+  by?: AuditedBy,
 ): Promise<CardRules> {
   return db.transaction(async (tx) => {
-    if (!(await findCustomer(tx, customerId, { lock: true }))) {
-      throw ledgerErrors.customerNotFound(customerId);
-    }
+    const shop = await findCustomer(tx, customerId, { lock: true });
+    if (!shop) throw ledgerErrors.customerNotFound(customerId);
+    const before = toCardRules(shop);
     if (change.undoWindowSeconds !== undefined) {
       await tx.query('UPDATE customers SET undo_window_s = $2 WHERE id = $1', [
         customerId,
@@ -51,7 +54,17 @@ export async function setCardRules(
       }
       await tx.query('UPDATE customers SET bonus_changed_at = now() WHERE id = $1', [customerId]);
     }
-    return toCardRules((await findCustomer(tx, customerId)) as CustomerRow);
+    const after = toCardRules((await findCustomer(tx, customerId)) as CustomerRow);
+    if (by && JSON.stringify(after) !== JSON.stringify(before)) {
+      await appendAudit(tx, {
+        ...by,
+        customerId,
+        action: 'card.rules',
+        subject: customerId,
+        detail: { from: before, to: after },
+      });
+    }
+    return after;
   });
 }
 

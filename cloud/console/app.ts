@@ -20,6 +20,8 @@ import accountRoutes from './routes/account/index.ts';
 import assetRoutes from './routes/assets/index.ts';
 import auditRoutes from './routes/audit/index.ts';
 import authRoutes from './routes/auth/index.ts';
+import cardAccountRoutes from './routes/card-accounts/index.ts';
+import cardRulesRoutes from './routes/card-rules/index.ts';
 import cardRoutes from './routes/cards/index.ts';
 import keyRoutes from './routes/keys/index.ts';
 import movementRoutes from './routes/movements/index.ts';
@@ -107,6 +109,8 @@ export function consolePlugin(
       tillRoutes,
       movementRoutes,
       cardRoutes,
+      cardAccountRoutes,
+      cardRulesRoutes,
       keyRoutes,
       settingsRoutes,
       peopleRoutes,

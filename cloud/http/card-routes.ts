@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hashApiKey, keyFingerprintOfHash } from '../api-keys.ts';
+import type { AuditActor } from '../audit/audit-log.ts';
+import { checkedHolderLabel } from '../cards/card-holders.ts';
 import type { Cards } from '../cards/cards.ts';
 import { LedgerError, ledgerErrors } from '../errors.ts';
 import { CARD_ID, UUID } from './movement-request.ts';
@@ -33,21 +35,31 @@ export function cardRoutes(v1: FastifyInstance, cards: Cards): void {
     v1.post(`/cards/:cardId/${action}`, (request: WithCard) => {
       const cardId = parseCardId(request.params.cardId);
       const { reason } = parseBody(request.body, { reason: text });
-      const by = { by: keyActor(request), reason };
+      const by = { actor: keyActor(request), reason };
       return action === 'block'
         ? cards.block(request.customerId, cardId, by)
         : cards.unblock(request.customerId, cardId, by);
     });
   }
+  v1.put('/cards/:cardId/holder', (request: WithCard) => {
+    const cardId = parseCardId(request.params.cardId);
+    const { label } = parseBody(request.body, { label: checkedHolderLabel });
+    return cards.holderLabel(request.customerId, cardId, label, { actor: keyActor(request) });
+  });
+  v1.delete('/cards/:cardId/holder', (request: WithCard) => {
+    const cardId = parseCardId(request.params.cardId);
+    return cards.holderLabel(request.customerId, cardId, null, { actor: keyActor(request) });
+  });
   v1.post('/cards/:cardId/replace', async (request: WithCard, reply) => {
     const cardId = parseCardId(request.params.cardId);
     const body = parseBody(request.body, { id: uuid, newCardId: cardIdField, reason: text });
     if (body.newCardId === cardId) throw invalid('newCardId: must be another card');
-    const answer = await cards.replace(request.customerId, {
-      ...body,
-      cardId,
-      by: keyActor(request),
-    });
+    const { reason, ...change } = body;
+    const answer = await cards.replace(
+      request.customerId,
+      { ...change, cardId },
+      { actor: keyActor(request), reason },
+    );
     return created(reply, answer);
   });
   v1.post('/cards/:cardId/corrections', async (request: WithCard, reply) => {
@@ -58,17 +70,18 @@ export function cardRoutes(v1: FastifyInstance, cards: Cards): void {
       credits: positiveCredits,
       reason: text,
     });
-    const answer = await cards.correct(request.customerId, {
-      ...body,
-      cardId,
-      by: keyActor(request),
-    });
+    const { reason, ...change } = body;
+    const answer = await cards.correct(
+      request.customerId,
+      { ...change, cardId },
+      { actor: keyActor(request), reason },
+    );
     return created(reply, answer);
   });
   v1.post('/card-changes/:id/cancel', (request: WithId) => {
     const id = uuid(request.params.id, 'id');
     const { reason } = parseBody(request.body, { reason: text });
-    return cards.cancelChange(request.customerId, { id, reason, by: keyActor(request) });
+    return cards.cancelChange(request.customerId, id, { actor: keyActor(request), reason });
   });
   v1.get('/bonus-quote', (request) => {
     const { amount } = request.query as Record<string, unknown>;
@@ -119,8 +132,11 @@ function created(reply: FastifyReply, answer: { changed: boolean }) {
 }
 
 /** Who acts through the ledger API: its key's fingerprint, as the audit log names it. */
-function keyActor(request: FastifyRequest): string {
-  return `key:${keyFingerprintOfHash(hashApiKey(request.headers['x-api-key'] as string))}`;
+function keyActor(request: FastifyRequest): AuditActor {
+  return {
+    kind: 'key',
+    fingerprint: keyFingerprintOfHash(hashApiKey(request.headers['x-api-key'] as string)),
+  };
 }
 
 const invalid = (detail: string) => ledgerErrors.invalidRequest(detail);

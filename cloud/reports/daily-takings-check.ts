@@ -2,7 +2,8 @@ import type { Queryable } from '../db/database.ts';
 
 /**
  * Proves, from the caller's snapshot, that daily_takings is its shops' posted movements counted
- * per local day (in each shop's time zone as it is now), till, kind and compensation: every
+ * per local day (in each shop's time zone as it is now), till, kind and compensation (their
+ * count, credits, euros and bonus credits): every
  * row, none missing and none extra. A problem names the shop, the day and what differs.
  */
 export async function checkDailyTakings(
@@ -21,7 +22,8 @@ export async function checkDailyTakings(
        SELECT m.customer_id, (m.occurred_at AT TIME ZONE c.time_zone)::date AS day,
               coalesce(m.till_id, '00000000-0000-0000-0000-000000000000') AS till_id, m.kind,
               m.compensates IS NOT NULL AS compensation, count(*) AS movements,
-              sum(m.credits) AS credits, sum(m.amount) AS euros
+              sum(m.credits) AS credits, sum(m.amount) AS euros,
+              sum(m.bonus_credits) AS bonus_credits
        FROM movements m JOIN customers c ON c.id = m.customer_id
        WHERE m.state = 'posted'
        GROUP BY 1, 2, 3, 4, 5)
@@ -29,13 +31,16 @@ export async function checkDailyTakings(
             coalesce(k.day, n.day)::text AS day, coalesce(k.till_id, n.till_id) AS till_id,
             coalesce(k.kind, n.kind) AS kind, coalesce(k.compensation, n.compensation) AS compensation,
             CASE WHEN k.customer_id IS NULL THEN NULL
-                 ELSE k.movements || ' movements, ' || k.credits || ' credits, ' || k.euros || ' euros' END AS kept,
+                 ELSE k.movements || ' movements, ' || k.credits || ' credits, ' || k.euros || ' euros, '
+                      || k.bonus_credits || ' bonus credits' END AS kept,
             CASE WHEN n.customer_id IS NULL THEN NULL
-                 ELSE n.movements || ' movements, ' || n.credits || ' credits, ' || n.euros || ' euros' END AS counted
+                 ELSE n.movements || ' movements, ' || n.credits || ' credits, ' || n.euros || ' euros, '
+                      || n.bonus_credits || ' bonus credits' END AS counted
      FROM daily_takings k
      FULL JOIN counted n USING (customer_id, day, till_id, kind, compensation)
      WHERE k.customer_id IS NULL OR n.customer_id IS NULL
         OR k.movements <> n.movements OR k.credits <> n.credits OR k.euros <> n.euros
+        OR k.bonus_credits <> n.bonus_credits
      ORDER BY 1, 2, 3, 4, 5
      LIMIT 100`,
   );

@@ -16,6 +16,9 @@ import { floatNotReported, type FloatNotReported } from './float-not-reported.ts
  * Posted movements count. Compensations (a till setting the books right where a card and the
  * ledger disagreed) are shown apart and netted into what they compensate the way their kind
  * moves money: a recharge compensation is euros taken, a payout compensation euros paid out.
+ * Refunds (a cashier's undo) and corrections (an operator's) are euros given back, each its
+ * own line; replacements and block-clears move no cash and are counted apart. Bonus credits
+ * given by recharges and forfeited by payouts have their own two figures.
  * Movements created that day and still pending, or voided, are listed apart and count nowhere.
  */
 export interface Tally {
@@ -23,20 +26,34 @@ export interface Tally {
   credits: number;
   /** Euros, a decimal string ("12.50"). */
   euros: string;
+  /** Of `credits`, bonus credits (given by a recharge, taken back or forfeited by the others). */
+  bonusCredits: number;
 }
 
 export interface DayTotals {
   recharges: Tally;
   payouts: Tally;
   compensations: { recharges: Tally; payouts: Tally };
+  /** Cashiers' undos of recharges: credits taken back, euros given back. */
+  refunds: Tally;
+  /** Operators' corrections of recharges, applied at a till: as refunds. */
+  corrections: Tally;
+  /** Blocked cards' accounts picked up by their new cards (no cash moves). */
+  replacements: Tally;
+  /** Blocked cards found and emptied at a till (no credits nor cash move). */
+  blockClears: number;
   /** recharges + recharge compensations. */
   eurosTaken: string;
   /** payouts + payout compensations. */
   eurosPaidOut: string;
-  /** Refunds join with the refunds of lost cards; until then nothing is refunded. */
+  /** refunds + corrections. */
   eurosRefunded: string;
   /** eurosTaken - eurosPaidOut - eurosRefunded: what the day leaves in the cash drawer. */
   netCashExpected: string;
+  /** Bonus credits recharges gave (recharge compensations' included). */
+  bonusGiven: number;
+  /** Bonus credits payouts took off cards without paying them out (compensations' included). */
+  bonusForfeited: number;
   /** Movements created that day that are still pending, or were voided. */
   pending: number;
   voided: number;
@@ -109,6 +126,7 @@ export interface SumRow {
   count: number | string;
   credits: number | string;
   euros: string;
+  bonus_credits: number | string;
 }
 
 interface ListedRow {
@@ -128,46 +146,58 @@ interface ListedRow {
 const iso = (value: Date | string): string =>
   (value instanceof Date ? value : new Date(value)).toISOString();
 
-function emptyTally(): { count: number; credits: number; euros: bigint } {
-  return { count: 0, credits: 0, euros: 0n };
+type Bucket = { count: number; credits: number; euros: bigint; bonusCredits: number };
+
+function emptyTally(): Bucket {
+  return { count: 0, credits: 0, euros: 0n, bonusCredits: 0 };
 }
 
-type Sums = {
-  recharges: ReturnType<typeof emptyTally>;
-  payouts: ReturnType<typeof emptyTally>;
-  compRecharges: ReturnType<typeof emptyTally>;
-  compPayouts: ReturnType<typeof emptyTally>;
-  pending: number;
-  voided: number;
-};
+const BUCKETS = [
+  'recharges',
+  'payouts',
+  'compRecharges',
+  'compPayouts',
+  'refunds',
+  'corrections',
+  'replacements',
+  'blockClears',
+] as const;
+
+type Sums = Record<(typeof BUCKETS)[number], Bucket> & { pending: number; voided: number };
 
 function emptySums(): Sums {
-  return {
-    recharges: emptyTally(),
-    payouts: emptyTally(),
-    compRecharges: emptyTally(),
-    compPayouts: emptyTally(),
-    pending: 0,
-    voided: 0,
-  };
+  const sums = { pending: 0, voided: 0 } as Sums;
+  for (const bucket of BUCKETS) sums[bucket] = emptyTally();
+  return sums;
 }
 
-function tally(t: ReturnType<typeof emptyTally>): Tally {
-  return { count: t.count, credits: t.credits, euros: formatDecimal(t.euros) };
+function tally(t: Bucket): Tally {
+  return {
+    count: t.count,
+    credits: t.credits,
+    euros: formatDecimal(t.euros),
+    bonusCredits: t.bonusCredits,
+  };
 }
 
 function totalsOf(sums: Sums): DayTotals {
   const taken = sums.recharges.euros + sums.compRecharges.euros;
   const paidOut = sums.payouts.euros + sums.compPayouts.euros;
-  const refunded = 0n;
+  const refunded = sums.refunds.euros + sums.corrections.euros;
   return {
     recharges: tally(sums.recharges),
     payouts: tally(sums.payouts),
     compensations: { recharges: tally(sums.compRecharges), payouts: tally(sums.compPayouts) },
+    refunds: tally(sums.refunds),
+    corrections: tally(sums.corrections),
+    replacements: tally(sums.replacements),
+    blockClears: sums.blockClears.count,
     eurosTaken: formatDecimal(taken),
     eurosPaidOut: formatDecimal(paidOut),
     eurosRefunded: formatDecimal(refunded),
     netCashExpected: formatDecimal(taken - paidOut - refunded),
+    bonusGiven: sums.recharges.bonusCredits + sums.compRecharges.bonusCredits,
+    bonusForfeited: sums.payouts.bonusCredits + sums.compPayouts.bonusCredits,
     pending: sums.pending,
     voided: sums.voided,
   };
@@ -178,18 +208,23 @@ export function noTotals(): DayTotals {
   return totalsOf(emptySums());
 }
 
+/** Which line of the report a kind of posted movement counts in. */
+const BUCKET_OF: Record<MovementKind, { plain: keyof Sums; compensation: keyof Sums }> = {
+  recharge: { plain: 'recharges', compensation: 'compRecharges' },
+  discharge: { plain: 'payouts', compensation: 'compPayouts' },
+  refund: { plain: 'refunds', compensation: 'refunds' },
+  correction: { plain: 'corrections', compensation: 'corrections' },
+  replacement: { plain: 'replacements', compensation: 'replacements' },
+  'block-clear': { plain: 'blockClears', compensation: 'blockClears' },
+};
+
 function add(sums: Sums, row: SumRow): void {
-  const bucket =
-    row.kind === 'recharge'
-      ? row.compensation
-        ? sums.compRecharges
-        : sums.recharges
-      : row.compensation
-        ? sums.compPayouts
-        : sums.payouts;
+  const line = BUCKET_OF[row.kind];
+  const bucket = sums[row.compensation ? line.compensation : line.plain] as Bucket;
   bucket.count += Number(row.count);
   bucket.credits += Number(row.credits);
   bucket.euros += parseStoredDecimal(row.euros);
+  bucket.bonusCredits += Number(row.bonus_credits);
 }
 
 /** Movements created that day still pending, or voided, per till. */
@@ -265,7 +300,7 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
   // rows, whatever the shop's size.
   const sums = await db.query<SumRow>(
     `SELECT nullif(till_id, '${NO_TILL}') AS till_id, kind, compensation, movements AS count,
-            credits, euros
+            credits, euros, bonus_credits
      FROM daily_takings WHERE customer_id = $1 AND day = $2::date`,
     [shop.id, date],
   );

@@ -3,9 +3,11 @@ import { noTotals, type DayReport, type DayTotals } from './day-report.ts';
 /**
  * The day report's figures as CSV (RFC 4180, CRLF line ends): one row per till that moved
  * anything that day, then the shop's total (`till` = `all tills`). Every column a spreadsheet
- * needs to redo the sums; euros as plain decimals with a dot. On today's report the float
- * recharges not reported yet fill the last three columns (a till holding some that moved
- * nothing else gets a row of zeros); on other days they are empty.
+ * needs to redo the sums; euros as plain decimals with a dot. Columns added later (refunds,
+ * corrections, bonuses, replacements, then the float's) come last, so a sheet that reads by
+ * position still works. On today's report the float recharges not reported yet fill the last
+ * three columns (a till holding some that moved nothing else gets a row of zeros); on other
+ * days they are empty.
  */
 export const DAY_CSV_COLUMNS = [
   'date',
@@ -30,6 +32,17 @@ export const DAY_CSV_COLUMNS = [
   'net_cash_expected',
   'pending',
   'voided',
+  'refunds',
+  'refund_credits',
+  'refund_euros',
+  'corrections',
+  'correction_credits',
+  'correction_euros',
+  'bonus_given',
+  'bonus_forfeited',
+  'replacements',
+  'replacement_credits',
+  'block_clears',
   'float_not_reported',
   'float_not_reported_credits',
   'float_as_of',
@@ -67,6 +80,17 @@ function figures(totals: DayTotals): (string | number)[] {
     totals.netCashExpected,
     totals.pending,
     totals.voided,
+    totals.refunds.count,
+    totals.refunds.credits,
+    totals.refunds.euros,
+    totals.corrections.count,
+    totals.corrections.credits,
+    totals.corrections.euros,
+    totals.bonusGiven,
+    totals.bonusForfeited,
+    totals.replacements.count,
+    totals.replacements.credits,
+    totals.blockClears,
   ];
 }
 

@@ -514,6 +514,7 @@ describe('card-wallet-cloud CLI', () => {
         paidAmount: '40.00',
         blocked: null,
         changes: [],
+        holderLabel: null,
         importedCredits: 40,
         suspect: false,
         flags: [],
@@ -547,6 +548,56 @@ describe('card-wallet-cloud CLI', () => {
         folder,
       ]);
       assert.equal(JSON.parse(untouched.stdout).credits, 0);
+    });
+
+    test('when an operator blocks, labels and sets the rules of a card at the command line, then each change is in the audit log with the user and the reason, and a bad holder label or a missing reason exits 2', async () => {
+      const run = (args: string[]) => cli([...args, '--database', folder]);
+      const { customerId } = JSON.parse(
+        (
+          await run([
+            'customer',
+            'add',
+            '--name',
+            'Card rules shop',
+            '--credits',
+            '10',
+            '--credit-cost',
+            '1',
+          ])
+        ).stdout,
+      ) as { customerId: string };
+      const on = ['--customer', customerId, '--card', '04A1B2C4'];
+      const blocked = await run(['card', 'block', ...on, '--reason', 'lost at the pool']);
+      assert.equal(blocked.code, 0, blocked.stderr);
+      assert.equal(JSON.parse(blocked.stdout).blocked.by, 'cli:unknown');
+      assert.equal((await run(['card', 'block', ...on])).code, 2, 'no reason, no block');
+      const labelled = await run(['card', 'holder', ...on, '--label', 'Léa, 0470 11 22 33']);
+      assert.equal(labelled.code, 0, labelled.stderr);
+      assert.equal(JSON.parse(labelled.stdout).holderLabel, 'Léa, 0470 11 22 33');
+      const long = await run(['card', 'holder', ...on, '--label', 'x'.repeat(101)]);
+      assert.deepEqual([long.code, /--label: must be 1 to 100/.test(long.stderr)], [2, true]);
+      assert.equal((await run(['card', 'holder', ...on])).code, 2, '--label or --delete');
+      const deleted = await run(['card', 'holder', ...on, '--delete']);
+      assert.equal(JSON.parse(deleted.stdout).holderLabel, null);
+      const rules = await run([
+        'card',
+        'rules',
+        '--customer',
+        customerId,
+        '--bonus-tiers',
+        '20.00=2',
+      ]);
+      assert.equal(rules.code, 0, rules.stderr);
+      const { audit } = JSON.parse((await run(['audit', 'list', '--shop', customerId])).stdout) as {
+        audit: { action: string; actor: string; reason: string | null }[];
+      };
+      const rows = audit.map((row) => [row.action, row.actor, row.reason]);
+      assert.deepEqual(rows.reverse().slice(-4), [
+        ['card.block', 'cli:unknown', 'lost at the pool'],
+        ['card.holder-label', 'cli:unknown', null],
+        ['card.holder-label', 'cli:unknown', null],
+        ['card.rules', 'cli:unknown', null],
+      ]);
     });
 
     test('when the CSV has bad lines, then it exits 2 naming each line and imports nothing', async () => {

@@ -8,6 +8,8 @@ import { importCards } from '../../cloud/card-accounts.ts';
 import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { Ledger } from '../../cloud/ledger.ts';
+import { Cards } from '../../cloud/cards/cards.ts';
+import { setCardRules } from '../../cloud/cards/card-rules.ts';
 import { dayReport } from '../../cloud/reports/day-report.ts';
 import { dayReportCsv } from '../../cloud/reports/report-csv.ts';
 import { takingsByDay } from '../../cloud/reports/takings-chart.ts';
@@ -82,7 +84,12 @@ describe('the day report, Europe/Brussels', () => {
     assert.equal(report.hours, 23);
     assert.equal(report.from, '2026-03-28T23:00:00.000Z');
     assert.equal(report.to, '2026-03-29T22:00:00.000Z');
-    assert.deepEqual(report.totals.recharges, { count: 2, credits: 60, euros: '30.00' });
+    assert.deepEqual(report.totals.recharges, {
+      count: 2,
+      credits: 60,
+      euros: '30.00',
+      bonusCredits: 0,
+    });
     assert.equal((await dayReport(db, shop, '2026-03-28')).totals.recharges.credits, 10);
     assert.equal((await dayReport(db, shop, '2026-03-30')).totals.recharges.credits, 80);
   });
@@ -96,7 +103,12 @@ describe('the day report, Europe/Brussels', () => {
     await posted('recharge', 32, '2026-10-25T23:00:00.000Z'); // 00:00 on the 26th
     const report = await dayReport(db, await readShop(db, shopId), '2026-10-25');
     assert.equal(report.hours, 25);
-    assert.deepEqual(report.totals.recharges, { count: 4, credits: 30, euros: '15.00' });
+    assert.deepEqual(report.totals.recharges, {
+      count: 4,
+      credits: 30,
+      euros: '15.00',
+      bonusCredits: 0,
+    });
   });
 
   test('when tills sell, pay out and compensate, then each till and the shop show recharges, payouts, compensations netted and the cash expected, and pending and voided ones apart', async () => {
@@ -131,17 +143,24 @@ describe('the day report, Europe/Brussels', () => {
 
     const report = await dayReport(db, await readShop(db, shopId), day);
     assert.equal(report.hours, 24);
+    const none = { count: 0, credits: 0, euros: '0.00', bonusCredits: 0 };
     assert.deepEqual(report.totals, {
-      recharges: { count: 2, credits: 40, euros: '20.00' },
-      payouts: { count: 1, credits: 6, euros: '3.00' },
+      recharges: { count: 2, credits: 40, euros: '20.00', bonusCredits: 0 },
+      payouts: { count: 1, credits: 6, euros: '3.00', bonusCredits: 0 },
       compensations: {
-        recharges: { count: 1, credits: 6, euros: '3.00' },
-        payouts: { count: 0, credits: 0, euros: '0.00' },
+        recharges: { count: 1, credits: 6, euros: '3.00', bonusCredits: 0 },
+        payouts: none,
       },
+      refunds: none,
+      corrections: none,
+      replacements: none,
+      blockClears: 0,
       eurosTaken: '23.00',
       eurosPaidOut: '3.00',
       eurosRefunded: '0.00',
       netCashExpected: '20.00',
+      bonusGiven: 0,
+      bonusForfeited: 0,
       pending: 1,
       voided: 1,
     });
@@ -166,11 +185,11 @@ describe('the day report, Europe/Brussels', () => {
     assert.match(csv[0] ?? '', /^date,time_zone,till,till_id,recharges,/);
     assert.equal(
       csv[1],
-      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1,,,`,
+      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,`,
     );
     assert.equal(
       csv[3],
-      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1,,,',
+      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,',
     );
   });
 
@@ -305,10 +324,155 @@ describe('the day report, Europe/Brussels', () => {
     ]);
     const problems = (await checkLedger(db)).problems;
     assert.deepEqual(problems, [
-      `daily takings of customer ${shopId} on 2026-03-28 (till ${FRONT}, recharge): kept nothing, the movements make 1 movements, 10 credits, 5.0000 euros`,
-      `daily takings of customer ${shopId} on 2026-03-29 (till ${FRONT}, recharge): kept 1 movements, 20 credits, 11.0000 euros, the movements make 1 movements, 20 credits, 10.0000 euros`,
+      `daily takings of customer ${shopId} on 2026-03-28 (till ${FRONT}, recharge): kept nothing, the movements make 1 movements, 10 credits, 5.0000 euros, 0 bonus credits`,
+      `daily takings of customer ${shopId} on 2026-03-29 (till ${FRONT}, recharge): kept 1 movements, 20 credits, 11.0000 euros, 0 bonus credits, the movements make 1 movements, 20 credits, 10.0000 euros, 0 bonus credits`,
     ]);
     await db.query('SELECT ledger_rebuild_daily_takings($1)', [shopId]);
+    assert.deepEqual((await checkLedger(db)).problems, []);
+  });
+});
+
+describe('the day report of refunds, corrections and bonuses, on the 25-hour day', () => {
+  // Tiers: 20.00 paid gives 4 bonus credits; 0.50 a credit. 25 October 2026 in Brussels runs
+  // from 2026-10-24T22:00Z to 2026-10-25T23:00Z (25 hours; 02:00-03:00 comes twice).
+  const day = '2026-10-25';
+  let bonusShop: string;
+
+  before(async () => {
+    bonusShop = (
+      await addCustomer(db, { name: 'Laverie des Bonus', credits: 10_000, creditCost: 5000n })
+    ).customerId;
+    await setTimeZone(db, bonusShop, 'Europe/Brussels', BY);
+    await setCardRules(db, bonusShop, { bonusTiers: [{ minAmount: '20.00', bonusCredits: 4 }] });
+  });
+
+  async function recharge(
+    cardId: string,
+    what: { amount: string } | { credits: number },
+    at: string,
+    till = FRONT,
+  ) {
+    const id = randomUUID();
+    await ledger.createMovement(bonusShop, { id, kind: 'recharge', cardId, tillId: till, ...what });
+    return ledger.postMovement(bonusShop, id, { tillId: till, occurredAt: at });
+  }
+
+  test('when a bonus recharge, a payout forfeiting its bonus, a cashier’s refund and an operator’s correction are posted, then each is its own line, the refunded euros come off the net cash, and check proves the bonus counted', async () => {
+    // A: 20.00 buys 40 + 4 bonus at 02:30 CEST; paid out whole at 02:30 CET (the hour again):
+    // bonus first, its 4 bonus credits forfeited, 20.00 back (what was paid).
+    await recharge('04D00001', { amount: '20.00' }, '2026-10-25T00:30:00Z');
+    const payout = randomUUID();
+    await ledger.createMovement(bonusShop, {
+      id: payout,
+      kind: 'discharge',
+      cardId: '04D00001',
+      credits: 44,
+      tillId: FRONT,
+    });
+    await ledger.postMovement(bonusShop, payout, {
+      tillId: FRONT,
+      occurredAt: '2026-10-25T01:30:00Z',
+    });
+    // B: 25.00 buys 50 + 4; the cashier undoes it 5 minutes later: 54 credits, 25.00 back.
+    const mistaken = await recharge('04D00002', { amount: '25.00' }, '2026-10-25T09:00:00Z');
+    const refund = randomUUID();
+    await ledger.createMovement(bonusShop, {
+      id: refund,
+      kind: 'refund',
+      cardId: '04D00002',
+      refunds: mistaken.id,
+      tillId: FRONT,
+      cardCredits: 54,
+      tillTime: '2026-10-25T09:05:00Z',
+    });
+    await ledger.postMovement(bonusShop, refund, {
+      tillId: FRONT,
+      occurredAt: '2026-10-25T09:05:00Z',
+    });
+    // C: 30 credits (by credits: no bonus) at the back; an operator takes 10 back, which the
+    // card's next till POST applies: 5.00 back.
+    const keyed = await recharge('04D00003', { credits: 30 }, '2026-10-25T10:00:00Z', BACK);
+    const change = randomUUID();
+    await new Cards(db).correct(
+      bonusShop,
+      { id: change, cardId: '04D00003', recharge: keyed.id, credits: 10 },
+      { actor: BY.actor, reason: 'keyed 30 for 20' },
+    );
+    const correction = randomUUID();
+    await ledger.createMovement(bonusShop, {
+      id: correction,
+      kind: 'correction',
+      cardId: '04D00003',
+      applies: change,
+      tillId: BACK,
+      cardCredits: 30,
+    });
+    await ledger.postMovement(bonusShop, correction, {
+      tillId: BACK,
+      occurredAt: '2026-10-25T22:59:59.999Z', // 23:59:59.999 CET: still the 25th
+    });
+
+    const report = await dayReport(db, await readShop(db, bonusShop), day);
+    assert.equal(report.hours, 25);
+    const totals = report.totals;
+    assert.deepEqual(
+      {
+        recharges: totals.recharges,
+        payouts: totals.payouts,
+        refunds: totals.refunds,
+        corrections: totals.corrections,
+        bonusGiven: totals.bonusGiven,
+        bonusForfeited: totals.bonusForfeited,
+        eurosTaken: totals.eurosTaken,
+        eurosPaidOut: totals.eurosPaidOut,
+        eurosRefunded: totals.eurosRefunded,
+        netCashExpected: totals.netCashExpected,
+      },
+      {
+        recharges: { count: 3, credits: 128, euros: '60.00', bonusCredits: 8 },
+        payouts: { count: 1, credits: 44, euros: '20.00', bonusCredits: 4 },
+        refunds: { count: 1, credits: 54, euros: '25.00', bonusCredits: 4 },
+        corrections: { count: 1, credits: 10, euros: '5.00', bonusCredits: 0 },
+        bonusGiven: 8,
+        bonusForfeited: 4,
+        eurosTaken: '60.00',
+        eurosPaidOut: '20.00',
+        eurosRefunded: '30.00',
+        netCashExpected: '10.00',
+      },
+    );
+    assert.deepEqual(
+      report.tills.map((till) => [
+        till.tillId,
+        till.totals.eurosRefunded,
+        till.totals.netCashExpected,
+      ]),
+      [
+        [FRONT, '25.00', '0.00'],
+        [BACK, '5.00', '10.00'],
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    const csv = dayReportCsv(report).split('\r\n');
+    assert.equal(
+      csv.at(-2),
+      '2026-10-25,Europe/Brussels,all tills,,3,128,60.00,1,44,20.00,0,0,0.00,0,0,0.00,60.00,20.00,30.00,10.00,0,0,1,54,25.00,1,10,5.00,8,4,0,0,0',
+    );
+    assert.deepEqual((await checkLedger(db)).problems, []);
+  });
+
+  test('when a day’s bonus credits in the daily takings differ from the movements, then check says so, and a rebuild sets them right', async () => {
+    await db.query(
+      `UPDATE daily_takings SET bonus_credits = bonus_credits + 1
+       WHERE customer_id = $1 AND day = $2 AND kind = 'recharge' AND till_id = $3`,
+      [bonusShop, day, FRONT],
+    );
+    const problems = (await checkLedger(db)).problems;
+    assert.equal(problems.length, 1, problems.join('\n'));
+    assert.match(
+      problems[0] ?? '',
+      /kept 2 movements, 98 credits, 45\.0000 euros, 9 bonus credits, the movements make 2 movements, 98 credits, 45\.0000 euros, 8 bonus credits/,
+    );
+    await db.query('SELECT ledger_rebuild_daily_takings($1)', [bonusShop]);
     assert.deepEqual((await checkLedger(db)).problems, []);
   });
 });

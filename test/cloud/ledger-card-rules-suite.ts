@@ -723,6 +723,74 @@ export function defineCardRulesTests(context: () => CardRulesSuiteContext): void
       refused(await ask({ recharge: recharge.id }), 409, 'CardBlocked');
     });
   });
+
+  describe('holder labels', () => {
+    const holder = (shop: LedgerClient, card: string, method: 'PUT' | 'DELETE', body?: unknown) =>
+      call(method, `${shop.baseUrl}/v1/cards/${card}/holder`, { apiKey: shop.apiKey, body });
+
+    test('when a shop puts a holder label on a card, then the card shows it, another label replaces it, and deleting it removes it from the ledger, the audit log saying only that it was set and deleted', async () => {
+      const shop = await context().newShop(100);
+      const card = freshCard();
+      assert.equal((await accountOf(shop, card)).holderLabel, null);
+      const set = await holder(shop, card, 'PUT', { label: '  Marie, 0470 12 34 56 ' });
+      ok(set);
+      assert.deepEqual(set.body, {
+        changed: true,
+        cardId: card,
+        holderLabel: 'Marie, 0470 12 34 56',
+      });
+      assert.equal((await accountOf(shop, card)).holderLabel, 'Marie, 0470 12 34 56');
+      ok(await holder(shop, card, 'PUT', { label: 'Marie, 0470 12 34 56' }));
+      assert.equal(
+        (await holder(shop, card, 'PUT', { label: 'Marie, 0470 12 34 56' })).body.changed,
+        false,
+      );
+      ok(await holder(shop, card, 'PUT', { label: 'Marie D.' }));
+      assert.equal((await accountOf(shop, card)).holderLabel, 'Marie D.');
+      const other = await context().newShop(100);
+      assert.equal((await accountOf(other, card)).holderLabel, null, "one shop's label only");
+
+      const deleted = await holder(shop, card, 'DELETE');
+      ok(deleted);
+      assert.deepEqual(deleted.body, { changed: true, cardId: card, holderLabel: null });
+      assert.equal((await accountOf(shop, card)).holderLabel, null);
+      assert.equal((await holder(shop, card, 'DELETE')).body.changed, false);
+      const customerId = (await shop.customer()).body.customerId as string;
+      const { rows } = await db().query<{ action: string; detail: string }>(
+        `SELECT action, detail::text AS detail FROM audit_log
+         WHERE customer_id = $1 AND subject = $2 ORDER BY seq`,
+        [customerId, card],
+      );
+      assert.deepEqual(
+        rows.map((row) => [row.action, JSON.parse(row.detail)]),
+        [
+          ['card.holder-label', { label: 'set' }],
+          ['card.holder-label', { label: 'set' }],
+          ['card.holder-label', { label: 'deleted' }],
+        ],
+      );
+      assert.ok(!JSON.stringify(rows).includes('Marie'), 'no label kept in the audit log');
+      const kept = await db().query('SELECT 1 FROM card_holders WHERE card_id = $1', [card]);
+      assert.equal(kept.rows.length, 0);
+    });
+
+    test('when a holder label is empty, too long, on two lines or with other fields, or the card id is bad, then it is 400 and nothing is kept', async () => {
+      const shop = await context().newShop(100);
+      const card = freshCard();
+      for (const body of [
+        { label: '   ' },
+        { label: 'x'.repeat(101) },
+        { label: 'Marie\n0470' },
+        { label: 7 },
+        { label: 'Marie', phone: '0470' },
+        {},
+      ]) {
+        refused(await holder(shop, card, 'PUT', body), 400, 'InvalidRequest');
+      }
+      refused(await holder(shop, '04a1b2c3', 'PUT', { label: 'Marie' }), 400, 'InvalidCardId');
+      assert.equal((await accountOf(shop, card)).holderLabel, null);
+    });
+  });
 }
 
 async function fetchRaw(url: string, etag?: string | null) {

@@ -26,7 +26,7 @@ export interface CallOptions {
 }
 
 export async function call(
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   url: string,
   options: CallOptions = {},
 ): Promise<Answer> {

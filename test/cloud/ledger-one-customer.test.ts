@@ -46,7 +46,7 @@ defineLedgerSuite('the contract suite, its statements recorded (PGlite)', async 
 
 /** Tables (and the functions over them) that hold a customer's data: sharded by customer. */
 const CUSTOMER_DATA =
-  /\b(customers|movements|ledger_entries|card_accounts|card_imports|card_flags|void_tombstones|tills|floats|float_topups|float_entries|bonus_tiers|card_blocks|card_changes|blocklist_keys|ledger_create_movement|ledger_create_card_movement|ledger_resolve_movement|ledger_open_float|ledger_top_up_float|ledger_report_float_movements|ledger_close_float|ledger_float_view|ledger_block_card|ledger_replace_card|ledger_correct_card|ledger_cancel_card_change|ledger_card_change_view|ledger_card_block_view)\b/;
+  /\b(customers|movements|ledger_entries|card_accounts|card_imports|card_flags|void_tombstones|tills|floats|float_topups|float_entries|bonus_tiers|card_blocks|card_changes|card_holders|blocklist_keys|ledger_create_movement|ledger_create_card_movement|ledger_resolve_movement|ledger_open_float|ledger_top_up_float|ledger_report_float_movements|ledger_close_float|ledger_float_view|ledger_block_card|ledger_replace_card|ledger_correct_card|ledger_cancel_card_change|ledger_card_change_view|ledger_card_block_view)\b/;
 
 test('when the contract suite has run, then every transaction of the ledger that touches customer data names exactly one customer', () => {
   assert.ok(customers.size > 3, "the ledger acted for the suite's customers");
@@ -111,6 +111,7 @@ test("when the schema is migrated, then every table is keyed by its customer, bu
       card_accounts: 'customer_id',
       card_blocks: 'customer_id',
       card_changes: 'customer_id',
+      card_holders: 'customer_id',
       card_flags: 'customer_id',
       card_imports: 'customer_id',
       customers: 'id',

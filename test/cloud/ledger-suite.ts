@@ -2255,7 +2255,12 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           name: report.body.shop.name,
           timeZone: 'UTC',
         });
-        assert.deepEqual(report.body.totals.recharges, { count: 2, credits: 24, euros: '12.00' });
+        assert.deepEqual(report.body.totals.recharges, {
+          count: 2,
+          credits: 24,
+          euros: '12.00',
+          bonusCredits: 0,
+        });
         assert.equal(report.body.totals.netCashExpected, '12.00');
         assert.deepEqual(
           report.body.tills.map((till: { tillId: string }) => till.tillId),

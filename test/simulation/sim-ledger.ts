@@ -251,6 +251,8 @@ export class SimLedger {
       paidAmount: formatDecimal(parts.paid),
       blocked: this.cardRules.blocks.get(`${shop.id} ${cardId}`) ?? null,
       changes: this.cardRules.changesOf(shop.id, cardId),
+      // The shop simulation never labels a card (holder labels are the back office's).
+      holderLabel: null,
       importedCredits: this.#imported.get(`${shop.id} ${cardId}`) ?? null,
       suspect,
       flags: [],

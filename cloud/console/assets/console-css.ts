@@ -122,6 +122,12 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .filters { display: flex; flex-wrap: wrap; gap: .75rem; align-items: flex-end; margin-bottom: 1rem; }
 .filters label { font-size: .9rem; }
+fieldset { margin: 0; min-width: 0; }
+legend { font-weight: 600; padding: 0 .25rem; }
+table.tiers th, table.tiers td { vertical-align: middle; }
+code.card-id { white-space: nowrap; }
+.hint { display: block; color: var(--muted); font-size: .9rem; }
+pre.pem { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; font-size: .85rem; }
 
 @media (max-width: 40rem) {
   .top { padding: .5rem .75rem; }

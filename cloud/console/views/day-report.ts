@@ -1,4 +1,5 @@
 import type { DayReport, DayTotals, ListedMovement } from '../../reports/day-report.ts';
+import { cardRuleLines } from './day-report-card-lines.ts';
 import { count, euros, localTime, longDate, shortId } from './format.ts';
 import { html, type Html } from './html.ts';
 import { movementTable } from './movements.ts';
@@ -39,11 +40,14 @@ function tallyCells(t: { count: number; credits: number; euros: string }): Html 
 
 /** Per till: the cash each till should hold first, then its recharges, payouts, compensations. */
 export function tillTable(report: DayReport): Html {
+  // Refunds (and corrections) have a column on the days they happened, so each row adds up.
+  const refunds = report.totals.eurosRefunded !== '0.00';
   const row = (label: Html | string, totals: DayTotals, total = false) =>
     html`<tr class="${total ? 'total' : ''}">
       <th scope="row">${label}</th>
       <td class="num net-cash">${euros(totals.netCashExpected)}</td>
       ${tallyCells(totals.recharges)} ${tallyCells(totals.payouts)}
+      ${refunds ? html`<td class="num">${euros(totals.eurosRefunded)}</td>` : ''}
       <td class="num">
         ${count(totals.compensations.recharges.count + totals.compensations.payouts.count)}
       </td>
@@ -59,6 +63,7 @@ export function tillTable(report: DayReport): Html {
           <th scope="col" rowspan="2">Net cash</th>
           <th scope="colgroup" colspan="3">Recharges</th>
           <th scope="colgroup" colspan="3">Payouts</th>
+          ${refunds ? html`<th scope="col" rowspan="2">Refunded</th>` : ''}
           <th scope="col" rowspan="2">Compen&shy;sations</th>
         </tr>
         <tr>
@@ -72,7 +77,7 @@ export function tillTable(report: DayReport): Html {
       </thead>
       <tbody>
         ${report.tills.map((till) => row(tillLabel(till.tillName, till.tillId), till.totals))}
-        ${report.tills.length === 0 ? emptyRow(9, 'Nothing was sold or paid out this day.') : ''}
+        ${report.tills.length === 0 ? emptyRow(refunds ? 10 : 9, 'Nothing was sold or paid out this day.') : ''}
       </tbody>
       <tfoot>
         ${row('All tills', report.totals, true)}
@@ -222,7 +227,7 @@ export function dayReportView(
       ${localTime(report.to, report.shop.timeZone)}.
     </p>
     ${hoursNote} ${headline(report.totals)} ${tillTable(report)} ${compensationsNote(report.totals)}
-    ${floatNotReportedSection(report)}
+    ${floatNotReportedSection(report)} ${cardRuleLines(report.totals)}
     <p class="actions">
       <a class="button" href="${links.csv}" download>Download CSV</a>
       ${links.chart ? html`<a href="${links.chart}">Daily takings chart</a>` : ''}

@@ -1,3 +1,5 @@
+import type { MovementKind } from '../../../common/ledger-contract.ts';
+
 /** How the console writes money, counts and times for a person. */
 
 /** Euros with two decimals at least and a thousands separator: "1,234.50", "0.125". */
@@ -51,3 +53,13 @@ export function ago(iso: string | null, now: Date): string {
 export function shortId(id: string): string {
   return id.slice(0, 8);
 }
+
+/** A movement's kind as an owner says it. */
+export const KIND_TEXT: Record<MovementKind, string> = {
+  recharge: 'recharge',
+  discharge: 'payout',
+  refund: 'refund',
+  correction: 'correction',
+  replacement: 'replacement',
+  'block-clear': 'blocked card emptied',
+};

@@ -59,6 +59,8 @@ export function shopMenu(operator: Operator, shop: Shop): MenuItem[] {
     { href: `${base}/tills`, label: 'Tills' },
     { href: `${base}/movements`, label: 'Movements' },
     { href: `${base}/cards`, label: 'Held & flagged' },
+    { href: `${base}/card-accounts`, label: 'Cards' },
+    { href: `${base}/card-rules`, label: 'Card rules' },
     { href: `${base}/keys`, label: 'Keys & prices' },
     { href: `${base}/settings`, label: 'Settings' },
     { href: `${base}/people`, label: 'People' },

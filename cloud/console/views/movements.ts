@@ -1,7 +1,7 @@
 import type { AuditRecord } from '../../audit/audit-log.ts';
 import type { Movement, MovementKind, MovementState } from '../../records.ts';
 import type { Till } from '../../tills/tills.ts';
-import { count, euros, localTime, shortId } from './format.ts';
+import { count, euros, KIND_TEXT, localTime, shortId } from './format.ts';
 import { html, type Html } from './html.ts';
 import { emptyRow } from './table.ts';
 import { tillDisplayName } from './tills.ts';
@@ -14,7 +14,7 @@ export function tillOf(names: TillNames, tillId: string | null): string {
 }
 
 export function kindText(movement: { kind: MovementKind; compensates?: string | null }): string {
-  const kind = movement.kind === 'discharge' ? 'payout' : 'recharge';
+  const kind = KIND_TEXT[movement.kind];
   return movement.compensates ? `${kind} (compensation)` : kind;
 }
 

@@ -3,6 +3,7 @@ import type { Shop } from '../../shops/shops.ts';
 import type { Till } from '../../tills/tills.ts';
 import { count, euros } from './format.ts';
 import { html, type Html } from './html.ts';
+import { cardRuleLines } from './day-report-card-lines.ts';
 import { headline, tillTable } from './day-report.ts';
 import { quietWarning, tillsGlance } from './tills.ts';
 
@@ -51,7 +52,7 @@ export function shopOverview(
       So far today (${today.date}, ${shop.timeZone}).
       <a href="${base}/day">The full day report</a>
     </p>
-    ${headline(today.totals)} ${tillTable(today)}
+    ${headline(today.totals)} ${tillTable(today)} ${cardRuleLines(today.totals)}
     <h2>Tills</h2>
     ${tillsGlance(tills, now, shop.timeZone)}
     <h2>The shop</h2>

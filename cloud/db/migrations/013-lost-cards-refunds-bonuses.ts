@@ -25,6 +25,10 @@
  *   correction takes back), `applies` (the card change it applies), `till_time` (a refund's
  *   time by its till's clock). `amount` is no longer computed: a bonus recharge's amount is
  *   what was paid, a payout's what the bonus rule pays out.
+ * - `card_holders`: a card's optional holder label (a name or a phone number, the shop's choice),
+ *   so a customer who lost an anonymous card can be found; deleted on request (the row goes).
+ * - `daily_takings`: every posted kind, and the bonus credits of each row (given by recharges,
+ *   forfeited by payouts, taken back by refunds and corrections), for the day report.
  */
 export const migration013 = {
   version: 13,
@@ -158,5 +162,18 @@ FROM (SELECT customer_id, card_id, sum(CASE
         ELSE 0 END) AS net
       FROM movements GROUP BY customer_id, card_id) h
 WHERE h.customer_id = a.customer_id AND h.card_id = a.card_id;
+
+-- The day report's bonus lines: the bonus credits of each day's posted movements by kind
+-- (movements from before carry none).
+ALTER TABLE daily_takings ADD COLUMN bonus_credits bigint NOT NULL DEFAULT 0;
+
+CREATE TABLE card_holders (
+  customer_id uuid NOT NULL REFERENCES customers (id),
+  card_id text NOT NULL CHECK (card_id ~ '^([0-9A-F]{8}|[0-9A-F]{14})$'),
+  label text NOT NULL CHECK (length(label) BETWEEN 1 AND 100),
+  set_at timestamptz NOT NULL DEFAULT now(),
+  set_by text NOT NULL CHECK (length(set_by) BETWEEN 1 AND 200),
+  PRIMARY KEY (customer_id, card_id)
+);
 `,
 };

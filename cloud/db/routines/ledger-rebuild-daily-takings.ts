@@ -14,10 +14,11 @@ BEGIN
   END IF;
   DELETE FROM daily_takings WHERE p_customer IS NULL OR customer_id = p_customer;
   INSERT INTO daily_takings (customer_id, day, till_id, kind, compensation, movements, credits,
-                             euros)
+                             euros, bonus_credits)
   SELECT m.customer_id, (m.occurred_at AT TIME ZONE c.time_zone)::date,
          coalesce(m.till_id, '00000000-0000-0000-0000-000000000000'), m.kind,
-         m.compensates IS NOT NULL, count(*), sum(m.credits), sum(m.amount)
+         m.compensates IS NOT NULL, count(*), sum(m.credits), sum(m.amount),
+         sum(m.bonus_credits)
   FROM movements m JOIN customers c ON c.id = m.customer_id
   WHERE m.state = 'posted' AND (p_customer IS NULL OR m.customer_id = p_customer)
   GROUP BY 1, 2, 3, 4, 5;
