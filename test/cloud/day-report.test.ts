@@ -267,24 +267,24 @@ describe('the day report, Europe/Brussels', () => {
     const csv = dayReportCsv(report).split('\r\n');
     assert.match(
       csv[0] ?? '',
-      /,pending,voided,float_not_reported,float_not_reported_credits,float_as_of$/,
+      /,pending,voided,refunds,refund_credits,refund_euros,corrections,correction_credits,correction_euros,bonus_given,bonus_forfeited,replacements,replacement_credits,block_clears,float_not_reported,float_not_reported_credits,float_as_of$/,
     );
     assert.equal(
       csv[1],
-      `${today},Europe/Brussels,front counter,${FRONT},1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,2,15,${front?.asOf}`,
+      `${today},Europe/Brussels,front counter,${FRONT},1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,2,15,${front?.asOf}`,
     );
     assert.equal(
       csv[2],
-      `${today},Europe/Brussels,unnamed till,${THIRD},0,0,0.00,0,0,0.00,0,0,0.00,0,0,0.00,0.00,0.00,0.00,0.00,0,0,1,4,${third?.asOf}`,
+      `${today},Europe/Brussels,unnamed till,${THIRD},0,0,0.00,0,0,0.00,0,0,0.00,0,0,0.00,0.00,0.00,0.00,0.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,1,4,${third?.asOf}`,
     );
     assert.equal(
       csv[3],
-      `${today},Europe/Brussels,all tills,,1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,3,19,`,
+      `${today},Europe/Brussels,all tills,,1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,3,19,`,
     );
 
     const past = await dayReport(db, shop, '2026-06-10');
     assert.equal(past.floatRechargesNotReported, null);
-    assert.match(dayReportCsv(past).split('\r\n')[1] ?? '', /,0,1,,,$/);
+    assert.match(dayReportCsv(past).split('\r\n')[1] ?? '', /,0,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,$/);
     await recordHeartbeat(db, shopId, FRONT, heartbeat(null), null);
     await recordHeartbeat(db, shopId, THIRD, heartbeat(null), null);
   });
@@ -455,7 +455,7 @@ describe('the day report of refunds, corrections and bonuses, on the 25-hour day
     const csv = dayReportCsv(report).split('\r\n');
     assert.equal(
       csv.at(-2),
-      '2026-10-25,Europe/Brussels,all tills,,3,128,60.00,1,44,20.00,0,0,0.00,0,0,0.00,60.00,20.00,30.00,10.00,0,0,1,54,25.00,1,10,5.00,8,4,0,0,0',
+      '2026-10-25,Europe/Brussels,all tills,,3,128,60.00,1,44,20.00,0,0,0.00,0,0,0.00,60.00,20.00,30.00,10.00,0,0,1,54,25.00,1,10,5.00,8,4,0,0,0,,,',
     );
     assert.deepEqual((await checkLedger(db)).problems, []);
   });

@@ -375,7 +375,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     back();
     await access.withCard((session) => engine.settle(session));
     const atLedger = sim.movements.get(movement.id);
-    assert.equal(atLedger?.awaitsCard, false, JSON.stringify(atLedger));
+    assert.equal(atLedger?.awaitsCard, false, printable(atLedger));
     assert.equal(
       atLedger?.cardEvidence,
       `card 04E1E2E3 read at till ${TILL}: it shows neither the balance before nor after it: the ledger's word stands`,
