@@ -122,7 +122,7 @@ test('when the owner opens the printed setup link on the till and makes their ac
   );
   const tills = (report.json as { tills: { tillId: string }[] }).tills;
   assert.equal(tills.length, 1);
-  assert.match(textOf(today), new RegExp(`till ${tills[0]?.tillId.slice(0, 8)}`));
+  assert.match(textOf(today), new RegExp(`Till ${tills[0]?.tillId.slice(0, 8)}`));
 
   // The link worked once.
   const again = await new ConsoleClient(consoleBase).get(setupPath);

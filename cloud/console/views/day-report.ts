@@ -1,13 +1,12 @@
 import type { DayReport, DayTotals, ListedMovement } from '../../reports/day-report.ts';
 import { cardRuleLines } from './day-report-card-lines.ts';
-import { count, euros, localTime, longDate, shortId } from './format.ts';
+import { count, euros, localTime, longDate, tillName } from './format.ts';
 import { html, type Html } from './html.ts';
 import { movementTable } from './movements.ts';
 import { emptyRow } from './table.ts';
 
 function tillLabel(name: string | null, id: string | null): string {
-  if (name) return name;
-  return id === null ? 'no till (before tills were named)' : `till ${shortId(id)}`;
+  return id === null ? (name ?? 'no till (before tills were named)') : tillName(name, id);
 }
 
 /** The four figures a shop owner looks for first. */

@@ -54,6 +54,11 @@ export function shortId(id: string): string {
   return id.slice(0, 8);
 }
 
+/** A till as every page names it: its owner-given name, else "Till" and its id's first block. */
+export function tillName(name: string | null, tillId: string): string {
+  return name ?? `Till ${shortId(tillId)}`;
+}
+
 /** A movement's kind as an owner says it. */
 export const KIND_TEXT: Record<MovementKind, string> = {
   recharge: 'recharge',

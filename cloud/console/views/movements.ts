@@ -1,7 +1,7 @@
 import type { AuditRecord } from '../../audit/audit-log.ts';
 import type { Movement, MovementKind, MovementState } from '../../records.ts';
 import type { Till } from '../../tills/tills.ts';
-import { count, euros, KIND_TEXT, localTime, shortId } from './format.ts';
+import { count, euros, KIND_TEXT, localTime, tillName } from './format.ts';
 import { html, type Html } from './html.ts';
 import { emptyRow } from './table.ts';
 import { tillDisplayName } from './tills.ts';
@@ -10,7 +10,7 @@ export type TillNames = ReadonlyMap<string, string>;
 
 export function tillOf(names: TillNames, tillId: string | null): string {
   if (tillId === null) return 'no till';
-  return names.get(tillId) ?? `till ${shortId(tillId)}`;
+  return tillName(names.get(tillId) ?? null, tillId);
 }
 
 export function kindText(movement: { kind: MovementKind; compensates?: string | null }): string {

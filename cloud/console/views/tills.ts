@@ -1,5 +1,5 @@
 import type { Till } from '../../tills/tills.ts';
-import { ago, count, localTime, shortId } from './format.ts';
+import { ago, count, localTime, tillName } from './format.ts';
 import { html, type Html } from './html.ts';
 import { csrfField } from './layout.ts';
 
@@ -32,7 +32,7 @@ export function readerText(till: Till): string {
 }
 
 export function tillDisplayName(till: { name: string | null; tillId: string }): string {
-  return till.name ?? `Till ${shortId(till.tillId)}`;
+  return tillName(till.name, till.tillId);
 }
 
 export function quietBadge(till: Till, now: Date): Html {
