@@ -6,73 +6,31 @@
 // GET never writes it. Over real HTTP: two tills on the card simulator, one real ledger.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { apiCaller, shown, type HttpResponse } from '../support/http-client.ts';
+import { waitUntil } from '../support/card-rig.ts';
+import { shown, type HttpResponse } from '../support/http-client.ts';
+import { shopCredits, type TestLedger } from '../support/test-ledger.ts';
 import {
-  shopCredits,
-  startTestLedger,
-  TEST_API_KEY,
-  type TestLedger,
-} from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+  callLedger,
+  callTill,
+  creditsOnCard,
+  placeCard,
+  startShopTills,
+  type ShopTills,
+} from '../support/shop-tills.ts';
+import type { TestService } from '../support/test-service.ts';
 
+let shop: ShopTills;
 let ledger: TestLedger;
-/** Polls the card list every second. */
 let tillA: TestService;
 let tillB: TestService;
 /** Polls once at start, then only every minute: it learns a block from the ledger's refusal. */
 let slowTill: TestService;
 
 before(async () => {
-  ledger = await startTestLedger();
-  const start = (cardListEveryMs: number) =>
-    startTestService(
-      { cloudUrl: ledger.url, simulator: true, cardListEveryMs },
-      { limits: ROOMY_LIMITS },
-    );
-  tillA = await start(1_000);
-  tillB = await start(1_000);
-  slowTill = await start(60_000);
+  shop = await startShopTills();
+  ({ ledger, tillA, tillB, slowTill } = shop);
 });
-after(async () => {
-  await tillA?.close();
-  await tillB?.close();
-  await slowTill?.close();
-  await ledger?.close();
-});
-
-const call = (till: TestService, method: string, path: string, body?: unknown) =>
-  apiCaller(() => till.url, TEST_API_KEY)(method, path, body);
-
-async function ledgerCall(method: string, path: string, body?: unknown): Promise<HttpResponse> {
-  const res = await fetch(`${ledger.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: {}, text, json: text ? JSON.parse(text) : undefined };
-}
-
-async function place(till: TestService, uid: string, credits = 0): Promise<string> {
-  const placed = await call(till, 'POST', '/simulator/place', {
-    uid,
-    ...(credits > 0 ? { credits } : {}),
-  });
-  assert.equal(placed.status, 200, shown(placed));
-  const { cardId } = placed.json as { cardId: string };
-  await waitUntil(() => till.readers.status.card?.cardId === cardId, 5_000, 'card seen');
-  return cardId;
-}
-
-/** What the simulated card on the till's reader holds (read by the simulator, not the API). */
-async function onCard(till: TestService): Promise<number | null> {
-  const status = await call(till, 'GET', '/simulator');
-  return (status.json as { card: { credits: number | null } }).card.credits;
-}
+after(() => shop?.close());
 
 interface LedgerMovement {
   kind: string;
@@ -84,7 +42,7 @@ interface LedgerMovement {
 async function accountOf(
   cardId: string,
 ): Promise<{ credits: number; movements: LedgerMovement[] }> {
-  const account = await ledgerCall('GET', `/v1/cards/${cardId}`);
+  const account = await callLedger(ledger, 'GET', `/v1/cards/${cardId}`);
   assert.equal(account.status, 200, shown(account));
   return account.json as { credits: number; movements: LedgerMovement[] };
 }
@@ -102,35 +60,37 @@ function assertCardBlocked(answer: HttpResponse, cardId: string): void {
 
 describe('a blocked card', () => {
   test('when the shop blocks a card, then both tills learn it from their card list and refuse it in every card call; a POST empties it with a block-clear, and no credits move', async () => {
-    const cardId = await place(tillA, '04B10C01');
-    const recharged = await call(tillA, 'POST', '/writecard', { credits: 20 });
+    const cardId = await placeCard(tillA, '04B10C01');
+    const recharged = await callTill(tillA, 'POST', '/writecard', { credits: 20 });
     assert.equal(recharged.status, 200, shown(recharged));
     // The same card at the other till (a card of its own simulator, with the same id).
-    await place(tillB, '04B10C01', 20);
+    await placeCard(tillB, '04B10C01', 20);
 
-    const blocked = await ledgerCall('POST', `/v1/cards/${cardId}/block`, { reason: 'lost' });
+    const blocked = await callLedger(ledger, 'POST', `/v1/cards/${cardId}/block`, {
+      reason: 'lost',
+    });
     assert.equal(blocked.status, 200, shown(blocked));
     for (const till of [tillA, tillB]) {
       // /readcard never asks the ledger: only the polled list can make it refuse.
       await waitUntil(
-        async () => (await call(till, 'GET', '/readcard')).status === 500,
+        async () => (await callTill(till, 'GET', '/readcard')).status === 500,
         10_000,
         'the till learns the block from its card list',
       );
-      assertCardBlocked(await call(till, 'GET', '/readcard'), cardId);
+      assertCardBlocked(await callTill(till, 'GET', '/readcard'), cardId);
       // A GET never writes the card.
-      assert.equal(await onCard(till), 20);
+      assert.equal(await creditsOnCard(till), 20);
     }
     const pool = await shopCredits(ledger.url);
     const account = await accountOf(cardId);
 
-    const emptied = await call(tillA, 'POST', '/writecard', { credits: 5 });
+    const emptied = await callTill(tillA, 'POST', '/writecard', { credits: 5 });
     assertCardBlocked(emptied, cardId);
     assert.match(
       (emptied.json as { detail: string }).detail,
       /the 20 credits it held were cleared from it/,
     );
-    assert.equal(await onCard(tillA), 0);
+    assert.equal(await creditsOnCard(tillA), 0);
     await waitUntil(
       async () => (await blockClears(cardId)).every((clear) => clear.state === 'posted'),
       10_000,
@@ -141,61 +101,67 @@ describe('a blocked card', () => {
       [{ credits: 20, tillId: tillA.tillId, state: 'posted' }],
     );
     // Emptied, it is refused still, and nothing more is written or recorded.
-    assertCardBlocked(await call(tillA, 'POST', '/writecard', { amount: 5 }), cardId);
-    assertCardBlocked(await call(tillA, 'POST', '/dischargecard'), cardId);
+    assertCardBlocked(await callTill(tillA, 'POST', '/writecard', { amount: 5 }), cardId);
+    assertCardBlocked(await callTill(tillA, 'POST', '/dischargecard'), cardId);
     assert.equal((await blockClears(cardId)).length, 1);
     // No credits moved: the pool and the card's account (kept for a replacement) are as they were.
     assert.equal(await shopCredits(ledger.url), pool);
     assert.equal((await accountOf(cardId)).credits, account.credits);
 
     // Unblocked, the tills take it again once their list says so.
-    const unblocked = await ledgerCall('POST', `/v1/cards/${cardId}/unblock`, { reason: 'found' });
+    const unblocked = await callLedger(ledger, 'POST', `/v1/cards/${cardId}/unblock`, {
+      reason: 'found',
+    });
     assert.equal(unblocked.status, 200, shown(unblocked));
     await waitUntil(
-      async () => (await call(tillA, 'GET', '/readcard')).status === 200,
+      async () => (await callTill(tillA, 'GET', '/readcard')).status === 200,
       10_000,
       'the till learns the unblock',
     );
-    const again = await call(tillA, 'POST', '/writecard', { credits: 1 });
+    const again = await callTill(tillA, 'POST', '/writecard', { credits: 1 });
     assert.equal(again.status, 200, shown(again));
     assert.equal((again.json as { credits: number }).credits, 1);
   });
 
   test("when a till's list does not know the block yet, then the ledger's refusal is answered CardBlocked, the card is emptied with a block-clear, and its /readcard refuses the card from then on", async () => {
-    const cardId = await place(slowTill, '04B10C02');
-    const recharged = await call(slowTill, 'POST', '/writecard', { credits: 10 });
+    const cardId = await placeCard(slowTill, '04B10C02');
+    const recharged = await callTill(slowTill, 'POST', '/writecard', { credits: 10 });
     assert.equal(recharged.status, 200, shown(recharged));
-    const blocked = await ledgerCall('POST', `/v1/cards/${cardId}/block`, { reason: 'stolen' });
+    const blocked = await callLedger(ledger, 'POST', `/v1/cards/${cardId}/block`, {
+      reason: 'stolen',
+    });
     assert.equal(blocked.status, 200, shown(blocked));
     // Its list is from before the block (it polls every minute).
-    const read = await call(slowTill, 'GET', '/readcard');
+    const read = await callTill(slowTill, 'GET', '/readcard');
     assert.equal(read.status, 200, shown(read));
 
     const pool = await shopCredits(ledger.url);
-    const refused = await call(slowTill, 'POST', '/writecard', { credits: 5 });
+    const refused = await callTill(slowTill, 'POST', '/writecard', { credits: 5 });
     assertCardBlocked(refused, cardId);
     assert.match(
       (refused.json as { detail: string }).detail,
       /stolen.*the 10 credits it held were cleared/,
     );
-    assert.equal(await onCard(slowTill), 0);
+    assert.equal(await creditsOnCard(slowTill), 0);
     assert.equal(await shopCredits(ledger.url), pool);
     assert.deepEqual(
       (await blockClears(cardId)).map(({ credits }) => credits),
       [10],
     );
-    assertCardBlocked(await call(slowTill, 'GET', '/readcard'), cardId);
+    assertCardBlocked(await callTill(slowTill, 'GET', '/readcard'), cardId);
   });
 
   test("when a till's list does not know the block yet, then a payout refused by the ledger is CardBlocked and the card is emptied with a block-clear", async () => {
-    const cardId = await place(slowTill, '04B10C03');
-    const recharged = await call(slowTill, 'POST', '/writecard', { credits: 8 });
+    const cardId = await placeCard(slowTill, '04B10C03');
+    const recharged = await callTill(slowTill, 'POST', '/writecard', { credits: 8 });
     assert.equal(recharged.status, 200, shown(recharged));
-    const blocked = await ledgerCall('POST', `/v1/cards/${cardId}/block`, { reason: 'lost' });
+    const blocked = await callLedger(ledger, 'POST', `/v1/cards/${cardId}/block`, {
+      reason: 'lost',
+    });
     assert.equal(blocked.status, 200, shown(blocked));
     const pool = await shopCredits(ledger.url);
-    assertCardBlocked(await call(slowTill, 'POST', '/dischargecard'), cardId);
-    assert.equal(await onCard(slowTill), 0);
+    assertCardBlocked(await callTill(slowTill, 'POST', '/dischargecard'), cardId);
+    assert.equal(await creditsOnCard(slowTill), 0);
     assert.equal(await shopCredits(ledger.url), pool);
     assert.deepEqual(
       (await blockClears(cardId)).map(({ credits }) => credits),
@@ -209,29 +175,29 @@ describe('a blocked card', () => {
   ] as const) {
     test(`when the card leaves in the middle of its block-clear (${fault}), then the answer says so and the card put back settles it exactly once`, async () => {
       const uid = fault === 'tear-before-commit' ? '04B10C04' : '04B10C05';
-      const cardId = await place(tillA, uid);
-      assert.equal((await call(tillA, 'POST', '/writecard', { credits: 6 })).status, 200);
+      const cardId = await placeCard(tillA, uid);
+      assert.equal((await callTill(tillA, 'POST', '/writecard', { credits: 6 })).status, 200);
       assert.equal(
-        (await ledgerCall('POST', `/v1/cards/${cardId}/block`, { reason: 'x' })).status,
+        (await callLedger(ledger, 'POST', `/v1/cards/${cardId}/block`, { reason: 'x' })).status,
         200,
       );
       await waitUntil(
-        async () => (await call(tillA, 'GET', '/readcard')).status === 500,
+        async () => (await callTill(tillA, 'GET', '/readcard')).status === 500,
         10_000,
         'the till learns the block',
       );
-      const armed = await call(tillA, 'POST', '/simulator/fault', { fault });
+      const armed = await callTill(tillA, 'POST', '/simulator/fault', { fault });
       assert.equal(armed.status, 200, shown(armed));
-      const torn = await call(tillA, 'POST', '/dischargecard');
+      const torn = await callTill(tillA, 'POST', '/dischargecard');
       assert.equal(torn.status, 500, shown(torn));
       assert.equal((torn.json as { error: string }).error, 'CardRemovedDuringWrite', shown(torn));
       await waitUntil(() => tillA.readers.status.card === null, 5_000, 'card gone');
-      const back = await call(tillA, 'POST', '/simulator/put-back', { cardId });
+      const back = await callTill(tillA, 'POST', '/simulator/put-back', { cardId });
       assert.equal(back.status, 200, shown(back));
       await waitUntil(() => tillA.readers.status.card?.cardId === cardId, 5_000, 'card back');
       // The next POST decides the torn write on the card first, then empties it if need be.
-      assertCardBlocked(await call(tillA, 'POST', '/dischargecard'), cardId);
-      assert.equal(await onCard(tillA), 0);
+      assertCardBlocked(await callTill(tillA, 'POST', '/dischargecard'), cardId);
+      assert.equal(await creditsOnCard(tillA), 0);
       await waitUntil(() => tillA.unconfirmedMovements === 0, 10_000, 'movements settled');
       const clears = await blockClears(cardId);
       // Landed: posted, and no second one. Not landed: voided, and a second one emptied it.
@@ -248,23 +214,23 @@ describe('a blocked card', () => {
   }
 
   test('when a blocked DESFire card is presented in a POST, then its value is debited to 0 under a block-clear', async () => {
-    const placed = await call(slowTill, 'POST', '/simulator/place', { type: 'desfire' });
+    const placed = await callTill(slowTill, 'POST', '/simulator/place', { type: 'desfire' });
     assert.equal(placed.status, 200, shown(placed));
     const { cardId } = placed.json as { cardId: string };
     await waitUntil(() => slowTill.readers.status.card?.cardId === cardId, 5_000, 'card seen');
-    const recharged = await call(slowTill, 'POST', '/writecard', { credits: 12 });
+    const recharged = await callTill(slowTill, 'POST', '/writecard', { credits: 12 });
     assert.equal(recharged.status, 200, shown(recharged));
     assert.equal(
-      (await ledgerCall('POST', `/v1/cards/${cardId}/block`, { reason: 'x' })).status,
+      (await callLedger(ledger, 'POST', `/v1/cards/${cardId}/block`, { reason: 'x' })).status,
       200,
     );
-    const refused = await call(slowTill, 'POST', '/writecard', { credits: 1 });
+    const refused = await callTill(slowTill, 'POST', '/writecard', { credits: 1 });
     assertCardBlocked(refused, cardId);
     assert.match(
       (refused.json as { detail: string }).detail,
       /the 12 credits it held were cleared/,
     );
-    assert.equal(await onCard(slowTill), 0);
+    assert.equal(await creditsOnCard(slowTill), 0);
     await waitUntil(() => slowTill.unconfirmedMovements === 0, 10_000, 'movements settled');
     assert.deepEqual(
       (await blockClears(cardId)).map(({ credits, state }) => ({ credits, state })),

@@ -11,64 +11,31 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkLedger } from '../../cloud/check.ts';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { apiCaller, shown, type HttpResponse } from '../support/http-client.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+import { waitUntil } from '../support/card-rig.ts';
+import { shown } from '../support/http-client.ts';
+import type { TestLedger } from '../support/test-ledger.ts';
+import {
+  callLedger,
+  callTill,
+  creditsOnCard,
+  placeCard,
+  startShopTills,
+  type ShopTills,
+} from '../support/shop-tills.ts';
+import type { TestService } from '../support/test-service.ts';
 
+let shop: ShopTills;
 let ledger: TestLedger;
-/** Polls the card list every second. */
 let tillA: TestService;
 let tillB: TestService;
 /** Polls once at start, then only every minute: it learns a change from the ledger's refusal. */
 let slowTill: TestService;
 
 before(async () => {
-  ledger = await startTestLedger();
-  const start = (cardListEveryMs: number) =>
-    startTestService(
-      { cloudUrl: ledger.url, simulator: true, cardListEveryMs },
-      { limits: ROOMY_LIMITS },
-    );
-  tillA = await start(1_000);
-  tillB = await start(1_000);
-  slowTill = await start(60_000);
+  shop = await startShopTills();
+  ({ ledger, tillA, tillB, slowTill } = shop);
 });
-after(async () => {
-  await tillA?.close();
-  await tillB?.close();
-  await slowTill?.close();
-  await ledger?.close();
-});
-
-const call = (till: TestService, method: string, path: string, body?: unknown) =>
-  apiCaller(() => till.url, TEST_API_KEY)(method, path, body);
-
-async function ledgerCall(method: string, path: string, body?: unknown): Promise<HttpResponse> {
-  const res = await fetch(`${ledger.url}${path}`, {
-    method,
-    headers: {
-      'X-Api-Key': TEST_API_KEY,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: {}, text, json: text ? JSON.parse(text) : undefined };
-}
-
-async function place(till: TestService, uid: string): Promise<string> {
-  const placed = await call(till, 'POST', '/simulator/place', { uid });
-  assert.equal(placed.status, 200, shown(placed));
-  const { cardId } = placed.json as { cardId: string };
-  await waitUntil(() => till.readers.status.card?.cardId === cardId, 5_000, 'card seen');
-  return cardId;
-}
-
-async function onCard(till: TestService): Promise<number | null> {
-  const status = await call(till, 'GET', '/simulator');
-  return (status.json as { card: { credits: number | null } }).card.credits;
-}
+after(() => shop?.close());
 
 interface LedgerMovement {
   id: string;
@@ -86,7 +53,7 @@ interface Account {
 }
 
 async function accountOf(cardId: string): Promise<Account> {
-  const account = await ledgerCall('GET', `/v1/cards/${cardId}`);
+  const account = await callLedger(ledger, 'GET', `/v1/cards/${cardId}`);
   assert.equal(account.status, 200, shown(account));
   return account.json as Account;
 }
@@ -101,14 +68,16 @@ async function lostAndReplaced(
   credits: number,
   newCardId: string,
 ): Promise<string> {
-  const oldCard = await place(till, oldUid);
-  const recharged = await call(till, 'POST', '/writecard', { credits });
+  const oldCard = await placeCard(till, oldUid);
+  const recharged = await callTill(till, 'POST', '/writecard', { credits });
   assert.equal(recharged.status, 200, shown(recharged));
   await waitUntil(() => till.unconfirmedMovements === 0, 10_000, 'the recharge posted');
-  const blocked = await ledgerCall('POST', `/v1/cards/${oldCard}/block`, { reason: 'lost' });
+  const blocked = await callLedger(ledger, 'POST', `/v1/cards/${oldCard}/block`, {
+    reason: 'lost',
+  });
   assert.equal(blocked.status, 200, shown(blocked));
   const changeId = randomUUID();
-  const replaced = await ledgerCall('POST', `/v1/cards/${oldCard}/replace`, {
+  const replaced = await callLedger(ledger, 'POST', `/v1/cards/${oldCard}/replace`, {
     id: changeId,
     newCardId,
     reason: 'lost at the pool',
@@ -131,11 +100,11 @@ describe('replacement cards and corrections', () => {
   test("when a lost card's account waits for a new card, then the next recharge with the new card picks it up first, exactly once", async () => {
     const changeId = await lostAndReplaced(tillA, '04C10D01', 20, '04C10D02');
     await listKnows(tillA, changeId);
-    await place(tillA, '04C10D02');
-    const res = await call(tillA, 'POST', '/writecard', { credits: 5 });
+    await placeCard(tillA, '04C10D02');
+    const res = await callTill(tillA, 'POST', '/writecard', { credits: 5 });
     assert.equal(res.status, 200, shown(res));
     assert.equal((res.json as { credits: number }).credits, 25, shown(res));
-    assert.equal(await onCard(tillA), 25);
+    assert.equal(await creditsOnCard(tillA), 25);
     await waitUntil(() => tillA.unconfirmedMovements === 0, 10_000, 'posted');
     const pickups = await ofKind('04C10D02', 'replacement');
     assert.deepEqual(
@@ -143,7 +112,7 @@ describe('replacement cards and corrections', () => {
       [{ credits: 20, state: 'posted', applies: changeId, tillId: tillA.tillId }],
     );
     // The next call does not pick it up again.
-    const again = await call(tillA, 'POST', '/writecard', { credits: 1 });
+    const again = await callTill(tillA, 'POST', '/writecard', { credits: 1 });
     assert.equal(again.status, 200, shown(again));
     assert.equal((again.json as { credits: number }).credits, 26);
     assert.equal((await ofKind('04C10D02', 'replacement')).length, 1);
@@ -151,14 +120,14 @@ describe('replacement cards and corrections', () => {
   });
 
   test("when a till's list does not know the change yet, then the ledger's CardChangeWaiting makes it fetch the list, apply the change and go on", async () => {
-    const newCard = await place(slowTill, '04C10D04');
+    const newCard = await placeCard(slowTill, '04C10D04');
     await lostAndReplaced(tillA, '04C10D03', 12, newCard);
     // The ledger refuses the recharge (CardChangeWaiting): the till fetches its list, puts the
     // 12 credits on, and recharges.
-    const recharged = await call(slowTill, 'POST', '/writecard', { credits: 3 });
+    const recharged = await callTill(slowTill, 'POST', '/writecard', { credits: 3 });
     assert.equal(recharged.status, 200, shown(recharged));
     assert.equal((recharged.json as { credits: number }).credits, 15);
-    assert.equal(await onCard(slowTill), 15);
+    assert.equal(await creditsOnCard(slowTill), 15);
     await waitUntil(() => slowTill.unconfirmedMovements === 0, 10_000, 'posted');
     assert.deepEqual(
       (await ofKind(newCard, 'replacement')).map(({ credits, state }) => ({ credits, state })),
@@ -169,14 +138,14 @@ describe('replacement cards and corrections', () => {
 
   test('when two tills read the new card together, then one picks the account up and the other is told it is taken; it is applied once', async () => {
     const changeId = await lostAndReplaced(tillA, '04C10D05', 30, '04C10D06');
-    await place(tillA, '04C10D06');
-    await place(tillB, '04C10D06');
+    await placeCard(tillA, '04C10D06');
+    await placeCard(tillB, '04C10D06');
     // Both lists know it: both try to apply it.
     await listKnows(tillA, changeId);
     await listKnows(tillB, changeId);
     const [atA, atB] = await Promise.all([
-      call(tillA, 'POST', '/writecard', { credits: 1 }),
-      call(tillB, 'POST', '/writecard', { credits: 1 }),
+      callTill(tillA, 'POST', '/writecard', { credits: 1 }),
+      callTill(tillB, 'POST', '/writecard', { credits: 1 }),
     ]);
     await waitUntil(
       () => tillA.unconfirmedMovements === 0 && tillB.unconfirmedMovements === 0,
@@ -205,7 +174,7 @@ describe('replacement cards and corrections', () => {
         ),
         shown(lost),
       );
-      assert.equal(await onCard(loser), 0);
+      assert.equal(await creditsOnCard(loser), 0);
     }
     const account = await accountOf('04C10D06');
     assert.equal(account.changes[0]?.state, 'applied', JSON.stringify(account.changes));
@@ -213,19 +182,19 @@ describe('replacement cards and corrections', () => {
   });
 
   test('when an operator corrects a recharge, then the next payout of the card applies the correction first, as far as the card holds it', async () => {
-    const cardId = await place(tillA, '04C10D07');
-    const recharged = await call(tillA, 'POST', '/writecard', { credits: 10 });
+    const cardId = await placeCard(tillA, '04C10D07');
+    const recharged = await callTill(tillA, 'POST', '/writecard', { credits: 10 });
     assert.equal(recharged.status, 200, shown(recharged));
     await waitUntil(() => tillA.unconfirmedMovements === 0, 10_000, 'posted');
     const correctionId = randomUUID();
-    const corrected = await ledgerCall('POST', `/v1/cards/${cardId}/corrections`, {
+    const corrected = await callLedger(ledger, 'POST', `/v1/cards/${cardId}/corrections`, {
       id: correctionId,
       recharge: (recharged.json as { movementId: string }).movementId,
       credits: 4,
       reason: 'keyed 10 instead of 6',
     });
     assert.equal(corrected.status, 201, shown(corrected));
-    const paidOut = await call(tillA, 'POST', '/dischargecard');
+    const paidOut = await callTill(tillA, 'POST', '/dischargecard');
     assert.equal(paidOut.status, 200, shown(paidOut));
     assert.equal((paidOut.json as { dischargedCredits: number }).dischargedCredits, 6);
     await waitUntil(() => tillA.unconfirmedMovements === 0, 10_000, 'posted');
@@ -242,9 +211,9 @@ describe('replacement cards and corrections', () => {
 
   test('when a replacement waits for the card, then POST /cards/settle applies it and lists it', async () => {
     const changeId = await lostAndReplaced(tillA, '04C10D08', 7, '04C10D09');
-    await place(tillA, '04C10D09');
+    await placeCard(tillA, '04C10D09');
     await listKnows(tillA, changeId);
-    const settled = await call(tillA, 'POST', '/cards/settle');
+    const settled = await callTill(tillA, 'POST', '/cards/settle');
     assert.equal(settled.status, 200, shown(settled));
     const applied = (settled.json as { cardChanges?: unknown[] }).cardChanges;
     assert.deepEqual(
@@ -256,6 +225,6 @@ describe('replacement cards and corrections', () => {
       [{ kind: 'replacement', changeId, credits: 7 }],
       shown(settled),
     );
-    assert.equal(await onCard(tillA), 7);
+    assert.equal(await creditsOnCard(tillA), 7);
   });
 });
