@@ -66,8 +66,15 @@ export class CardSettlement {
     const learnt = ofCard.filter((movement) => movement.learnt);
     if (uncertain.length === 0 && learnt.length === 0) return;
     await card.checkUid();
-    // Outcomes learnt from the ledger while the card was away: the card has the last word.
+    // Outcomes learnt from the ledger while the card was away: the card has the last word, as
+    // long as nothing may have written it since.
     for (const movement of learnt) {
+      const mayDecide = await this.#resolver.cardMayDecide(movement);
+      if (mayDecide === undefined) continue;
+      if (!mayDecide) {
+        await this.#resolver.ledgerWordStands(movement);
+        continue;
+      }
       const intent = movement.reserved?.intent;
       const decision = intent ? await card.decide(intent) : { outcome: 'unknown' as const };
       await this.#resolver.seen(

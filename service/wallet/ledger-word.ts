@@ -151,6 +151,52 @@ export class LedgerWord {
   }
 
   /**
+   * Whether the card may still decide a movement whose outcome was learnt from the ledger: only
+   * while nothing can have written the card since. For an operator's word given without the
+   * card the ledger holds the card (`awaitsCard`): no till writes it until one has read it. Once
+   * the hold is gone (another till read the card and settled the movement), or this till wrote
+   * the card since, a balance and generation the card shows may be a later write's, equal by
+   * chance to this movement's planned one (a recharge of the same credits from the same
+   * balance): taking it for this write would compensate a write that never landed. Undefined:
+   * the ledger did not answer; the card is asked when next seen.
+   */
+  async cardMayDecide(movement: Movement): Promise<boolean | undefined> {
+    if (this.#writtenSince(movement)) return false;
+    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
+    if (apiKey === undefined) return undefined;
+    try {
+      return (await this.#ledger.getMovement(apiKey, movement.id)).awaitsCard === true;
+    } catch (error) {
+      // A refusal (no such movement of this shop): nothing at the ledger waits for this card.
+      return error instanceof LedgerRefusal ? false : undefined;
+    }
+  }
+
+  /** A learnt movement its card can no longer decide (cardMayDecide): the ledger's word stands. */
+  async ledgerWordStands(movement: Movement): Promise<void> {
+    if (!movement.learnt || movement.card === undefined) return;
+    this.#book.log.info(
+      `movement ${movement.id}: its card was settled or written since the ledger's word (${movement.resolved}); that word stands`,
+    );
+    await this.#book.append({ type: 'card', id: movement.id, outcome: movement.card });
+  }
+
+  /** Whether this till wrote `movement`'s card after it, or may have (a later write not known to have failed). */
+  #writtenSince(movement: Movement): boolean {
+    let after = false;
+    for (const other of this.#book.movements.values()) {
+      if (other === movement) after = true;
+      else if (
+        after &&
+        other.cardId === movement.cardId &&
+        (other.card === 'committed' || other.learnt === true || phaseOf(other) === 'uncertain')
+      )
+        return true;
+    }
+    return false;
+  }
+
+  /**
    * A movement an operator posted or voided without its card (`awaitsCard`), whatever till
    * made it, read now at this one (POST /cards/settle): the ledger is told the card agrees with
    * its word, or a compensating movement of this till sets the books right, which frees the

@@ -162,6 +162,16 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     return this.#word.seen(movement, outcome);
   }
 
+  /** Whether the card may decide a learnt movement (LedgerWord.cardMayDecide). */
+  cardMayDecide(movement: Movement): Promise<boolean | undefined> {
+    return this.#word.cardMayDecide(movement);
+  }
+
+  /** A learnt movement its card can no longer decide (LedgerWord.ledgerWordStands). */
+  ledgerWordStands(movement: Movement): Promise<void> {
+    return this.#word.ledgerWordStands(movement);
+  }
+
   /** An operator's word given without the card, decided from it now (LedgerWord.cardDecides). */
   cardDecides(
     apiKey: string,

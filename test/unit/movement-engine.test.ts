@@ -360,6 +360,39 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     );
     await engine.close();
   });
+  test("when another till read the card and settled a void this till had learnt, then wrote the same credits from the same balance, then the card, back here, does not decide it: the ledger's word stands and nothing is compensated", async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const { access, slots, back } = cardThatLeaves(30);
+    const movement = await rechargeLeftUndecided(access, engine, journal);
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    await engine.reconcile();
+    assert.equal(journal.movements.get(movement.id)?.learnt, true);
+    // The card, found, is read at another till: it does not hold the write, which frees it...
+    sim.resolve(KEY, movement.id, 'voided', {
+      tillId: OTHER_TILL,
+      evidence: `card 04E1E2E3 read at till ${OTHER_TILL}: it does not hold it`,
+    });
+    assert.equal(sim.movements.get(movement.id)?.awaitsCard, false);
+    // ...and that till recharges it by the same 20 credits: the very balance and generation
+    // this till had planned (30 -> 50, generation 2).
+    slots[1] = encodeValueBlock(50, 2);
+    back();
+    await access.withCard((session) => engine.settle(session));
+    const compensations = [...sim.movements.values()].filter((m) => m.compensates === movement.id);
+    assert.deepEqual(
+      compensations.map(printable),
+      [],
+      'no compensation of a write that never landed',
+    );
+    const settled = journal.movements.get(movement.id);
+    assert.equal(settled?.learnt, undefined, printable(settled));
+    assert.equal(settled?.card, 'not-written');
+    assert.equal(phaseOf(movement), 'done');
+    await engine.close();
+  });
   test('when the card, back, shows neither side of a write whose void the till had learnt, then the ledger is told the card could not tell, not that it does not hold the write', async () => {
     const sim = simWithShops();
     sim.importCard(SHOP, '04E1E2E3', 30);
