@@ -69,9 +69,7 @@ export class CardSettlement {
     // Outcomes learnt from the ledger while the card was away: the card has the last word, as
     // long as nothing may have written it since.
     for (const movement of learnt) {
-      const mayDecide = await this.#resolver.cardMayDecide(movement);
-      if (mayDecide === undefined) continue;
-      if (!mayDecide) {
+      if (!(await this.#resolver.cardMayDecide(movement))) {
         await this.#resolver.ledgerWordStands(movement);
         continue;
       }

@@ -151,25 +151,35 @@ export class LedgerWord {
   }
 
   /**
-   * Whether the card may still decide a movement whose outcome was learnt from the ledger: only
-   * while nothing can have written the card since. For an operator's word given without the
-   * card the ledger holds the card (`awaitsCard`): no till writes it until one has read it. Once
-   * the hold is gone (another till read the card and settled the movement), or this till wrote
-   * the card since, a balance and generation the card shows may be a later write's, equal by
-   * chance to this movement's planned one (a recharge of the same credits from the same
-   * balance): taking it for this write would compensate a write that never landed. Undefined:
-   * the ledger did not answer; the card is asked when next seen.
+   * Whether the card may still decide a movement whose outcome was learnt from the ledger: not
+   * once another write may have reached the card since, by this till or, as the ledger's list
+   * of the card's movements shows, by another (one made after this one, not voided). A balance
+   * and generation the card shows may then be that write's, equal by chance to this movement's
+   * planned one (a recharge of the same credits from the same balance): taking it for this
+   * write would compensate a write that never landed. When the ledger cannot be asked
+   * (unreachable, the key gone), the card decides, as before a later write ends its say.
    */
-  async cardMayDecide(movement: Movement): Promise<boolean | undefined> {
+  async cardMayDecide(movement: Movement): Promise<boolean> {
     if (this.#writtenSince(movement)) return false;
     const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
-    if (apiKey === undefined) return undefined;
+    if (apiKey === undefined) return true;
+    let movements: LedgerMovement[];
     try {
-      return (await this.#ledger.getMovement(apiKey, movement.id)).awaitsCard === true;
-    } catch (error) {
-      // A refusal (no such movement of this shop): nothing at the ledger waits for this card.
-      return error instanceof LedgerRefusal ? false : undefined;
+      ({ movements } = await this.#ledger.getCardAccount(apiKey, movement.cardId));
+    } catch {
+      return true;
     }
+    const own = movements.find((other) => other.id === movement.id);
+    // The list holds the card's newest movements only: without this one, newer ones filled it.
+    if (own === undefined) return movements.length === 0;
+    const madeAt = Date.parse(own.createdAt);
+    return !movements.some(
+      (other) =>
+        other.id !== movement.id &&
+        other.compensates !== movement.id &&
+        other.state !== 'voided' &&
+        Date.parse(other.createdAt) > madeAt,
+    );
   }
 
   /** A learnt movement its card can no longer decide (cardMayDecide): the ledger's word stands. */

@@ -163,7 +163,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   }
 
   /** Whether the card may decide a learnt movement (LedgerWord.cardMayDecide). */
-  cardMayDecide(movement: Movement): Promise<boolean | undefined> {
+  cardMayDecide(movement: Movement): Promise<boolean> {
     return this.#word.cardMayDecide(movement);
   }
 

@@ -377,7 +377,13 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     });
     assert.equal(sim.movements.get(movement.id)?.awaitsCard, false);
     // ...and that till recharges it by the same 20 credits: the very balance and generation
-    // this till had planned (30 -> 50, generation 2).
+    // this till had planned (30 -> 50, generation 2). Made later by the ledger's clock.
+    const madeAt = Date.parse(sim.movements.get(movement.id)?.createdAt ?? '');
+    await eventually(() => Date.now() > madeAt, "the ledger's clock past the first create");
+    const other = randomUUID();
+    const from = { cardId: '04E1E2E3', tillId: OTHER_TILL, cardBefore: 'classic:v1:30:1:0' };
+    sim.create(KEY, { id: other, kind: 'recharge', credits: 20, ...from });
+    sim.resolve(KEY, other, 'posted', { tillId: OTHER_TILL });
     slots[1] = encodeValueBlock(50, 2);
     back();
     await access.withCard((session) => engine.settle(session));
