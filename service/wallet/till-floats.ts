@@ -127,13 +127,11 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
     const { request, customer } = input;
     if (request.amount === undefined || !hasBonusTiers(customer)) return undefined;
     const apiKey = this.#book.keys.keyFor(input.keyFingerprint);
-    const ledger = this.#ledger.getBonusQuote
-      ? { getBonusQuote: this.#ledger.getBonusQuote.bind(this.#ledger) }
-      : undefined;
-    if (!this.keeper.online || !this.account.float || apiKey === undefined || !ledger) {
+    const getBonusQuote = this.#ledger.getBonusQuote?.bind(this.#ledger);
+    if (!this.keeper.online || !this.account.float || apiKey === undefined || !getBonusQuote) {
       return undefined;
     }
-    return quoteAmount(ledger, apiKey, customer, request.amount);
+    return quoteAmount({ getBonusQuote }, apiKey, customer, request.amount);
   }
 
   /**
