@@ -215,6 +215,8 @@ export const errors = {
         ? "This card carries float recharges another till has not reported yet; it is paid out or recharged from the pool once they are (or once an operator closed that till's float)"
         : `${detail}; the card is paid out or recharged from the pool once they are reported (or once an operator closed that till's float)`,
     ),
+  /** The ledger refused a holder label for the card on the reader (`detail`: its code, why). */
+  holderLabelRefused: (detail: string) => withDetail('HolderLabelRefused', 500, detail),
   // HTTP framing and the security checks in front of every route.
   forbiddenHost: (host: string | undefined, serviceUrl: string) =>
     withDetail(

@@ -32,8 +32,10 @@ export type RechargeResult = {
   cardId: CardId;
   /** The balance after the recharge. */
   credits: number;
-  /** Euros charged: credits x creditCost. */
+  /** Euros charged: the credits paid for x creditCost (a bonus is free). */
   rechargeAmount: number;
+  /** Of the credits this recharge put on the card, the bonus the shop's tiers gave (a recharge by `amount` only). Absent: no bonus. Online it is the ledger's; a float recharge sold offline gives the bonus of the tiers the till learnt last. */
+  bonusCredits?: number;
   /** The ledger movement (a UUID): `GET /movements/{id}` finds it again. Null when nothing moved (a payout of a card at 0). Absent only in a replay of an answer stored by a version before 2.1. */
   movementId?: string | null;
   /** When the card write was proven, by the till's clock (the ledger counts the shop's day by it); null when nothing moved. */
@@ -179,6 +181,35 @@ export type MovementRecord = {
 export type MovementList = {
   /** Newest first. */
   movements: Array<MovementRecord>;
+};
+
+export type AmountQuote = {
+  /** The amount asked, in euros. */
+  amount: string;
+  /** floor(amount / creditCost). */
+  paidCredits: number;
+  /** What the shop's bonus tiers add. */
+  bonusCredits: number;
+  /** paidCredits + bonusCredits: what the card gets. */
+  credits: number;
+  /** What the recharge charges: paidCredits x creditCost. */
+  rechargeAmount: string;
+  creditCost: string;
+  /** True when the ledger could not be reached and the quote is by the price and tiers this till learnt last. */
+  offline: boolean;
+};
+
+export type HolderLabelRequest = {
+  /** A name or phone number (trimmed, one line); null deletes the label. */
+  label: string | null;
+};
+
+export type HolderLabelResult = {
+  /** False when the card had this label (or none) already. */
+  changed: boolean;
+  cardId: CardId;
+  /** The label now; null when none. */
+  holderLabel: string | null;
 };
 
 /** Every operation: its method and path, and its documented error codes by HTTP status. */
@@ -414,6 +445,51 @@ export const operations = {
       ],
     },
   },
+  /** What a recharge by amount buys, before paying (credits, bonus, total) */
+  quote: {
+    method: 'GET',
+    path: '/quote',
+    errors: {
+      400: ['Invalid credits or amount value', 'Missing customerId from auth flow'],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: ['LedgerUnavailable', 'UnexpectedError'],
+    },
+  },
+  /** Set or delete the holder label of the card on the reader */
+  setHolderLabel: {
+    method: 'POST',
+    path: '/cards/holder',
+    errors: {
+      400: [
+        'InvalidBody',
+        'InvalidJson',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'HolderLabelRefused',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
   /** A movement by its id (a receipt's movementId) */
   movement: {
     method: 'GET',
@@ -581,6 +657,8 @@ export interface Answers {
   dischargeCard: DischargeResult;
   settleCard: SettleResult;
   personalizeCard: PersonalizeResult;
+  quote: AmountQuote;
+  setHolderLabel: HolderLabelResult;
   movement: MovementRecord;
   movements: MovementList;
   simulatorStatus: SimulatorStatus;

@@ -288,6 +288,27 @@ export class CardWalletClient {
     return this.#call('settleCard', options);
   }
 
+  /**
+   * `GET /quote?amount=`: what a recharge of `amount` euros (a decimal string, like `"20.00"`)
+   * buys before paying, by the shop's price and bonus tiers: `paidCredits`, `bonusCredits`,
+   * `credits` (their sum), `rechargeAmount` and `creditCost` (strings). `offline` is true when
+   * the ledger could not be reached: then it is by what the till learnt last.
+   */
+  quote(amount: string, options: CallOptions = {}): Promise<Answers['quote']> {
+    return this.#call('quote', { ...options, path: `/quote?amount=${encodeURIComponent(amount)}` });
+  }
+
+  /**
+   * `POST /cards/holder`: puts a holder label (a name or phone number) on the card on the
+   * reader, at the ledger; `null` deletes it. Answers the label now and whether it changed.
+   */
+  setHolderLabel(
+    label: string | null,
+    options: CallOptions = {},
+  ): Promise<Answers['setHolderLabel']> {
+    return this.#call('setHolderLabel', { ...options, body: { label } });
+  }
+
   /** `GET /openapi.json`: the OpenAPI document of the service's API. */
   openapi(options: CallOptions = {}): Promise<Answers['openapi']> {
     return this.#call('openapi', options);

@@ -4,6 +4,7 @@ import { errors, type AppError } from '../errors.ts';
 
 import {
   ledgerErrorCodes,
+  type BonusQuote,
   type CardAccount as LedgerCardAccount,
   type CardList,
   type CloseFloatRequest,
@@ -14,6 +15,7 @@ import {
   type FloatReportRequest,
   type FloatTopUpAnswer,
   type FloatTopUpRequest,
+  type HolderLabelAnswer,
   type Movement as LedgerMovement,
   type MovementRequest,
   type OpenFloatRequest,
@@ -188,6 +190,23 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
     return this.#call<LedgerCardAccount>(apiKey, 'GET', `/v1/cards/${encodeURIComponent(cardId)}`);
   }
 
+  /** What an amount buys now at the shop's price and bonus tiers, before paying. */
+  getBonusQuote(apiKey: string, amount: string): Promise<BonusQuote> {
+    return this.#call<BonusQuote>(
+      apiKey,
+      'GET',
+      `/v1/bonus-quote?amount=${encodeURIComponent(amount)}`,
+    );
+  }
+
+  /** Puts a holder label on a card (null: deletes it); answers the label now. */
+  setHolderLabel(apiKey: string, cardId: string, label: string | null): Promise<HolderLabelAnswer> {
+    const path = `/v1/cards/${encodeURIComponent(cardId)}/holder`;
+    return label === null
+      ? this.#call<HolderLabelAnswer>(apiKey, 'DELETE', path)
+      : this.#call<HolderLabelAnswer>(apiKey, 'PUT', path, { label });
+  }
+
   /** The shop's pending movements, oldest last (for reconciliation). */
   async listPendingMovements(apiKey: string): Promise<LedgerMovement[]> {
     const answer = await this.#call<{ movements: LedgerMovement[] }>(
@@ -280,7 +299,7 @@ export class LedgerClient extends EventEmitter<{ reachability: [LedgerReachabili
 
   async #call<T>(
     apiKey: string,
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
     path: string,
     body?: unknown,
     /** An If-None-Match: a 304 then answers null. */

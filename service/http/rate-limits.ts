@@ -10,7 +10,15 @@ export interface WindowLimit {
 }
 
 export type Endpoint =
-  'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize' | 'settle' | 'movements';
+  | 'readcard'
+  | 'info'
+  | 'writecard'
+  | 'dischargecard'
+  | 'personalize'
+  | 'settle'
+  | 'movements'
+  | 'quote'
+  | 'holder';
 /** Per-key windows of each endpoint, and the per-address window of failed authentications. */
 export type RateLimits = Record<Endpoint | 'failedAuth', WindowLimit>;
 
@@ -27,6 +35,9 @@ export const RATE_LIMITS: Readonly<RateLimits> = {
   settle: { limit: 10, windowMs: 60_000 },
   /** `GET /movements`: each lookup may ask the ledger (docs/integrators.md, "Receipts"). */
   movements: { limit: 30, windowMs: 60_000 },
+  /** `GET /quote`: each asks the ledger (docs/integrators.md, "Bonus tiers"). */
+  quote: { limit: 30, windowMs: 60_000 },
+  holder: { limit: 10, windowMs: 60_000 },
   failedAuth: { limit: 10, windowMs: 60_000 },
 };
 

@@ -16,7 +16,9 @@ import { rechargeCard } from '../wallet/recharge-card.ts';
 import { movementById, movementsByReference } from '../wallet/movement-lookup.ts';
 import { settleCard } from '../wallet/settle-card.ts';
 import { REFERENCE_PATTERN } from '../../common/ledger-contract.ts';
-import { parseRechargeRequest } from '../wallet/recharge-request.ts';
+import { buysAtLeastOneCredit, parseRechargeRequest } from '../wallet/recharge-request.ts';
+import { parseQuoteQuery, quoteAmount } from '../wallet/amount-quote.ts';
+import { parseHolderLabelBody, setHolderLabel } from '../wallet/holder-label.ts';
 import type { HttpActivity } from './activity.ts';
 import { authenticatedLocals } from './authenticate.ts';
 import type { CardEventStream } from './card-events.ts';
@@ -101,6 +103,17 @@ export function apiRoutes(deps: RouteDependencies): Router {
     res.json(recharged);
   });
 
+  // What an amount buys before paying: the ledger's price and bonus tiers (the till's, offline).
+  router.get('/quote', ...limited('quote'), async (req, res) => {
+    const amount = parseQuoteQuery(req.query);
+    const { apiKey } = authenticatedLocals(res);
+    const customer = await customers.resolve(apiKey);
+    if (!buysAtLeastOneCredit(amount, customer.creditCost)) {
+      throw errors.invalidCreditsOrAmount('amount below one credit');
+    }
+    res.json(await quoteAmount(ledger, apiKey, customer, amount));
+  });
+
   router.post(
     '/dischargecard',
     ...limited('dischargecard'),
@@ -154,6 +167,14 @@ export function apiRoutes(deps: RouteDependencies): Router {
     },
   );
 
+  // The optional holder label of the card on the reader, kept at the ledger.
+  router.post('/cards/holder', ...limited('holder'), ...jsonBody(), async (req, res) => {
+    const label = parseHolderLabelBody(req.body);
+    const { apiKey } = authenticatedLocals(res);
+    await customers.resolve(apiKey);
+    res.json(await setHolderLabel(cards, ledger, apiKey, label));
+  });
+
   // Receipts: a movement by its id, or every one with the POS's reference (newest first).
   router.get('/movements/:id', ...limited('movements'), resolveCustomer, async (req, res) => {
     const id = String(req.params.id);
@@ -196,6 +217,8 @@ export const API_METHODS: Readonly<Record<string, readonly string[]>> = {
   '/dischargecard': ['POST'],
   '/cards/personalize': ['POST'],
   '/cards/settle': ['POST'],
+  '/cards/holder': ['POST'],
+  '/quote': ['GET', 'HEAD'],
   '/movements': ['GET', 'HEAD'],
   '/movements/:id': ['GET', 'HEAD'],
   '/events': ['GET', 'HEAD'],

@@ -20,8 +20,17 @@ export type Receipt = {
   reference: string | null;
 };
 
-/** The spec's 200 bodies of the two card-writing endpoints, with their receipt. */
-export type RechargeAnswer = { cardId: string; credits: number; rechargeAmount: number } & Receipt;
+/**
+ * The spec's 200 bodies of the two card-writing endpoints, with their receipt. A recharge by
+ * amount that the shop's bonus tiers gave a bonus says how many of the credits it put on the
+ * card were that bonus (`bonusCredits`, absent: none); `rechargeAmount` stays what was paid.
+ */
+export type RechargeAnswer = {
+  cardId: string;
+  credits: number;
+  rechargeAmount: number;
+  bonusCredits?: number;
+} & Receipt;
 export type DischargeAnswer = {
   cardId: string;
   dischargedCredits: number;
@@ -44,6 +53,7 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
         cardId: movement.cardId,
         credits: reserved.intent.value,
         rechargeAmount: amount,
+        ...(reserved.bonusCredits ? { bonusCredits: reserved.bonusCredits } : {}),
         ...receipt,
       }
     : {

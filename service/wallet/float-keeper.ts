@@ -122,7 +122,10 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
     return this.#book.journal.floats.shops.get(keyFingerprint);
   }
 
-  /** Notes the shop a key resolved to, when it changed (the float settings, the credit cost). */
+  /**
+   * Notes the shop a key resolved to, when it changed (the float settings, the credit cost, the
+   * card rules: an offline float sale gives the bonus of the tiers learnt last).
+   */
   async learnShop(apiKey: string, customer: LedgerCustomer): Promise<void> {
     const keyFingerprint = this.#book.keys.fingerprintOf(apiKey);
     const known = this.shopOf(keyFingerprint)?.customer;
@@ -130,15 +133,17 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
       known !== undefined &&
       known.customerId === customer.customerId &&
       known.creditCost === customer.creditCost &&
-      JSON.stringify(known.float) === JSON.stringify(customer.float);
+      JSON.stringify(known.float) === JSON.stringify(customer.float) &&
+      JSON.stringify(known.cards) === JSON.stringify(customer.cards);
     if (!same) {
-      const { customerId, name, creditCost, float } = customer;
+      const { customerId, name, creditCost, float, cards } = customer;
       const learnt = {
         customerId,
         name,
         credits: customer.credits,
         creditCost,
         ...(float ? { float } : {}),
+        ...(cards ? { cards } : {}),
       };
       await this.#book.append({ type: 'shop', keyFingerprint, customer: learnt });
       if (known?.float?.size !== customer.float?.size) this.syncSoon();

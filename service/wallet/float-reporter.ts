@@ -212,6 +212,8 @@ function reportOf(movement: Movement): FloatMovementReport {
     creditCost: sale.creditCost,
     ...(phase === 'to-post' ? { occurredAt: movement.cardAt ?? movement.startedAt } : {}),
     cardBefore: sale.cardBefore,
+    // The bonus it gave by the tiers it knew: the ledger records it, and flags one above its own.
+    ...(sale.bonusCredits ? { bonusCredits: sale.bonusCredits } : {}),
     ...(movement.reference === undefined ? {} : { reference: movement.reference }),
   };
 }

@@ -50,9 +50,17 @@ export async function startFloatSale(
         credits: plan.credits,
         creditCost: plan.creditCost,
         cardBefore: wallet.before,
+        ...(plan.bonusCredits > 0 ? { bonusCredits: plan.bonusCredits } : {}),
       },
     });
-    await book.append({ type: 'reserved', id, credits: plan.credits, amount: plan.amount, intent });
+    await book.append({
+      type: 'reserved',
+      id,
+      credits: plan.credits,
+      amount: plan.amount,
+      ...(plan.bonusCredits > 0 ? { bonusCredits: plan.bonusCredits } : {}),
+      intent,
+    });
     return { movement: book.movement(id), intent };
   } catch (error) {
     release(id);

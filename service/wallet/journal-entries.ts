@@ -34,6 +34,8 @@ export interface FloatSale {
   creditCost: string;
   /** What the card held (the card face's `before`): the report carries it as `cardBefore`. */
   cardBefore: string;
+  /** Of `credits`, the bonus given by the shop's tiers (absent: none). */
+  bonusCredits?: number;
 }
 
 /** One line of the journal. Lines are only ever appended; a movement is the fold of its lines. */
@@ -72,6 +74,8 @@ export type JournalEntry =
       id: string;
       credits: number;
       amount: string;
+      /** Of `credits`, the bonus the shop's tiers gave (absent: none). */
+      bonusCredits?: number;
       intent?: WriteIntent;
       at: string;
     }
@@ -124,7 +128,7 @@ export interface Movement {
   /** The POS's reference of the sale, when it sent one. */
   reference?: string;
   startedAt: string;
-  reserved?: { credits: number; amount: string; intent?: WriteIntent };
+  reserved?: { credits: number; amount: string; bonusCredits?: number; intent?: WriteIntent };
   card?: 'committed' | 'not-written';
   /**
    * When `card` was journaled, by this till's clock: for a committed write this till proved,
@@ -180,7 +184,12 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
   if (!movement) return;
   switch (entry.type) {
     case 'reserved':
-      movement.reserved = { credits: entry.credits, amount: entry.amount, intent: entry.intent };
+      movement.reserved = {
+        credits: entry.credits,
+        amount: entry.amount,
+        ...(entry.bonusCredits ? { bonusCredits: entry.bonusCredits } : {}),
+        intent: entry.intent,
+      };
       break;
     case 'card':
       movement.card = entry.outcome;

@@ -127,6 +127,8 @@ export class MovementRequests {
         id,
         credits: pending.credits,
         amount: pending.amount,
+        // The ledger's tiers decided it: the answer tells what was given, never a guess.
+        ...(pending.bonusCredits ? { bonusCredits: pending.bonusCredits } : {}),
         intent,
       });
       return { movement, ledger: pending, intent };

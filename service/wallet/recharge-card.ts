@@ -88,12 +88,9 @@ async function rechargeOnCard(
   const floats = movements.floats;
   // What the card shows of other floats' recharges is reported, whatever is written next.
   await floats?.noteEvidence(wallet);
-  const plan = floats?.plan({
-    keyFingerprint: input.keyFingerprint,
-    customer,
-    wallet,
-    request,
-  });
+  const terms = { keyFingerprint: input.keyFingerprint, customer, request };
+  const quote = await floats?.ledgerQuote(terms);
+  const plan = floats?.plan({ ...terms, wallet, ...(quote ? { quote } : {}) });
   if (plan && 'refusal' in plan) throw plan.refusal;
   if (plan) {
     const sale = await movements.sellFromFloat(card, {

@@ -1,15 +1,16 @@
 import { EventEmitter } from 'node:events';
 import { ledgerErrorCodes, type TillFloatReport } from '../../common/ledger-contract.ts';
-import {
-  amountForCredits,
-  creditsForAmount,
-  formatDecimal,
-  parseDecimal,
-} from '../../common/decimal.ts';
+import { amountForCredits, formatDecimal, parseDecimal } from '../../common/decimal.ts';
 import { parseFloatMovementId } from '../../common/float-ids.ts';
 import type { CardWallet } from '../card/card-face.ts';
 import { LedgerRefusal, type LedgerClient, type LedgerCustomer } from '../cloud/ledger-client.ts';
 import { errors, type AppError } from '../errors.ts';
+import {
+  hasBonusTiers,
+  quoteAmount,
+  quoteByLearntTiers,
+  type AmountQuote,
+} from './amount-quote.ts';
 import { FloatAccount } from './float-account.ts';
 import type { TillFloat } from './float-entries.ts';
 import { FloatKeeper, type FloatKeeperOptions } from './float-keeper.ts';
@@ -19,7 +20,8 @@ import type { MovementBook } from './movement-book.ts';
 import type { RechargeRequest } from './recharge-request.ts';
 
 export type TillFloatsLedger = FloatKeeperOptions['ledger'] &
-  Pick<LedgerClient, 'reportFloatMovements'>;
+  Pick<LedgerClient, 'reportFloatMovements'> &
+  Partial<Pick<LedgerClient, 'getBonusQuote'>>;
 
 /** A recharge the float pays: its movement id and what it is sold at. */
 export interface FloatPlan {
@@ -27,9 +29,11 @@ export interface FloatPlan {
   id: string;
   seq: number;
   credits: number;
-  /** Euros: credits x the credit cost it is sold at, exactly. */
+  /** Euros: the credits paid for x the credit cost it is sold at, exactly. */
   amount: string;
   creditCost: string;
+  /** Of `credits`, the bonus the shop's tiers give a recharge by amount (0: none). */
+  bonusCredits: number;
 }
 
 /**
@@ -44,6 +48,7 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
   readonly reporter: FloatReporter;
   readonly keeper: FloatKeeper;
   readonly #book: MovementBook;
+  readonly #ledger: TillFloatsLedger;
 
   constructor(
     book: MovementBook,
@@ -55,6 +60,7 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
   ) {
     super();
     this.#book = book;
+    this.#ledger = options.ledger;
     this.account = new FloatAccount(book);
     this.reporter = new FloatReporter(book, this.account, options);
     this.keeper = new FloatKeeper(book, this.account, this.reporter, options);
@@ -107,6 +113,28 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
   }
 
   /**
+   * The ledger's word on what a recharge by amount buys, for a float sale while the ledger
+   * answers and the shop gives bonuses: the tiers live at the ledger, so an online till never
+   * sells a bonus by its own guess (docs/integrators.md, "Bonus tiers"). Undefined when not
+   * needed (a recharge by credits, no tiers, offline, no float here): plan() then sells by
+   * what the till learnt last. A ledger that stops answering meanwhile: the learnt quote.
+   */
+  async ledgerQuote(input: {
+    keyFingerprint: string;
+    customer: LedgerCustomer;
+    request: RechargeRequest;
+  }): Promise<AmountQuote | undefined> {
+    const { request, customer } = input;
+    if (request.amount === undefined || !hasBonusTiers(customer)) return undefined;
+    const apiKey = this.#book.keys.keyFor(input.keyFingerprint);
+    const getBonusQuote = this.#ledger.getBonusQuote?.bind(this.#ledger);
+    if (!this.keeper.online || !this.account.float || apiKey === undefined || !getBonusQuote) {
+      return undefined;
+    }
+    return quoteAmount({ getBonusQuote }, apiKey, customer, request.amount);
+  }
+
+  /**
    * How a recharge is paid: from the float (a plan), by the ledger (undefined: online, and the
    * float does not apply or cannot cover it), or not at all (a refusal: offline, and the float
    * cannot: 500 NoCredits with a detail saying why; nothing moves).
@@ -116,6 +144,8 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
     customer: LedgerCustomer;
     wallet: CardWallet;
     request: RechargeRequest;
+    /** The ledger's quote of a recharge by amount (ledgerQuote); else the tiers learnt last. */
+    quote?: AmountQuote;
   }): FloatPlan | { refusal: AppError } | undefined {
     const { customer, wallet, request } = input;
     const settings = customer.float;
@@ -140,9 +170,13 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
         'this card cannot carry a float recharge (a DESFire card personalized before v2 records)',
       );
     }
-    const cost = parseDecimal(customer.creditCost) ?? 0n;
-    const credits =
-      request.credits ?? Number(creditsForAmount(parseDecimal(request.amount) ?? 0n, cost));
+    // By amount: the credits paid for and the bonus (out of the float like any credit).
+    const terms =
+      request.amount === undefined
+        ? undefined
+        : (input.quote ?? quoteByLearntTiers(customer, request.amount));
+    const creditCost = terms?.creditCost ?? customer.creditCost;
+    const credits = terms?.credits ?? request.credits ?? 0;
     const available = this.account.available(float);
     if (!online) {
       const since = this.keeper.lastAnsweredAt;
@@ -173,8 +207,11 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
       id: next.id,
       seq: next.seq,
       credits,
-      amount: formatDecimal(amountForCredits(credits, cost)),
-      creditCost: customer.creditCost,
+      amount:
+        terms?.rechargeAmount ??
+        formatDecimal(amountForCredits(credits, parseDecimal(creditCost) ?? 0n)),
+      creditCost,
+      bonusCredits: terms?.bonusCredits ?? 0,
     };
   }
 

@@ -540,6 +540,7 @@ describe('GET /openapi.json', () => {
       const document = res.json as { openapi: string; paths: Record<string, unknown> };
       assert.equal(document.openapi, '3.1.0');
       assert.deepEqual(Object.keys(document.paths).sort(), [
+        '/cards/holder',
         '/cards/personalize',
         '/cards/settle',
         '/dischargecard',
@@ -549,6 +550,7 @@ describe('GET /openapi.json', () => {
         '/movements/{id}',
         '/openapi.json',
         '/ping',
+        '/quote',
         '/readcard',
         '/simulator',
         '/simulator/fault',

@@ -133,6 +133,8 @@ export const ROOMY_LIMITS: RateLimits = {
   personalize: { limit: 1_000, windowMs: 60_000 },
   settle: { limit: 1_000, windowMs: 60_000 },
   movements: { limit: 1_000, windowMs: 60_000 },
+  quote: { limit: 1_000, windowMs: 60_000 },
+  holder: { limit: 1_000, windowMs: 60_000 },
   failedAuth: { limit: 1_000, windowMs: 60_000 },
 };
 

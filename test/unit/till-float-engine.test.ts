@@ -308,3 +308,50 @@ describe("the float's life", () => {
     assert.notEqual(back.floats.status().floatId, floatId);
   });
 });
+
+describe('a float recharge by amount with bonus tiers', () => {
+  const tiers = (bonusCredits: number) => ({
+    undoWindowSeconds: 600,
+    bonusSpend: 'bonus-first' as const,
+    bonusTiers: [{ minAmount: '10.00', bonusCredits }],
+  });
+
+  test('when the tiers change while the till is offline, then its float gives the bonus of the tiers it learnt last, and the ledger records it and flags it', async () => {
+    const rig = await opened();
+    const shop = [...rig.sim.shops.values()].find((one) => one.name === 'A');
+    assert.ok(shop);
+    shop.cards = tiers(2);
+    rig.customer(); // the till learns the shop, its tiers with it
+    await rig.clock.advance(0);
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    assert.equal(rig.floats.keeper.online, false);
+    shop.cards = tiers(1); // changed at the ledger while the till cannot hear it
+
+    const card = cardOnReader(0, '04E1E2E4', { spare: true });
+    const sold = await rechargeCard(card.access, rig.engine, {
+      request: { amount: '10.00' },
+      customer: rig.customer(), // offline: the shop as the till learnt it last
+      keyFingerprint: fingerprint(KEY),
+    });
+    assert.deepEqual(
+      [sold.credits, sold.rechargeAmount, sold.bonusCredits, card.held()],
+      [22, 10, 2, 22],
+      JSON.stringify(sold),
+    );
+
+    rig.ledger.down = false;
+    await rig.floats.keeper.sync();
+    await rig.clock.advance(0);
+    const id = sold.movementId as string;
+    await eventually(() => rig.journal.movements.get(id)?.resolved === 'posted', 'reported');
+    const recorded = rig.sim.movements.get(id);
+    assert.deepEqual(
+      [recorded?.credits, recorded?.bonusCredits, recorded?.reportFlags],
+      [22, 2, ['bonus-above-tiers']],
+      JSON.stringify(recorded, (_key, value: unknown) =>
+        typeof value === 'bigint' ? String(value) : value,
+      ),
+    );
+  });
+});
