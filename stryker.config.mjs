@@ -20,8 +20,10 @@ export default {
   testRunner: 'tap',
   tap: {
     // The unit tests and the simulation; the pcsc, http and cloud tests start servers and real
-    // pcscd, too slow to run per mutant.
-    testFiles: ['test/unit/**/*.test.ts', 'test/mutation/*.test.ts'],
+    // pcscd, too slow to run per mutant. Not test/unit/code-shape.test.ts: it counts the lines
+    // of service/wallet/'s files, which in Stryker's sandbox are the instrumented ones (every
+    // file over 300 lines), so the initial run failed; it can kill no mutant anyway.
+    testFiles: ['test/unit/**/!(code-shape).test.ts', 'test/mutation/*.test.ts'],
     nodeArgs: ['--test-reporter=tap', '-r', '{{hookFile}}', '--import', 'tsx', '{{testFile}}'],
     forceBail: true,
   },
