@@ -62,16 +62,23 @@ export class CustomerDirectory {
   async resolve(apiKey: string): Promise<LedgerCustomer> {
     const id = digest(apiKey);
     const entry = this.#entries.get(id);
-    if (entry && this.#now() - entry.at < this.#freshMs) return entry.customer;
-    let lookup = this.#inFlight.get(id);
-    if (!lookup) {
-      lookup = this.#ledger.getCustomer(apiKey).finally(() => this.#inFlight.delete(id));
-      this.#inFlight.set(id, lookup);
+    const age = entry ? this.#now() - entry.at : Number.POSITIVE_INFINITY;
+    if (entry && age < this.#freshMs) return entry.customer;
+    const lookup = this.#lookup(apiKey, id);
+    // Known offline: what an error would be answered with is answered now, the lookup going on
+    // in the background. Else every recharge from the float would wait for the ledger client's
+    // attempts (about 0.45 s with the ledger refusing connections; its timeout, times its
+    // attempts, with the ledger hanging) once the cache is older than freshMs.
+    if (this.#ledger.reachability.reachable === false) {
+      const meanwhile =
+        entry && age < this.#staleIfErrorMs ? entry.customer : this.#learnt?.(apiKey);
+      if (meanwhile) {
+        lookup.catch(() => undefined);
+        return meanwhile;
+      }
     }
     try {
-      const customer = await lookup;
-      this.remember(apiKey, customer);
-      return customer;
+      return await lookup;
     } catch (error) {
       const unreachable = error instanceof AppError && error.code === 'LedgerUnavailable';
       if (unreachable && entry && this.#now() - entry.at < this.#staleIfErrorMs) {
@@ -79,9 +86,31 @@ export class CustomerDirectory {
       }
       const learnt = unreachable ? this.#learnt?.(apiKey) : undefined;
       if (learnt) return learnt;
-      if (!unreachable) this.#entries.delete(id);
       throw error;
     }
+  }
+
+  /** GET /v1/customer for `apiKey`, one at a time per key: remembered, or forgotten if refused. */
+  #lookup(apiKey: string, id: string): Promise<LedgerCustomer> {
+    let lookup = this.#inFlight.get(id);
+    if (!lookup) {
+      lookup = this.#ledger
+        .getCustomer(apiKey)
+        .then(
+          (customer) => {
+            this.remember(apiKey, customer);
+            return customer;
+          },
+          (error: unknown) => {
+            const unreachable = error instanceof AppError && error.code === 'LedgerUnavailable';
+            if (!unreachable) this.#entries.delete(id);
+            throw error;
+          },
+        )
+        .finally(() => this.#inFlight.delete(id));
+      this.#inFlight.set(id, lookup);
+    }
+    return lookup;
   }
 
   /** Records a customer read fresh by someone else (GET /info), so resolve() can use it. */
