@@ -217,6 +217,20 @@ describe("the float's life", () => {
     assert.ok(rig.ledger.floatCalls.includes('topup'));
   });
 
+  test('when quick sales leave the float few movement ids but credits above its low-water mark, then the till asks for more ids at once, so it can keep selling offline', async () => {
+    const rig = await opened({ settings: { offlineCap: null } });
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    // 100 ids at open; 51 one-credit sales leave 49 (IDS_LOW is 50) and 149 credits of 200.
+    for (let i = 0; i < 51; i += 1) await rig.recharge(card.access, 1);
+    await rig.clock.advance(0);
+    await eventually(() => rig.ledger.floatCalls.includes('topup'), 'more ids asked for');
+    await eventually(() => rig.floats.status().toReport === 0, 'the sales reported');
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    for (let i = 0; i < 60; i += 1) await rig.recharge(card.access, 1);
+    assert.equal(rig.floats.status().state, 'offline');
+  });
+
   test('when the ledger stays down while the till sells below its low-water mark, then it probes the ledger at a steady pace', async () => {
     const rig = await opened({ settings: { lowWater: 190 } });
     const card = cardOnReader(0, '04E1E2E3', { spare: true });
