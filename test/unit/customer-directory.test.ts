@@ -104,10 +104,25 @@ describe('CustomerDirectory while the ledger is known unreachable', () => {
     ledger.answer(errors.ledgerUnavailable());
   });
 
-  test('when the ledger is reachable (or not known yet), then a shop past fresh waits for the ledger, so a refusal wins at once', async () => {
+  test('when the ledger answers and the till float sells for the key, then a shop past fresh is answered at once too, and looked up in the background', async () => {
+    const ledger = heldLedger();
+    const { customers, later } = directory(ledger, SHOP);
+    await cached(ledger, customers);
+    later(31_000);
+    assert.deepEqual(await customers.resolve(KEY), SHOP);
+    assert.equal(ledger.waiting, 1, 'the lookup goes on');
+    ledger.answer(errors.invalidApiKey());
+    await new Promise((resolve) => setImmediate(resolve));
+    // Refused (a revoked key): the next call waits for the ledger and gets the refusal.
+    const next = customers.resolve(KEY);
+    ledger.answer(errors.invalidApiKey());
+    await assert.rejects(next, /invalid api key/);
+  });
+
+  test('when the ledger is reachable (or not known yet) and no float sells for the key, then a shop past fresh waits for the ledger, so a refusal wins at once', async () => {
     for (const reachable of [true, null]) {
       const ledger = heldLedger();
-      const { customers, later } = directory(ledger, SHOP);
+      const { customers, later } = directory(ledger);
       await cached(ledger, customers);
       later(31_000);
       ledger.reachability = { reachable, at: null };
