@@ -93,6 +93,24 @@ describe('a recharge paid from the float', () => {
     assert.equal(rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length, 1);
   });
 
+  test("when a float recharge carries the POS's reference, then its report brings it to the ledger; one without none", async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    const sell = (reference?: string) =>
+      rechargeCard(card.access, rig.engine, {
+        request: { credits: 5 },
+        customer: rig.customer(),
+        keyFingerprint: fingerprint(KEY),
+        ...(reference === undefined ? {} : { reference }),
+      });
+    const withReference = await sell('till-7/receipt-42');
+    const without = await sell();
+    await rig.clock.advance(0);
+    await eventually(() => rig.floats.status().toReport === 0, 'reported');
+    assert.equal(rig.sim.movements.get(withReference.movementId)?.reference, 'till-7/receipt-42');
+    assert.equal(rig.sim.movements.get(without.movementId)?.reference, null);
+  });
+
   test('when the ledger is down, then a recharge within the cap still sells, one beyond it or past the offline limit is NoCredits saying why, and nothing moves', async () => {
     const rig = await opened();
     const card = cardOnReader(0, '04E1E2E3', { spare: true });
