@@ -114,6 +114,8 @@ describe('FloatAccount', () => {
     const float = floatOf();
     const running = sale(5, 50, 'reserved');
     const undecidedTold = sale(6, 60, 'reserved', { reportedUndecided: true } as Partial<Movement>);
+    // Told as undecided, its card seen since: to report again, but its credits counted already.
+    const decidedSince = sale(7, 70, 'written', { reportedUndecided: true } as Partial<Movement>);
     const account = accountOf(
       float,
       [
@@ -123,12 +125,13 @@ describe('FloatAccount', () => {
         sale(4, 40, 'reserved'),
         running,
         undecidedTold,
+        decidedSince,
       ],
       [running.id],
     );
     assert.deepEqual(
       account.unreported().map((m) => m.float?.seq),
-      [1, 3, 4],
+      [1, 3, 4, 7],
     );
     assert.deepEqual(account.unreportedSales(), { movements: 2, credits: 10 + 40 });
     assert.equal(account.unreportedCredits(), 50);
