@@ -107,8 +107,11 @@ describe('a recharge paid from the float', () => {
     const without = await sell();
     await rig.clock.advance(0);
     await eventually(() => rig.floats.status().toReport === 0, 'reported');
-    assert.equal(rig.sim.movements.get(withReference.movementId)?.reference, 'till-7/receipt-42');
-    assert.equal(rig.sim.movements.get(without.movementId)?.reference, null);
+    assert.equal(
+      rig.sim.movements.get(withReference.movementId as string)?.reference,
+      'till-7/receipt-42',
+    );
+    assert.equal(rig.sim.movements.get(without.movementId as string)?.reference, null);
   });
 
   test('when the ledger is down, then a recharge within the cap still sells, one beyond it or past the offline limit is NoCredits saying why, and nothing moves', async () => {
