@@ -88,7 +88,9 @@ export class CustomerDirectory {
       if (unreachable && entry && this.#now() - entry.at < this.#staleIfErrorMs) {
         return entry.customer;
       }
-      if (unreachable && learnt) return learnt;
+      // What the float learnt meanwhile (GET /info may have told it during the lookup).
+      const learntSince = unreachable ? this.#learnt?.(apiKey) : undefined;
+      if (learntSince && !this.#refused.has(id)) return learntSince;
       throw error;
     }
   }
