@@ -10,7 +10,14 @@ export interface WindowLimit {
 }
 
 export type Endpoint =
-  'readcard' | 'info' | 'writecard' | 'dischargecard' | 'personalize' | 'settle' | 'movements';
+  | 'readcard'
+  | 'info'
+  | 'writecard'
+  | 'dischargecard'
+  | 'personalize'
+  | 'settle'
+  | 'undo'
+  | 'movements';
 /** Per-key windows of each endpoint, and the per-address window of failed authentications. */
 export type RateLimits = Record<Endpoint | 'failedAuth', WindowLimit>;
 
@@ -25,6 +32,8 @@ export const RATE_LIMITS: Readonly<RateLimits> = {
   dischargecard: { limit: 10, windowMs: 60_000 },
   personalize: { limit: 10, windowMs: 60_000 },
   settle: { limit: 10, windowMs: 60_000 },
+  /** `POST /cards/undo`: a cashier's undo, as often as a recharge. */
+  undo: { limit: 10, windowMs: 60_000 },
   /** `GET /movements`: each lookup may ask the ledger (docs/integrators.md, "Receipts"). */
   movements: { limit: 30, windowMs: 60_000 },
   failedAuth: { limit: 10, windowMs: 60_000 },

@@ -542,6 +542,7 @@ describe('GET /openapi.json', () => {
       assert.deepEqual(Object.keys(document.paths).sort(), [
         '/cards/personalize',
         '/cards/settle',
+        '/cards/undo',
         '/dischargecard',
         '/events',
         '/info',
@@ -588,7 +589,12 @@ describe('GET /events without a reader', () => {
 });
 
 describe('rate limits of the money endpoints', () => {
-  for (const path of ['/writecard', '/dischargecard']) {
+  const bodies: Record<string, string | undefined> = {
+    '/writecard': '{"credits":1}',
+    '/dischargecard': undefined,
+    '/cards/undo': '{"movementId":"5b3f8e62-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}',
+  };
+  for (const [path, body] of Object.entries(bodies)) {
     test(`when ${path} is called 11 times in a minute, then the 11th is 429`, async () => {
       const service = await startService();
       try {
@@ -597,7 +603,7 @@ describe('rate limits of the money endpoints', () => {
           const res = await httpRequest(`${service.url}${path}`, {
             method: 'POST',
             headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
-            body: path === '/writecard' ? '{"credits":1}' : undefined,
+            body,
           });
           statuses.push(res.status);
         }
@@ -608,7 +614,7 @@ describe('rate limits of the money endpoints', () => {
         });
         assert.match(
           String(last.headers['ratelimit-policy']),
-          new RegExp(`"${path.slice(1)}"; q=10; w=60`),
+          new RegExp(`"${path === '/cards/undo' ? 'undo' : path.slice(1)}"; q=10; w=60`),
         );
       } finally {
         await service.close();
