@@ -365,6 +365,23 @@ describe('POST /cards/undo', () => {
     });
   }
 
+  test('when the shop blocked the card since its recharge, then CardBlocked, the card is emptied as on /writecard, and no refund is made', async () => {
+    const cardId = await place(till, '04D0A010');
+    const mistaken = await recharge(till, { credits: 14 });
+    await settled();
+    const blocked = await fetch(`${ledger.url}/v1/cards/${cardId}/block`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ reason: 'reported stolen' }),
+    });
+    assert.equal(blocked.status, 200, await blocked.text());
+    const res = await undo(mistaken);
+    assertRefused(res, 'CardBlocked');
+    assert.equal(await onCard(till), 0, 'emptied with a block-clear');
+    await settled();
+    assert.deepEqual(await refundsOf(cardId), []);
+  });
+
   test('when a page of an Origin the till does not allow asks for an undo, then 403 ForbiddenOrigin and nothing moves', async () => {
     await place(till, '04D0A00E');
     const mistaken = await recharge(till, { credits: 4 });
