@@ -205,6 +205,16 @@ export const errors = {
     ),
   /** The ledger refused the undo for a reason of its own: `detail` says its code and words. */
   undoRefused: (detail: string) => withDetail('UndoRefused', 500, detail),
+  /**
+   * A replacement or correction waits for the card: an undo does not apply it, and once it is
+   * applied the recharge is no longer the card's newest write.
+   */
+  undoChangeWaiting: (detail?: string) =>
+    withDetail(
+      'CardChangeWaiting',
+      500,
+      `${detail ?? 'a replacement or correction waits for this card at the ledger'}; nothing moved: an undo does not apply it, and once it is applied the recharge can no longer be undone (an operator can correct it)`,
+    ),
   /** The card holds nothing of the recharge any more (machines spent it all). */
   nothingToUndo: (detail?: string) =>
     withDetail('NothingToUndo', 500, detail ?? 'the card holds nothing of this recharge'),

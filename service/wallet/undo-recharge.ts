@@ -150,7 +150,7 @@ export function undoRefusal(error: unknown): AppError | undefined {
     case ledgerErrorCodes.nothingToRefund.code:
       return errors.nothingToUndo(detail);
     case ledgerErrorCodes.cardChangeWaiting.code:
-      return errors.cardChangeWaiting(detail);
+      return errors.undoChangeWaiting(detail);
     default:
       return undefined;
   }

@@ -382,6 +382,27 @@ describe('POST /cards/undo', () => {
     assert.deepEqual(await refundsOf(cardId), []);
   });
 
+  test("when an operator's correction waits for the card, then CardChangeWaiting saying an undo does not apply it, and nothing moves", async () => {
+    const cardId = await place(till, '04D0A011');
+    const mistaken = await recharge(till, { credits: 16 });
+    await settled();
+    const corrected = await fetch(`${ledger.url}/v1/cards/${cardId}/corrections`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        id: randomUUID(),
+        recharge: mistaken,
+        credits: 6,
+        reason: 'keyed 16',
+      }),
+    });
+    assert.equal(corrected.status, 201, await corrected.text());
+    const res = await undo(mistaken);
+    assertRefused(res, 'CardChangeWaiting', /an undo does not apply it/);
+    assert.equal(await onCard(till), 16);
+    assert.deepEqual(await refundsOf(cardId), []);
+  });
+
   test('when a page of an Origin the till does not allow asks for an undo, then 403 ForbiddenOrigin and nothing moves', async () => {
     await place(till, '04D0A00E');
     const mistaken = await recharge(till, { credits: 4 });
