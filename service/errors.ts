@@ -173,6 +173,51 @@ export const errors = {
       500,
       'The card holds this movement but the ledger voided it and refused to record it again; the card is flagged for the operator',
     ),
+  // The cashier's undo (POST /cards/undo; docs/integrators.md, "Undoing a recharge"): each
+  // refusal its own code, `detail` the ledger's words; nothing moved, the card is untouched.
+  /** The recharge named is no recharge of this shop and of the card on the reader that landed. */
+  undoRechargeNotFound: (detail: string) => withDetail('UndoRechargeNotFound', 500, detail),
+  /** The card on the reader is not the card the recharge was written to. */
+  undoOfAnotherCard: (detail: string) => withDetail('UndoOfAnotherCard', 500, detail),
+  /** Another till made the recharge: a cashier undoes only their own till's. */
+  undoOfAnotherTill: (detail?: string) =>
+    withDetail(
+      'UndoOfAnotherTill',
+      500,
+      detail ?? "another till made this recharge: a cashier undoes only their own till's",
+    ),
+  /** An undo (or an operator's correction) took the recharge back already. */
+  alreadyUndone: (detail?: string) =>
+    withDetail('AlreadyUndone', 500, detail ?? 'this recharge was taken back already'),
+  /** A movement of the card came after the recharge: it is no longer the card's newest write. */
+  undoNotNewest: (detail?: string) =>
+    withDetail(
+      'UndoNotNewest',
+      500,
+      detail ?? "this recharge is no longer the card's newest write",
+    ),
+  /** The shop's undo window (by the till's clock) has passed, or the shop allows no undo. */
+  undoWindowPassed: (detail?: string) =>
+    withDetail(
+      'UndoWindowPassed',
+      500,
+      detail ?? "the shop's undo window for this recharge has passed",
+    ),
+  /** The ledger refused the undo for a reason of its own: `detail` says its code and words. */
+  undoRefused: (detail: string) => withDetail('UndoRefused', 500, detail),
+  /**
+   * A replacement or correction waits for the card: an undo does not apply it, and once it is
+   * applied the recharge is no longer the card's newest write.
+   */
+  undoChangeWaiting: (detail?: string) =>
+    withDetail(
+      'CardChangeWaiting',
+      500,
+      `${detail ?? 'a replacement or correction waits for this card at the ledger'}; nothing moved: an undo does not apply it, and once it is applied the recharge can no longer be undone (an operator can correct it)`,
+    ),
+  /** The card holds nothing of the recharge any more (machines spent it all). */
+  nothingToUndo: (detail?: string) =>
+    withDetail('NothingToUndo', 500, detail ?? 'the card holds nothing of this recharge'),
   // Several tills of one shop (docs/integrators.md, "Several tills").
   /** `detail` names the movement and its till, as the ledger does. */
   /**

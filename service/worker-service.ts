@@ -30,6 +30,7 @@ import { KeyRing } from './wallet/key-ring.ts';
 import { MovementEngine, type WaitingMovement } from './wallet/movement-engine.ts';
 import type { FloatStatus } from './wallet/float-status.ts';
 import { MovementJournal } from './wallet/movement-journal.ts';
+import type { Clock } from './wallet/clock.ts';
 import type { TillFloats } from './wallet/till-floats.ts';
 import {
   CardPersonalizer,
@@ -63,6 +64,8 @@ export interface WorkerServiceOptions {
   earlierKeys?: EarlierKeys;
   /** The version the till's heartbeat reports (default: this package's). */
   version?: string;
+  /** For tests: the money engine's clock (a cashier's undo window counts by it). */
+  clock?: Clock;
 }
 
 /** The host's side of replaced API keys (see WorkerServiceOptions.earlierKeys). */
@@ -187,6 +190,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     keys,
     tillId,
     log,
+    ...(options.clock ? { clock: options.clock } : {}),
     reconcileEveryMs: config.reconcileEveryMs,
     uncertainMovementBoundMs: config.uncertainMovementBoundMs,
     // The till float: it sells through an outage once the shop gives its tills one.

@@ -142,6 +142,7 @@ export type SimulatorRateLimits = {
   dischargecard: RateLimitWindow;
   personalize: RateLimitWindow;
   settle: RateLimitWindow;
+  undo: RateLimitWindow;
   movements: RateLimitWindow;
 };
 
@@ -153,6 +154,7 @@ export type SimulatorRateLimitsRequest = {
   dischargecard?: RateLimitWindow | null;
   personalize?: RateLimitWindow | null;
   settle?: RateLimitWindow | null;
+  undo?: RateLimitWindow | null;
   movements?: RateLimitWindow | null;
 };
 
@@ -210,6 +212,29 @@ export type HolderLabelResult = {
   cardId: CardId;
   /** The label now; null when none. */
   holderLabel: string | null;
+};
+
+export type UndoRequest = {
+  /** The recharge to undo, its `movementId` as `/writecard` answered it. */
+  movementId: string;
+};
+
+export type UndoResult = {
+  cardId: CardId;
+  /** The balance after the undo. */
+  credits: number;
+  /** Credits taken off the card (bonus credits first), back in the shop's pool. */
+  refundedCredits: number;
+  /** Euros the cashier gives back, the paid credits taken at the recharge's credit cost. */
+  refundedAmount: number;
+  /** The recharge undone. */
+  refunds: string;
+  /** The refund movement at the ledger (a UUID), of kind `refund`. */
+  movementId: string;
+  /** When the card write was proven, by the till's clock. */
+  occurredAt: string;
+  /** Always null (an undo takes no `Pos-Reference`; `refunds` names its recharge). */
+  reference: null;
 };
 
 /** Every operation: its method and path, and its documented error codes by HTTP status. */
@@ -404,6 +429,59 @@ export const operations = {
         'MovementPendingAtOtherTill',
         'NegativeCredits',
         'CardBalanceOverflow',
+        'LedgerUnavailable',
+        'UnexpectedError',
+      ],
+    },
+  },
+  /** Undo this till's mistaken recharge of the card on the reader (a cashier's undo) */
+  undoRecharge: {
+    method: 'POST',
+    path: '/cards/undo',
+    errors: {
+      400: [
+        'InvalidBody',
+        'InvalidJson',
+        'InvalidIdempotencyKey',
+        'InvalidReference',
+        'RequestAborted',
+        'Missing customerId from auth flow',
+        'NoCard',
+        'AuthenticationFail',
+      ],
+      401: ['Unauthorized: missing api key', 'Unauthorized: invalid api key'],
+      403: ['ForbiddenOrigin', 'ForbiddenHost'],
+      405: ['MethodNotAllowed'],
+      409: ['IdempotencyKeyInUse', 'IdempotencyKeyOtherCard'],
+      413: ['PayloadTooLarge'],
+      415: ['UnsupportedMediaType'],
+      422: ['IdempotencyKeyReused'],
+      429: ['TooManyRequests'],
+      431: ['BadRequest'],
+      500: [
+        'UndoRechargeNotFound',
+        'UndoOfAnotherCard',
+        'UndoOfAnotherTill',
+        'AlreadyUndone',
+        'UndoNotNewest',
+        'UndoWindowPassed',
+        'NothingToUndo',
+        'UndoRefused',
+        'NegativeCredits',
+        'CardRemovedDuringWrite',
+        'CardAnswerUnverified',
+        'CorruptCard',
+        'NoReader',
+        'CardNotResponding',
+        'CardBusy',
+        'CardOperationFailed',
+        'MovementUnsettled',
+        'MovementVoided',
+        'MovementConflict',
+        'MovementPendingAtOtherTill',
+        'FloatRechargeUnreported',
+        'CardBlocked',
+        'CardChangeWaiting',
         'LedgerUnavailable',
         'UnexpectedError',
       ],
@@ -656,6 +734,7 @@ export interface Answers {
   rechargeCard: RechargeResult;
   dischargeCard: DischargeResult;
   settleCard: SettleResult;
+  undoRecharge: UndoResult;
   personalizeCard: PersonalizeResult;
   quote: AmountQuote;
   setHolderLabel: HolderLabelResult;

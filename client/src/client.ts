@@ -236,6 +236,30 @@ export class CardWalletClient {
   }
 
   /**
+   * `POST /cards/undo`: a cashier's undo of this till's recharge `movementId` (the `movementId`
+   * of a `rechargeCard` answer) from the card on the reader, online only, inside the shop's undo
+   * window, while it is still the card's newest write (docs/integrators.md, "Undoing a
+   * recharge"). `refundedAmount` in the answer is the euros to give back. A refusal is a
+   * `CardWalletError` with its own code (`UndoWindowPassed`, `AlreadyUndone`, ...). Without
+   * `options.idempotencyKey` it is a new movement. On failure, `wallet.retry(error)` retries
+   * that same undo.
+   */
+  undoRecharge(
+    movementId: string,
+    options?: Omit<NewMovementOptions, 'reference'>,
+  ): Promise<Answers['undoRecharge']>;
+  undoRecharge(
+    movementId: string,
+    options: Omit<KeyedMovementOptions, 'reference'>,
+  ): Promise<Answers['undoRecharge']>;
+  undoRecharge(
+    movementId: string,
+    options: Omit<MoneyCallOptions, 'reference'> = {},
+  ): Promise<Answers['undoRecharge']> {
+    return this.#movement('undoRecharge', { movementId }, options);
+  }
+
+  /**
    * Retries the recharge or discharge that failed with `error`: the same request, the same
    * Idempotency-Key and reference, so the service answers what became of that movement (the
    * 200 it could not give, once it is settled) or carries it out now, once; never a second

@@ -4,7 +4,7 @@ import { operations } from './api.ts';
 export type OperationId = keyof typeof operations;
 
 /** The operations that move money: each is one movement, named by its Idempotency-Key. */
-export type MoneyOperation = 'rechargeCard' | 'dischargeCard';
+export type MoneyOperation = 'rechargeCard' | 'dischargeCard' | 'undoRecharge';
 
 type ErrorsOf<Op extends OperationId> = (typeof operations)[Op]['errors'];
 
@@ -95,7 +95,11 @@ export function isCardWalletError<Op extends OperationId = OperationId>(
   );
 }
 
-/** Whether `error` is the error of a recharge or a discharge: a movement `retry` can finish. */
+/** Whether `error` is the error of a recharge, a discharge or an undo: a movement `retry` can finish. */
 export function isMoneyError(error: unknown): error is CardWalletError<MoneyOperation> {
-  return isCardWalletError(error, 'rechargeCard') || isCardWalletError(error, 'dischargeCard');
+  return (
+    isCardWalletError(error, 'rechargeCard') ||
+    isCardWalletError(error, 'dischargeCard') ||
+    isCardWalletError(error, 'undoRecharge')
+  );
 }

@@ -42,4 +42,5 @@ export {
   type SimulatorRateLimits,
   type SimulatorRateLimitsRequest,
   type SimulatorStatus,
+  type UndoResult,
 } from './api.ts';

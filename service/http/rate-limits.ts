@@ -16,6 +16,7 @@ export type Endpoint =
   | 'dischargecard'
   | 'personalize'
   | 'settle'
+  | 'undo'
   | 'movements'
   | 'quote'
   | 'holder';
@@ -33,6 +34,8 @@ export const RATE_LIMITS: Readonly<RateLimits> = {
   dischargecard: { limit: 10, windowMs: 60_000 },
   personalize: { limit: 10, windowMs: 60_000 },
   settle: { limit: 10, windowMs: 60_000 },
+  /** `POST /cards/undo`: a cashier's undo, as often as a recharge. */
+  undo: { limit: 10, windowMs: 60_000 },
   /** `GET /movements`: each lookup may ask the ledger (docs/integrators.md, "Receipts"). */
   movements: { limit: 30, windowMs: 60_000 },
   /** `GET /quote`: each asks the ledger (docs/integrators.md, "Bonus tiers"). */

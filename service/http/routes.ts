@@ -15,6 +15,7 @@ import { readCard } from '../wallet/read-card.ts';
 import { rechargeCard } from '../wallet/recharge-card.ts';
 import { movementById, movementsByReference } from '../wallet/movement-lookup.ts';
 import { settleCard } from '../wallet/settle-card.ts';
+import { parseUndoRequest, undoRecharge } from '../wallet/undo-recharge.ts';
 import { REFERENCE_PATTERN } from '../../common/ledger-contract.ts';
 import { buysAtLeastOneCredit, parseRechargeRequest } from '../wallet/recharge-request.ts';
 import { parseQuoteQuery, quoteAmount } from '../wallet/amount-quote.ts';
@@ -174,6 +175,35 @@ export function apiRoutes(deps: RouteDependencies): Router {
     await customers.resolve(apiKey);
     res.json(await setHolderLabel(cards, ledger, apiKey, label));
   });
+  // A cashier's undo of this till's recharge of the card on the reader.
+  router.post(
+    '/cards/undo',
+    ...limited('undo'),
+    ...jsonBody(),
+    resolveCustomer,
+    async (req, res) => {
+      const request = parseUndoRequest(req.body);
+      // The ledger keeps no POS reference with a refund: its recharge is its reference.
+      if (req.headers['pos-reference'] !== undefined) {
+        throw errors.invalidReference(
+          'Pos-Reference: not taken by /cards/undo; the undo names its recharge (movementId)',
+        );
+      }
+      const { keyFingerprint } = authenticatedLocals(res);
+      const undone = await undoRecharge(cards, movements, {
+        recharge: request.movementId,
+        keyFingerprint,
+        idempotency: idempotencyOf(req, keyFingerprint, request, undefined),
+        ...(cardList ? { blocks: cardList } : {}),
+      });
+      activity.emit('card-answer', {
+        at: new Date(),
+        cardId: undone.cardId,
+        credits: undone.credits,
+      });
+      res.json(undone);
+    },
+  );
 
   // Receipts: a movement by its id, or every one with the POS's reference (newest first).
   router.get('/movements/:id', ...limited('movements'), resolveCustomer, async (req, res) => {
@@ -219,6 +249,7 @@ export const API_METHODS: Readonly<Record<string, readonly string[]>> = {
   '/cards/settle': ['POST'],
   '/cards/holder': ['POST'],
   '/quote': ['GET', 'HEAD'],
+  '/cards/undo': ['POST'],
   '/movements': ['GET', 'HEAD'],
   '/movements/:id': ['GET', 'HEAD'],
   '/events': ['GET', 'HEAD'],

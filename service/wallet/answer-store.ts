@@ -37,8 +37,20 @@ export type DischargeAnswer = {
   dischargedAmount: number;
 } & Receipt;
 
+/**
+ * POST /cards/undo's 200 body: the card's balance after the undo, what it took off the card and
+ * the euros the cashier gives back (the ledger's decision), and the recharge it undid.
+ */
+export type UndoAnswer = {
+  cardId: string;
+  credits: number;
+  refundedCredits: number;
+  refundedAmount: number;
+  refunds: string;
+} & Receipt;
+
 /** What the caller is told for a movement that landed on the card. */
-export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
+export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer | UndoAnswer {
   const reserved = movement.reserved;
   if (!reserved?.intent) throw new Error(`movement ${movement.id} has no planned write`);
   // The ledger's amounts are exact decimal strings; JSON carries them as numbers (spec).
@@ -48,6 +60,16 @@ export function answerOf(movement: Movement): RechargeAnswer | DischargeAnswer {
     occurredAt: occurredAtOf(movement),
     reference: movement.reference ?? null,
   };
+  if (movement.kind === 'refund' && movement.refunds !== undefined) {
+    return {
+      cardId: movement.cardId,
+      credits: reserved.intent.value,
+      refundedCredits: reserved.credits,
+      refundedAmount: amount,
+      refunds: movement.refunds,
+      ...receipt,
+    };
+  }
   return movement.kind === 'recharge'
     ? {
         cardId: movement.cardId,
@@ -93,7 +115,7 @@ export class AnswerStore {
   }
 
   /** Records the answer for a landed movement, so the same Idempotency-Key replays it. */
-  async record(movement: Movement): Promise<RechargeAnswer | DischargeAnswer> {
+  async record(movement: Movement): Promise<RechargeAnswer | DischargeAnswer | UndoAnswer> {
     const body = answerOf(movement);
     await this.#book.append({ type: 'answered', id: movement.id, status: 200, body });
     return body;

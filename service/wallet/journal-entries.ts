@@ -63,6 +63,8 @@ export type JournalEntry =
       float?: FloatSale;
       /** The POS's reference of the sale (`Pos-Reference`), kept with the movement. */
       reference?: string;
+      /** A cashier's undo (kind `refund`): the recharge it takes back. */
+      refunds?: string;
       at: string;
     }
   /**
@@ -127,6 +129,8 @@ export interface Movement {
   reportedUndecided?: boolean;
   /** The POS's reference of the sale, when it sent one. */
   reference?: string;
+  /** A cashier's undo: the recharge it takes back. */
+  refunds?: string;
   startedAt: string;
   reserved?: { credits: number; amount: string; bonusCredits?: number; intent?: WriteIntent };
   card?: 'committed' | 'not-written';
@@ -176,6 +180,7 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
       ...(entry.adopted ? { adopted: true } : {}),
       ...(entry.float ? { float: entry.float } : {}),
       ...(entry.reference === undefined ? {} : { reference: entry.reference }),
+      ...(entry.refunds === undefined ? {} : { refunds: entry.refunds }),
       startedAt: entry.at,
     });
     return;
@@ -230,6 +235,7 @@ export function entriesOf(movement: Movement): JournalEntry[] {
       ...(movement.adopted ? { adopted: true } : {}),
       ...(movement.float ? { float: movement.float } : {}),
       ...(movement.reference === undefined ? {} : { reference: movement.reference }),
+      ...(movement.refunds === undefined ? {} : { refunds: movement.refunds }),
       at: movement.startedAt,
     },
   ];

@@ -3,7 +3,12 @@ import { EventEmitter } from 'node:events';
 import type { CardSuspicion, WalletCard, WriteIntent } from '../card/card-face.ts';
 import type { LedgerMovement } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
-import { AnswerStore, type DischargeAnswer, type RechargeAnswer } from './answer-store.ts';
+import {
+  AnswerStore,
+  type DischargeAnswer,
+  type RechargeAnswer,
+  type UndoAnswer,
+} from './answer-store.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { KeyRing } from './key-ring.ts';
 import { MovementBook } from './movement-book.ts';
@@ -19,7 +24,7 @@ import { startFloatSale, type FloatSaleInput } from './float-sale.ts';
 import { TillFloats, type TillFloatsLedger } from './till-floats.ts';
 
 export { answerOf } from './answer-store.ts';
-export type { DischargeAnswer, RechargeAnswer } from './answer-store.ts';
+export type { DischargeAnswer, RechargeAnswer, UndoAnswer } from './answer-store.ts';
 export type { Reservation, ReserveInput } from './movement-requests.ts';
 export type { WaitingMovement } from './movement-reconciler.ts';
 export type { MovementLedger } from './movement-resolver.ts';
@@ -127,6 +132,11 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
 
   get tillId(): string {
     return this.#book.tillId;
+  }
+
+  /** This till's clock (a cashier's undo window counts by it). */
+  get clock(): Clock {
+    return this.#book.clock;
   }
 
   /** Movements the ledger has not confirmed yet (posted or voided), for the tray. */
@@ -241,7 +251,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return startFloatSale(this.#book, card, input, (id) => this.#requests.release(id));
   }
 
-  commit<T extends RechargeAnswer | DischargeAnswer>(
+  commit<T extends RechargeAnswer | DischargeAnswer | UndoAnswer>(
     reservation: Reservation,
     card: WalletCard,
   ): Promise<T> {

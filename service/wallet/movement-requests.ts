@@ -8,7 +8,7 @@ import {
   type NewMovement,
 } from '../cloud/ledger-client.ts';
 import { errors } from '../errors.ts';
-import type { AnswerStore, DischargeAnswer, RechargeAnswer } from './answer-store.ts';
+import type { AnswerStore, DischargeAnswer, RechargeAnswer, UndoAnswer } from './answer-store.ts';
 import type { CardSettlement } from './card-settlement.ts';
 import type { MovementBook } from './movement-book.ts';
 import type { Idempotency, Movement, MovementKind } from './journal-entries.ts';
@@ -104,6 +104,7 @@ export class MovementRequests {
         keyFingerprint: input.keyFingerprint,
         idempotency: input.idempotency,
         ...(input.request.reference === undefined ? {} : { reference: input.request.reference }),
+        ...(input.request.refunds === undefined ? {} : { refunds: input.request.refunds }),
       });
       const movement = this.#book.movement(id);
       const pending = await this.#create(movement, apiKey, {
@@ -146,7 +147,7 @@ export class MovementRequests {
    * CardRemovedDuringWrite (or CardAnswerUnverified). Ends the
    * request's ownership of the movement.
    */
-  async commit<T extends RechargeAnswer | DischargeAnswer>(
+  async commit<T extends RechargeAnswer | DischargeAnswer | UndoAnswer>(
     reservation: Reservation,
     card: WalletCard,
   ): Promise<T> {

@@ -155,6 +155,43 @@ export const scenarios: Record<string, (world: World) => Promise<void>> = {
     );
   },
 
+  async "when a mistaken recharge is undone and the undo's answer is lost, then the client sends it again with its key, the card is undone once, and a second undo is a typed AlreadyUndone"({
+    client,
+    baseUrl,
+    apiKey,
+  }) {
+    let drop = true;
+    const recorder = recordingFetch(async (url, answer) => {
+      const res = await answer();
+      if (drop && url.endsWith('/cards/undo')) {
+        // The service did the undo; its answer never arrives.
+        drop = false;
+        await res.text();
+        throw new TypeError('network connection lost');
+      }
+      return res;
+    });
+    const wallet = new client.CardWalletClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    const cardId = await placeCard(wallet);
+    await wallet.rechargeCard({ credits: 4 });
+    const mistaken = await wallet.rechargeCard({ amount: 20 });
+    check(typeof mistaken.movementId === 'string', 'the recharge has its movementId');
+    const undone = await wallet.undoRecharge(mistaken.movementId as string);
+    same(
+      specOf(undone),
+      { cardId, credits: 4, refundedCredits: 40, refundedAmount: 20, refunds: mistaken.movementId },
+      'undoRecharge',
+    );
+    const sent = recorder.to('/cards/undo');
+    same(sent.length, 2, 'the undo sent twice');
+    same(sent[0]?.key, sent[1]?.key, 'with one Idempotency-Key');
+    same((await wallet.readCard()).credits, 4, 'the card undone once');
+    const again = await thrown(() => wallet.undoRecharge(mistaken.movementId as string), 'again');
+    check(client.isCardWalletError(again, 'undoRecharge'), `a typed error: ${String(again)}`);
+    same([again.status, again.code], [500, 'AlreadyUndone'], 'the second undo');
+    check(typeof again.idempotencyKey === 'string', 'the undo error carries its key');
+  },
+
   async 'when money calls are made, then each carries its own Idempotency-Key, a UUID'({
     client,
     baseUrl,

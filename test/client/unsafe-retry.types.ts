@@ -8,6 +8,7 @@ import {
   type CardWalletClient,
   type DischargeResult,
   type RechargeResult,
+  type UndoResult,
 } from '../../client/src/index.ts';
 
 declare const wallet: CardWalletClient;
@@ -28,7 +29,21 @@ if (isCardWalletError(error, 'dischargeCard')) {
 
 if (isMoneyError(error)) {
   expectTypeOf(error.idempotencyKey).toEqualTypeOf<string>();
-  expectTypeOf(wallet.retry(error)).resolves.toEqualTypeOf<RechargeResult | DischargeResult>();
+  expectTypeOf(wallet.retry(error)).resolves.toEqualTypeOf<
+    RechargeResult | DischargeResult | UndoResult
+  >();
+}
+
+if (isCardWalletError(error, 'undoRecharge')) {
+  // An undo is a movement too: its error carries its key, and its codes are the undo's own.
+  expectTypeOf(error.idempotencyKey).toEqualTypeOf<string>();
+  expectTypeOf(wallet.retry(error)).resolves.toEqualTypeOf<UndoResult>();
+  expectTypeOf<'UndoWindowPassed'>().toMatchTypeOf<typeof error.code>();
+  void wallet.undoRecharge('6f1c0d2e-0000-4000-8000-000000000000', {
+    idempotencyKey: error.idempotencyKey,
+  });
+  // @ts-expect-error an undo takes no POS reference (the recharge it names is its reference)
+  void wallet.undoRecharge('6f1c0d2e-0000-4000-8000-000000000000', { reference: 'sale-1' });
 }
 
 if (isCardWalletError(error)) {

@@ -543,6 +543,7 @@ describe('GET /openapi.json', () => {
         '/cards/holder',
         '/cards/personalize',
         '/cards/settle',
+        '/cards/undo',
         '/dischargecard',
         '/events',
         '/info',
@@ -590,7 +591,12 @@ describe('GET /events without a reader', () => {
 });
 
 describe('rate limits of the money endpoints', () => {
-  for (const path of ['/writecard', '/dischargecard']) {
+  const bodies: Record<string, string | undefined> = {
+    '/writecard': '{"credits":1}',
+    '/dischargecard': undefined,
+    '/cards/undo': '{"movementId":"5b3f8e62-1c2d-4e5f-8a9b-0c1d2e3f4a5b"}',
+  };
+  for (const [path, body] of Object.entries(bodies)) {
     test(`when ${path} is called 11 times in a minute, then the 11th is 429`, async () => {
       const service = await startService();
       try {
@@ -599,7 +605,7 @@ describe('rate limits of the money endpoints', () => {
           const res = await httpRequest(`${service.url}${path}`, {
             method: 'POST',
             headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
-            body: path === '/writecard' ? '{"credits":1}' : undefined,
+            body,
           });
           statuses.push(res.status);
         }
@@ -610,7 +616,7 @@ describe('rate limits of the money endpoints', () => {
         });
         assert.match(
           String(last.headers['ratelimit-policy']),
-          new RegExp(`"${path.slice(1)}"; q=10; w=60`),
+          new RegExp(`"${path === '/cards/undo' ? 'undo' : path.slice(1)}"; q=10; w=60`),
         );
       } finally {
         await service.close();

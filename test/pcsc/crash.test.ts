@@ -154,35 +154,60 @@ function cardHolding60(cardType: 'mifare-classic' | 'desfire', id: number[]): An
   });
 }
 
+/** Recharges the card on the reader by 9 and waits until the ledger posted it; its id. */
+async function rechargedBy9(workerUrl: string): Promise<string> {
+  const res = await httpRequest(`${workerUrl}/writecard`, {
+    method: 'POST',
+    headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
+    body: '{"credits":9}',
+  });
+  assert.equal(res.status, 200, shown(res));
+  await settledAtLedger();
+  return (res.json as { movementId: string }).movementId;
+}
+
 describe('SIGKILL at every step of a movement, then a restart', () => {
   for (const [cardType, kind] of [
     ['mifare-classic', 'recharge'],
     ['mifare-classic', 'discharge'],
     ['desfire', 'recharge'],
     ['desfire', 'discharge'],
+    // A cashier's undo of a recharge of 9 (a refund movement, made by this till).
+    ['mifare-classic', 'undo'],
+    ['desfire', 'undo'],
   ] as const) {
     for (const point of crashPoints) {
       const on = cardType === 'desfire' ? ' on a DESFire card' : '';
-      test(`when a ${kind}${on} is killed after ${point.name}, then after the restart the money is exact`, async () => {
+      test(`when ${kind === 'undo' ? 'an' : 'a'} ${kind}${on} is killed after ${point.name}, then after the restart the money is exact`, async () => {
         const card = cardHolding60(cardType, [
-          kind === 'recharge' ? 0x01 : 0x02,
+          { recharge: 0x01, discharge: 0x02, undo: 0x03 }[kind],
           crashPoints.indexOf(point),
         ]);
         // Sold before the ledger: its account covers the 60 a discharge pays out.
         await importCardBalance(ledger, card.id, 60);
-        const poolBefore = await pool();
         let worker = await startWorker();
         await present(card);
+        // An undo's recharge, made and posted before the crash is armed.
+        const undone = kind === 'undo' ? await rechargedBy9(worker.url) : undefined;
+        const start = balanceOf(card);
+        const poolBefore = await pool();
         let killed = false;
         point.arm(card, () => {
           killed = true;
           worker.child.kill('SIGKILL');
         });
-        const path = kind === 'recharge' ? '/writecard' : '/dischargecard';
+        const path = { recharge: '/writecard', discharge: '/dischargecard', undo: '/cards/undo' }[
+          kind
+        ];
         await httpRequest(`${worker.url}${path}`, {
           method: 'POST',
           headers: { 'X-Api-Key': TEST_API_KEY, 'Content-Type': 'application/json' },
-          body: kind === 'recharge' ? '{"credits":9}' : undefined,
+          body:
+            kind === 'recharge'
+              ? '{"credits":9}'
+              : undone === undefined
+                ? undefined
+                : JSON.stringify({ movementId: undone }),
         }).catch(() => undefined);
         // The post follows the answer in the background: its crash point may come just after.
         await waitUntil(() => killed, 20_000, 'the crash point');
@@ -194,8 +219,8 @@ describe('SIGKILL at every step of a movement, then a restart', () => {
         worker = await startWorker();
         try {
           await settledAtLedger();
-          const moved = balanceOf(card) - 60;
-          const expected = point.landed ? (kind === 'recharge' ? 9 : -60) : 0;
+          const moved = balanceOf(card) - start;
+          const expected = point.landed ? { recharge: 9, discharge: -60, undo: -9 }[kind] : 0;
           assert.equal(moved, expected, 'the card holds exactly what the crash point implies');
           assert.equal(await pool(), poolBefore - moved, 'card and pool moved by the same credits');
           const report = await checkLedger(ledger.db);

@@ -132,6 +132,7 @@ export const ROOMY_LIMITS: RateLimits = {
   dischargecard: { limit: 1_000, windowMs: 60_000 },
   personalize: { limit: 1_000, windowMs: 60_000 },
   settle: { limit: 1_000, windowMs: 60_000 },
+  undo: { limit: 1_000, windowMs: 60_000 },
   movements: { limit: 1_000, windowMs: 60_000 },
   quote: { limit: 1_000, windowMs: 60_000 },
   holder: { limit: 1_000, windowMs: 60_000 },
