@@ -163,11 +163,19 @@ export class FloatScenario {
     return customers.resolve(till.key);
   }
 
-  /** Notes what a float recharge's 200 was sold on while its till was offline. */
-  answered(till: FloatTill, movementId: string | undefined, credits: number, now: number): void {
+  /**
+   * Notes what a float recharge's 200 was sold on while its till was offline; the path it
+   * reached (sold from the float online or offline), if any.
+   */
+  answered(
+    till: FloatTill,
+    movementId: string | undefined,
+    credits: number,
+    now: number,
+  ): string | undefined {
     const floats = till.engine?.floats;
     if (!floats || movementId === undefined || !parseFloatMovementId(movementId)) return;
-    if (floats.keeper.online) return;
+    if (floats.keeper.online) return 'float-sold-online';
     const settings = this.settings[till.shop] as FloatSettings;
     this.#offlineSales.push({
       till: till.name,
@@ -177,6 +185,24 @@ export class FloatScenario {
       offlineForMs: now - (floats.keeper.lastAnsweredAt ?? Number.NEGATIVE_INFINITY),
       limitMs: settings.offlineLimitSeconds * 1000,
     });
+    return 'float-sold-offline';
+  }
+
+  /** The path a refusal reached: which of the float's bounds, or the report it waits for. */
+  refused(code: string, detail: string | undefined): string | undefined {
+    if (code === 'FloatRechargeUnreported') return 'float-refused-unreported';
+    if (code === 'ErrorTrackingDischargeMovement' && detail?.includes('cannot be reached'))
+      return 'float-payout-refused-offline';
+    if (code !== 'NoCredits' || !detail?.startsWith('offline:')) return undefined;
+    const bounds: [string, string][] = [
+      ['offline time limit passed', 'limit'],
+      ['credits per recharge while', 'cap'],
+      ['the float is used up', 'used-up'],
+      ["awaits an operator's close", 'awaits-close'],
+      ['are not recharged from the float', 'card-type'],
+    ];
+    const bound = bounds.find(([text]) => detail.includes(text))?.[1];
+    return bound === undefined ? undefined : `float-refused-${bound}`;
   }
 
   /**

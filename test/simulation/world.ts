@@ -573,7 +573,8 @@ async function runWorld(
       (answer) => {
         record.outcome = { status: 200, body: answer };
         if (floats && 'credits' in request && !record.replayed) {
-          floats.answered(till, record.trace.movementId, request.credits, sched.now());
+          const path = floats.answered(till, record.trace.movementId, request.credits, sched.now());
+          if (path) reached(path);
         }
         const movementId = record.trace.movementId;
         record.countedWhenAnswered = movementId !== undefined && counted(ledger, movementId);
@@ -601,6 +602,8 @@ async function runWorld(
         const detail = floats && error instanceof AppError ? error.detail : undefined;
         note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
         if (code === 'IdempotencyKeyOtherCard') reached('refused-other-card');
+        const floatPath = floats?.refused(code, detail);
+        if (floatPath) reached(floatPath);
         // The POS retries with the same Idempotency-Key, often after putting the card back.
         if (idempotencyKey && rng.chance(0.6) && sched.time < FAULTS_UNTIL) {
           if (retrying) return retry(idempotencyKey, callers.between(300, 4_000));
@@ -1210,6 +1213,8 @@ async function runWorld(
   });
   problems.push(...floatProblems);
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
+  const topUpsAskedAgain = floats ? (ledger as SimLedger).floats.topUpsAskedAgain : 0;
+  if (topUpsAskedAgain > 0) paths.set('float-top-up-asked-again', topUpsAskedAgain);
   for (const [code, count] of network.refusals) {
     paths.set(`ledger-refused-${code.replace(/\W+/g, '-')}`, count);
   }
