@@ -164,18 +164,22 @@ export class FloatScenario {
   }
 
   /**
-   * Notes what a float recharge's 200 was sold on while its till was offline; the path it
-   * reached (sold from the float online or offline), if any.
+   * Notes what a float recharge's 200 was sold on while its till was offline (from when it was
+   * asked to its answer); the path it reached (sold from the float online or offline), if any.
    */
   answered(
     till: FloatTill,
-    movementId: string | undefined,
-    credits: number,
-    now: number,
+    sale: {
+      movementId: string | undefined;
+      credits: number;
+      now: number;
+      onlineWhenAsked: boolean;
+    },
   ): string | undefined {
+    const { movementId, credits, now } = sale;
     const floats = till.engine?.floats;
     if (!floats || movementId === undefined || !parseFloatMovementId(movementId)) return;
-    if (floats.keeper.online) return 'float-sold-online';
+    if (sale.onlineWhenAsked || floats.keeper.online) return 'float-sold-online';
     const settings = this.settings[till.shop] as FloatSettings;
     this.#offlineSales.push({
       till: till.name,
@@ -409,7 +413,13 @@ export class FloatScenario {
   }
 
   /** The float's invariants (above), at the end. */
-  check(world: { ledger: SimLedger; writes: readonly LandedWrite[]; start: number }): string[] {
+  check(world: {
+    ledger: SimLedger;
+    writes: readonly LandedWrite[];
+    start: number;
+    cards: readonly SimCard[];
+    shopIds: readonly string[];
+  }): string[] {
     const { ledger, writes } = world;
     const problems = [...this.#problems];
     const landed = new Map<string, LandedWrite>();
@@ -452,9 +462,16 @@ export class FloatScenario {
       }
     }
     for (const flag of ledger.flags) {
+      // Only a card its own shop's tills alone wrote (as invariants.ts): another shop's credits
+      // on a card are above this shop's account of it, and rightly flagged.
+      const card = world.cards.find((candidate) => candidate.uid === flag.cardId);
+      const own =
+        card !== undefined &&
+        world.shopIds[card.home] === flag.shopId &&
+        [...card.writtenAt].every((shop) => shop === card.home);
+      if (!own) continue;
       if (flag.kind === 'forged-float-movement' || flag.kind === 'card-above-account') {
-        // A float recharge of the flagging shop on the card when it flagged it: another shop's
-        // credits on a card (its float's or not) are above this shop's account, rightly.
+        // A float recharge of the flagging shop on the card when it flagged it.
         const flaggedBy = ledger.movements.get(flag.movementId);
         const flaggedAt = flaggedBy ? Date.parse(flaggedBy.createdAt) - world.start : Infinity;
         const floatOnCard = writes.some((write) => {

@@ -563,6 +563,9 @@ async function runWorld(
         keyFingerprint: print,
         idempotency,
       });
+    // Whether the till was online when asked: a sale offline from start to answer kept the
+    // offline bounds (its till may learn it is offline while the card is written).
+    const onlineWhenAsked = engine.floats?.keeper.online ?? false;
     const call =
       kind === 'recharge'
         ? floats
@@ -573,7 +576,12 @@ async function runWorld(
       (answer) => {
         record.outcome = { status: 200, body: answer };
         if (floats && 'credits' in request && !record.replayed) {
-          const path = floats.answered(till, record.trace.movementId, request.credits, sched.now());
+          const path = floats.answered(till, {
+            movementId: record.trace.movementId,
+            credits: request.credits,
+            now: sched.now(),
+            onlineWhenAsked,
+          });
           if (path) reached(path);
         }
         const movementId = record.trace.movementId;
@@ -1197,7 +1205,13 @@ async function runWorld(
     }
   }
   const floatProblems = floats
-    ? floats.check({ ledger: ledger as SimLedger, writes, start: sched.start })
+    ? floats.check({
+        ledger: ledger as SimLedger,
+        writes,
+        start: sched.start,
+        cards,
+        shopIds: SHOPS.map((shop) => shop.id),
+      })
     : [];
   const problems = checkInvariants({
     ledger,
