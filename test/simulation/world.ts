@@ -1163,7 +1163,8 @@ async function runWorld(
     );
     reached('operator-decided');
   }
-  await sched.runUntil(sched.time + 150_000);
+  // Each till learns the operator's words at its next reconciliation (slower with floats).
+  await sched.runUntil(sched.time + Math.max(150_000, 2 * (floats?.quietMs ?? 0)));
   // A card a shop holds for an operator's word given without it is decided by the next request
   // with it at a till of that shop (its own till, when it can, decides it on sight).
   for (const movement of [...ledger.movements.values()]) {
