@@ -575,6 +575,7 @@ async function runWorld(
     call.then(
       (answer) => {
         record.outcome = { status: 200, body: answer };
+        floats?.checkBook({ ledger: ledger as SimLedger, writes, sched }, `after request ${n}`);
         if (floats && 'credits' in request && !record.replayed) {
           const path = floats.answered(till, {
             movementId: record.trace.movementId,
@@ -606,6 +607,7 @@ async function runWorld(
       (error: unknown) => {
         const code = error instanceof AppError ? error.code : String(error);
         record.outcome = { status: 500, code };
+        floats?.checkBook({ ledger: ledger as SimLedger, writes, sched }, `after request ${n}`);
         // With floats, why (a NoCredits says which of the float's bounds).
         const detail = floats && error instanceof AppError ? error.detail : undefined;
         note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
