@@ -20,6 +20,8 @@ export const FLOAT_TIMING = {
   /** How often, at most, the journal notes that the ledger answered (the offline limit's start). */
   notedEveryMs: 10 * 60_000,
 } as const;
+/** The timing of a till's float (FLOAT_TIMING's defaults; the simulation's are quicker). */
+export type FloatTiming = Record<keyof typeof FLOAT_TIMING, number>;
 /** Fewer movement ids than this left: a top-up asks for more (IDS_PER_REQUEST). */
 export const IDS_LOW = 50;
 
@@ -33,7 +35,7 @@ export type FloatLedger = Pick<
 
 export interface FloatKeeperOptions {
   ledger: FloatLedger;
-  timing?: Partial<typeof FLOAT_TIMING>;
+  timing?: Partial<FloatTiming>;
   /** The shop of a key (the service's cached customer resolution); default: asked of the ledger. */
   customer?: (apiKey: string) => Promise<LedgerCustomer>;
 }
@@ -54,7 +56,7 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
   readonly #account: FloatAccount;
   readonly #reporter: FloatReporter;
   readonly #ledger: FloatLedger;
-  readonly #timing: typeof FLOAT_TIMING;
+  readonly #timing: FloatTiming;
   readonly #schedule: ReconcileSchedule;
   readonly #opening: FloatOpening;
   readonly #customer: (apiKey: string) => Promise<LedgerCustomer>;

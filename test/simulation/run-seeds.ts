@@ -1,12 +1,17 @@
 import type { LedgerKind } from './shop-ledger.ts';
 import { runSeed, type SimResult } from './world.ts';
 
-const sqlFlag = (ledger: LedgerKind, twin = false) =>
-  ledger === 'sql' ? ` --sql${twin ? ' --twin' : ''}` : '';
+const sqlFlag = (ledger: LedgerKind, twin = false, floats = false) =>
+  (ledger === 'sql' ? ` --sql${twin ? ' --twin' : ''}` : '') + (floats ? ' --floats' : '');
 
 /** The command that replays one seed exactly. */
-export function replayCommand(seed: number, ledger: LedgerKind = 'model', twin = false): string {
-  return `npm run simulate -- --seed ${seed}${sqlFlag(ledger, twin)} --trace`;
+export function replayCommand(
+  seed: number,
+  ledger: LedgerKind = 'model',
+  twin = false,
+  floats = false,
+): string {
+  return `npm run simulate -- --seed ${seed}${sqlFlag(ledger, twin, floats)} --trace`;
 }
 
 /** The command that runs a range of seeds again. */
@@ -15,8 +20,9 @@ export function rangeCommand(
   count: number,
   ledger: LedgerKind = 'model',
   twin = false,
+  floats = false,
 ): string {
-  return `npm run simulate -- --from ${from} --seeds ${count}${sqlFlag(ledger, twin)}`;
+  return `npm run simulate -- --from ${from} --seeds ${count}${sqlFlag(ledger, twin, floats)}`;
 }
 
 export interface RunOptions {
@@ -27,6 +33,8 @@ export interface RunOptions {
    * failure (the model answered a call otherwise than the SQL did).
    */
   twin?: boolean;
+  /** The shops give their tills floats (float-scenarios.ts). */
+  floats?: boolean;
   /** Print every seed's trace (one seed's, usually). */
   trace?: boolean;
   print?: (line: string) => void;
@@ -43,6 +51,7 @@ export async function runSeeds(
   {
     ledger = 'model',
     twin = false,
+    floats = false,
     trace = false,
     print = () => undefined,
     paths,
@@ -51,7 +60,7 @@ export async function runSeeds(
 ): Promise<SimResult[]> {
   const failures: SimResult[] = [];
   for (let seed = from; seed < from + count; seed += 1) {
-    const result = await runSeed(seed, { ledger });
+    const result = await runSeed(seed, { ledger, floats });
     if (twin && ledger === 'sql') {
       const drift = firstDifference(result.trace, (await runSeed(seed)).trace);
       if (drift) result.problems.push(drift);
@@ -61,7 +70,7 @@ export async function runSeeds(
     if (result.problems.length === 0) continue;
     failures.push(result);
     print(
-      `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed, ledger, twin)}`,
+      `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed, ledger, twin, floats)}`,
     );
     if (first) break;
   }

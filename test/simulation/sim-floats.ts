@@ -63,6 +63,8 @@ const refuse = (code: string, status: number) => new SimLedgerError(status, code
 export class SimFloats {
   readonly floats = new Map<string, SimFloat>();
   readonly #topUps = new Map<string, TopUp>();
+  /** Top-ups asked again with their id (the first answer lost, or the till restarted). */
+  topUpsAskedAgain = 0;
   /** Per shop and till: when it was first heard from and last reported. */
   readonly tills = new Map<string, { firstSeenAt: string; lastReportAt: string | null }>();
   readonly #ledger: SimLedger;
@@ -139,6 +141,7 @@ export class SimFloats {
     let topUp = this.#topUps.get(key);
     const ids = request.ids ?? 0;
     if (topUp) {
+      this.topUpsAskedAgain += 1;
       if (
         topUp.floatId !== floatId.toLowerCase() ||
         topUp.requested !== request.credits ||

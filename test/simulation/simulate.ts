@@ -10,6 +10,8 @@
  *   npm run simulate -- --seeds 200 --sql       against the real ledger (its SQL on PGlite)
  *   npm run simulate -- --seeds 200 --sql --twin    and on the model too: a trace that differs
  *                                               fails (the model answered otherwise)
+ *   npm run simulate -- --seeds 200 --floats    the shops give their tills floats
+ *                                               (float-scenarios.ts)
  *
  * A failing seed prints the one command that replays it exactly. At the end, how often the
  * runs reached each path worth reaching.
@@ -27,7 +29,7 @@ const from = Number(one ?? option('--from') ?? 1);
 const count = one === undefined ? Number(option('--seeds') ?? 10_000) : 1;
 if (!Number.isSafeInteger(from) || !Number.isSafeInteger(count) || count < 1) {
   console.error(
-    'usage: npm run simulate -- [--seeds N] [--from S] [--first] | --seed S [--trace]; [--sql]',
+    'usage: npm run simulate -- [--seeds N] [--from S] [--first] | --seed S [--trace]; [--sql] [--floats]',
   );
   process.exit(2);
 }
@@ -37,6 +39,7 @@ const paths = new Map<string, number>();
 const failures = await runSeeds(from, count, {
   ledger: args.includes('--sql') ? 'sql' : 'model',
   twin: args.includes('--twin'),
+  floats: args.includes('--floats'),
   trace: args.includes('--trace') || one !== undefined,
   print: console.log,
   paths,

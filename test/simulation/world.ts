@@ -36,7 +36,12 @@ import {
 import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { powerOn } from '../../service/card/simulator/virtual-desfire-card.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
-import { LedgerClient, LedgerRefusal, mayHaveLanded } from '../../service/cloud/ledger-client.ts';
+import {
+  LedgerClient,
+  LedgerRefusal,
+  mayHaveLanded,
+  type LedgerCustomer,
+} from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
@@ -76,6 +81,7 @@ import { SimFiles } from './sim-files.ts';
 import { RealLedger } from './real-ledger.ts';
 import type { LedgerKind, ShopLedger } from './shop-ledger.ts';
 import { SimLedger } from './sim-ledger.ts';
+import { FloatScenario } from './float-scenarios.ts';
 import { ledgerOverHttp, NO_FAULTS, SimNetwork, type LedgerEndpoint } from './sim-network.ts';
 
 const SHOPS = [
@@ -163,19 +169,28 @@ export interface SimResult {
 export interface SeedOptions {
   /** The in-memory model of the ledger (default), or the real one's SQL on PGlite. */
   ledger?: LedgerKind;
+  /** The shops give their tills floats (float-scenarios.ts); the model ledger only. */
+  floats?: boolean;
 }
 
 /** Runs one seed and checks the invariants. */
 export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SimResult> {
   const opened: RealLedger[] = [];
   try {
-    return await runWorld(seed, options.ledger ?? 'model', opened);
+    return await runWorld(seed, options.ledger ?? 'model', opened, options.floats === true);
   } finally {
     for (const ledger of opened) await ledger.close();
   }
 }
 
-async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): Promise<SimResult> {
+async function runWorld(
+  seed: number,
+  kind: LedgerKind,
+  opened: RealLedger[],
+  withFloats: boolean,
+): Promise<SimResult> {
+  if (withFloats && kind !== 'model') throw new Error('float seeds run on the model ledger');
+  const floats = withFloats ? new FloatScenario(seed) : undefined;
   const rng = new Rng(seed);
   const sched = new Scheduler(rng, EPOCH);
   // The callers' retries across restarts and with other cards, the restarts that compact the
@@ -228,7 +243,11 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     const keys = tillShops.flatMap((_, till) =>
       Array.from({ length: KEYS_PER_SHOP }, (__, n) => keyOf(till, shop, n)),
     );
-    await ledger.addShop({ id, name, credits: SHOP_CREDITS, creditCost: '0.50' }, keys);
+    const float = floats?.settings[shop];
+    await ledger.addShop(
+      { id, name, credits: SHOP_CREDITS, creditCost: '0.50', ...(float ? { float } : {}) },
+      keys,
+    );
   }
   const network = new SimNetwork(sched, endpoint);
   const writes: LandedWrite[] = [];
@@ -312,8 +331,10 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     [...ledger.shops.values()].reduce((sum, shop) => sum + shop.credits, 0) +
     [...ledger.movements.values()]
       .filter((movement) => movement.kind === 'recharge' && movement.state === 'pending')
-      .reduce((sum, movement) => sum + movement.credits, 0);
+      .reduce((sum, movement) => sum + movement.credits, 0) +
+    (floats ? floats.inBook(ledger as SimLedger, writes) : 0);
   const totalAtStart = total();
+  floats?.watchBook(total);
 
   const logOf = (till: Till): Logger => ({
     debug: () => undefined,
@@ -379,6 +400,17 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
       clock: sched.clock(life),
       newId: () => uuidFrom(rng),
       postBeforeAnswer: till.postBeforeAnswer,
+      ...(floats
+        ? {
+            ...floats.engineTiming,
+            floats: floats.engineFloats(
+              till,
+              client,
+              () => sched.now(),
+              () => till.engine,
+            ),
+          }
+        : {}),
     });
     for (const key of till.earlierKeys) engine.retireKey(key);
     till.client = client;
@@ -524,18 +556,35 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
         .filter((movement) => movement.idempotency?.scope === record.scope)
         .at(-1),
     );
+    const recharge = (customer: LedgerCustomer) =>
+      rechargeCard(access, movements, {
+        request: request as { credits: number },
+        customer,
+        keyFingerprint: print,
+        idempotency,
+      });
+    // Whether the till was online when asked: a sale offline from start to answer kept the
+    // offline bounds (its till may learn it is offline while the card is written).
+    const onlineWhenAsked = engine.floats?.keeper.online ?? false;
     const call =
       kind === 'recharge'
-        ? rechargeCard(access, movements, {
-            request: request as { credits: number },
-            customer: { customerId: '', name: '', credits: 0, creditCost: '0.50' },
-            keyFingerprint: print,
-            idempotency,
-          })
+        ? floats
+          ? floats.customer(till).then(recharge)
+          : recharge({ customerId: '', name: '', credits: 0, creditCost: '0.50' })
         : dischargeCard(access, movements, { keyFingerprint: print, idempotency });
     call.then(
       (answer) => {
         record.outcome = { status: 200, body: answer };
+        floats?.checkBook({ ledger: ledger as SimLedger, writes, sched }, `after request ${n}`);
+        if (floats && 'credits' in request && !record.replayed) {
+          const path = floats.answered(till, {
+            movementId: record.trace.movementId,
+            credits: request.credits,
+            now: sched.now(),
+            onlineWhenAsked,
+          });
+          if (path) reached(path);
+        }
         const movementId = record.trace.movementId;
         record.countedWhenAnswered = movementId !== undefined && counted(ledger, movementId);
         note(`request ${n}: 200 ${JSON.stringify(answer)}${record.replayed ? ' (replayed)' : ''}`);
@@ -558,8 +607,13 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
       (error: unknown) => {
         const code = error instanceof AppError ? error.code : String(error);
         record.outcome = { status: 500, code };
-        note(`request ${n}: error ${code}`);
+        floats?.checkBook({ ledger: ledger as SimLedger, writes, sched }, `after request ${n}`);
+        // With floats, why (a NoCredits says which of the float's bounds).
+        const detail = floats && error instanceof AppError ? error.detail : undefined;
+        note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
         if (code === 'IdempotencyKeyOtherCard') reached('refused-other-card');
+        const floatPath = floats?.refused(code, detail);
+        if (floatPath) reached(floatPath);
         // The POS retries with the same Idempotency-Key, often after putting the card back.
         if (idempotencyKey && rng.chance(0.6) && sched.time < FAULTS_UNTIL) {
           if (retrying) return retry(idempotencyKey, callers.between(300, 4_000));
@@ -1038,6 +1092,37 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     await bringBack((card) => late.has(card));
     reached('card-back-late');
   }
+  if (floats) {
+    // The till float's outages, dying tills and carried cards, then an operator's closes.
+    const floatWorld = {
+      sched,
+      network,
+      ledger: ledger as SimLedger,
+      tills,
+      cards,
+      writes,
+      note,
+      reached,
+      present,
+      ask: (till: Till, kind: RequestRecord['kind'], request: object) =>
+        void ask(till, kind, request as RequestRecord['request']),
+      kill: (till: Till, loseDisk: boolean) => {
+        if (!till.life.alive) return;
+        stop(till);
+        till.files.crash(rng);
+        if (!loseDisk) return;
+        till.files.lose();
+        till.disksLost.push(sched.time);
+        till.lastJournal = undefined;
+      },
+      boot: (till: Till) => void boot(till),
+    };
+    const until = floats.schedule(floatWorld, sched.time);
+    await sched.runUntil(until);
+    for (const till of tills) sched.at(0, () => void boot(till), null);
+    await bringBack(() => true);
+    await floats.settle(floatWorld);
+  }
 
   // The movements of a till gone for good (its disk and its till id lost), or moved to another
   // shop, are decided by their cards at another till of the
@@ -1080,7 +1165,8 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     );
     reached('operator-decided');
   }
-  await sched.runUntil(sched.time + 150_000);
+  // Each till learns the operator's words at its next reconciliation (slower with floats).
+  await sched.runUntil(sched.time + Math.max(150_000, 2 * (floats?.quietMs ?? 0)));
   // A card a shop holds for an operator's word given without it is decided by the next request
   // with it at a till of that shop (its own till, when it can, decides it on sight).
   for (const movement of [...ledger.movements.values()]) {
@@ -1121,6 +1207,15 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
       if (!movement.awaitsCard) reached('operator-word-decided-by-card');
     }
   }
+  const floatProblems = floats
+    ? floats.check({
+        ledger: ledger as SimLedger,
+        writes,
+        start: sched.start,
+        cards,
+        shopIds: SHOPS.map((shop) => shop.id),
+      })
+    : [];
   const problems = checkInvariants({
     ledger,
     shopIds: SHOPS.map((shop) => shop.id),
@@ -1133,7 +1228,10 @@ async function runWorld(seed: number, kind: LedgerKind, opened: RealLedger[]): P
     total: total(),
     creditCostCents: CREDIT_COST_CENTS,
   });
+  problems.push(...floatProblems);
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
+  const topUpsAskedAgain = floats ? (ledger as SimLedger).floats.topUpsAskedAgain : 0;
+  if (topUpsAskedAgain > 0) paths.set('float-top-up-asked-again', topUpsAskedAgain);
   for (const [code, count] of network.refusals) {
     paths.set(`ledger-refused-${code.replace(/\W+/g, '-')}`, count);
   }
