@@ -146,6 +146,9 @@ const KEPT_SEEDS = [
   // any till read it, so no card could tell the write any more (a documented blind spot); the
   // simulation's customers now present such a card at a till first.
   900000773, 901000382,
+  // Found by a fresh range: a compensation created, never posted, its till's disk (and id)
+  // lost; no till settled it (settle passed compensations by).
+  642407481,
 ];
 
 test('when the kept seeds run again, then every invariant holds', async () => {
