@@ -53,7 +53,6 @@ export function settleCard(
     const account = await ledger.getCardAccount(apiKey, card.cardId);
     const answer: SettleAnswer = { cardId: card.cardId, settled: [], undecided: [] };
     for (const movement of account.movements) {
-      if (movement.compensates !== null) continue;
       const held = awaitsCard(movement);
       if (!held && (movement.state !== 'pending' || movement.tillId === movements.tillId)) {
         continue;
@@ -64,6 +63,19 @@ export function settleCard(
         kind: movement.kind,
         credits: movement.credits,
       };
+      if (movement.compensates !== null) {
+        // Another till's compensation, created but never posted (that till crashed, perhaps
+        // lost for good): it records what a card already showed, so its truth needs no card.
+        // Posting it is what its till would do; one compensation per movement, so never twice.
+        await movements.resolveOnEvidence(
+          apiKey,
+          movement.id,
+          'post',
+          `compensation of ${movement.compensates} made by till ${movement.tillId ?? '(none)'}, left pending; posted at till ${movements.tillId}, as that till would have`,
+        );
+        answer.settled.push({ ...about, state: 'posted' });
+        continue;
+      }
       if (held) {
         const { compensation } = await movements.decideHeld(card, apiKey, movement);
         const state = movement.state === 'posted' ? 'posted' : 'voided';

@@ -148,38 +148,73 @@ describe('settleCard', () => {
     await here.engine.close();
   });
 
-  test("when the card's movements are this till's, resolved, or compensations, then none is listed", async () => {
+  test("when the card's movements are this till's or resolved, then none is listed", async () => {
     const sim = simWithShops();
     sim.importCard(SHOP, CARD, 30);
     const ledger = ledgerOf(sim);
     const here = engineWith(ledger);
     await here.open();
     const card = cardOnReader(30);
-    // Another till's recharge, posted; then its compensating payout, pending.
-    const posted = randomUUID();
-    const by = { tillId: OTHER_TILL };
-    sim.create(KEY, { id: posted, kind: 'recharge', cardId: CARD, credits: 5, ...by });
-    sim.resolve(KEY, posted, 'posted', by);
-    const compensation = randomUUID();
-    sim.create(KEY, {
-      id: compensation,
-      kind: 'discharge',
-      cardId: CARD,
-      credits: 1,
-      compensates: posted,
-      ...by,
-    });
+    // Another till's recharge, posted, and its compensating payout, posted.
+    const { compensation } = otherTillCompensated(sim);
+    sim.resolve(KEY, compensation, 'posted', { tillId: OTHER_TILL });
     // This till's own payout, left pending (its post unanswered).
     ledger.failPosts = true;
     await dischargeCard(card.access, here.engine, { keyFingerprint: fingerprint(KEY) });
     const states = [...sim.movements.values()].map((movement) => movement.state);
-    assert.deepEqual(states, ['posted', 'pending', 'pending']);
+    assert.deepEqual(states, ['posted', 'posted', 'pending']);
     const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
     assert.deepEqual(answer, { cardId: CARD, settled: [], undecided: [] });
     ledger.failPosts = false;
     await here.engine.close();
   });
+
+  test("when another till's compensation was left pending (that till gone), then it is posted with evidence, and settled again nothing more is counted", async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const here = engineWith(ledgerOf(sim));
+    await here.open();
+    const card = cardOnReader(30);
+    const { posted, compensation } = otherTillCompensated(sim);
+    const writes = card.writes;
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(answer, {
+      cardId: CARD,
+      settled: [
+        { id: compensation, tillId: OTHER_TILL, kind: 'discharge', credits: 1, state: 'posted' },
+      ],
+      undecided: [],
+    });
+    const made = sim.movements.get(compensation);
+    assert.equal(made?.state, 'posted');
+    assert.equal(made?.resolvedByTill, TILL);
+    assert.match(made?.evidence ?? '', new RegExp(`compensation of ${posted} made by till`));
+    assert.equal(card.writes, writes, 'nothing is written to the card');
+    assert.equal(sim.cardAccount(SHOP, CARD), 34, 'the books count the compensation');
+    const again = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(again.settled, []);
+    assert.equal(sim.cardAccount(SHOP, CARD), 34, 'counted once');
+    await here.engine.close();
+  });
 });
+
+/** Another till's recharge of 5, posted, and its compensating payout of 1, created (pending). */
+function otherTillCompensated(sim: SimLedger): { posted: string; compensation: string } {
+  const posted = randomUUID();
+  const by = { tillId: OTHER_TILL };
+  sim.create(KEY, { id: posted, kind: 'recharge', cardId: CARD, credits: 5, ...by });
+  sim.resolve(KEY, posted, 'posted', by);
+  const compensation = randomUUID();
+  sim.create(KEY, {
+    id: compensation,
+    kind: 'discharge',
+    cardId: CARD,
+    credits: 1,
+    compensates: posted,
+    ...by,
+  });
+  return { posted, compensation };
+}
 
 describe("settleCard, on an operator's word given without the card", () => {
   test("when an operator voided another till's payout that the card holds, then a compensating payout of this till sets the books right and frees the card; settled again, nothing more is made", async () => {
