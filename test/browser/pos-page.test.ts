@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
+import { launchChromium, saveScreenshot } from '../support/browser.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { RequestRecord } from '../../service/http/activity.ts';
 import { startCardRig, walletBalance, type CardRig } from '../support/card-rig.ts';
@@ -118,7 +118,7 @@ describe('the example POS page from an allowed origin', () => {
       });
       assert.equal(walletBalance(card), 0);
       assert.equal(await shopCredits(rig.ledger.url), pool + 100);
-      await page.screenshot({ path: `${screenshots}/allowed-origin.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/allowed-origin.png`);
 
       await rig.takeAway();
       await page.getByTestId('events').filter({ hasText: 'card removed 04C0C1C2' }).waitFor();
@@ -160,7 +160,7 @@ describe('the example POS page from an origin not on the allowlist', () => {
       }
       await page.getByTestId('events-connect').click();
       await page.getByTestId('events-state').filter({ hasText: 'not reachable' }).waitFor();
-      await page.screenshot({ path: `${screenshots}/foreign-origin.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/foreign-origin.png`);
       assert.equal(rig.reader.apdus.length, apdus, 'no APDU');
       assert.equal(rig.ledgerProxy.requests.length, ledgerCalls, 'no ledger call');
       assert.equal(walletBalance(card), 40);

@@ -17,7 +17,7 @@ import { dayReportCsv } from '../../cloud/reports/report-csv.ts';
 import { readShop, setTimeZone } from '../../cloud/shops/shops.ts';
 import { renameTill } from '../../cloud/tills/tills.ts';
 import { LedgerClient } from '../cloud/ledger-client.ts';
-import { launchChromium } from '../support/browser.ts';
+import { launchChromium, saveScreenshot } from '../support/browser.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 
 // The back office in Debian's Chromium against a real ledger: an owner logs in, reads a day
@@ -455,7 +455,7 @@ describe('staff', () => {
         assert.equal(response?.status(), 403, path);
         await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
       }
-      await page.screenshot({ path: `${screenshots}/staff-refused-1280.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/staff-refused-1280.png`);
     } finally {
       await context.close();
     }
@@ -505,7 +505,7 @@ describe('every page, at 1280 and 390 px', () => {
       try {
         const login = await context.newPage();
         await login.goto(`${server.url}/console/login`);
-        await login.screenshot({ path: `${screenshots}/login-${width}.png`, fullPage: true });
+        await saveScreenshot(login, `${screenshots}/login-${width}.png`);
         await accessible(login, 'login');
         const page = await logIn(context, 'anna');
         const problems: string[] = [];
@@ -516,7 +516,7 @@ describe('every page, at 1280 and 390 px', () => {
           const response = await page.goto(`${server.url}${path}`);
           assert.equal(response?.status(), 200, name);
           if (name.startsWith('chart')) await page.locator('#takings-chart canvas').waitFor();
-          await page.screenshot({ path: `${screenshots}/${name}-${width}.png`, fullPage: true });
+          await saveScreenshot(page, `${screenshots}/${name}-${width}.png`);
           await accessible(page, name);
           const overflow = await page.evaluate<number>(
             'document.documentElement.scrollWidth - window.innerWidth',

@@ -11,7 +11,7 @@ import { createOperator } from '../../cloud/operators/accounts.ts';
 import { dayReport } from '../../cloud/reports/day-report.ts';
 import { readShop, setTimeZone } from '../../cloud/shops/shops.ts';
 import { LedgerClient } from '../cloud/ledger-client.ts';
-import { launchChromium } from '../support/browser.ts';
+import { launchChromium, saveScreenshot } from '../support/browser.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
 
 // Lost cards, refunds and bonuses in the back office, in Debian's Chromium against a real
@@ -297,7 +297,7 @@ describe('an owner and a lost card', () => {
       'lots',
       'the form is shown as typed',
     );
-    await page.screenshot({ path: `${screenshots}/card-rules-refused-1280.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/card-rules-refused-1280.png`);
     await page.getByLabel('Tier 3: from an amount paid of (euros)').fill('20');
     await page.getByLabel('Tier 3: bonus').fill('6');
     await page.getByRole('button', { name: 'Save the card rules' }).click();
@@ -404,7 +404,7 @@ describe('the card pages, at 1280 and 390 px', () => {
         for (const [name, path] of pages()) {
           const response = await page.goto(`${server.url}${path}`);
           assert.equal(response?.status(), 200, name);
-          await page.screenshot({ path: `${screenshots}/${name}-${width}.png`, fullPage: true });
+          await saveScreenshot(page, `${screenshots}/${name}-${width}.png`);
           await accessible(page, name);
           const overflow = await page.evaluate<number>(
             'document.documentElement.scrollWidth - window.innerWidth',

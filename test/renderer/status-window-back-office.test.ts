@@ -6,6 +6,7 @@ import type { Page } from 'playwright-core';
 import type { Settings } from '../../main/settings.ts';
 import { followService } from '../../main/status-feed.ts';
 import { emptySnapshot } from '../../main/status-model.ts';
+import { saveScreenshot } from '../support/browser.ts';
 import {
   openStatusWindow,
   playMain,
@@ -69,7 +70,7 @@ test('when the owner names this till in the back office, then the window shows t
   ]);
   await page.getByTestId('till-name').filter({ hasText: 'front counter' }).waitFor();
   assert.equal(await page.getByTestId('till-id').textContent(), till.service.tillId);
-  await page.screenshot({ path: `${screenshots}/till-name-and-back-office.png`, fullPage: true });
+  await saveScreenshot(page, `${screenshots}/till-name-and-back-office.png`);
 
   await page.getByTestId('open-back-office').click();
   await page.getByTestId('copy-result').filter({ hasText: 'Opened' }).waitFor();

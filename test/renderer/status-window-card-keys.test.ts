@@ -23,6 +23,7 @@ import {
 } from '../support/status-window-page.ts';
 import { shopCredits, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
 import { startTestService, type TestService } from '../support/test-service.ts';
+import { saveScreenshot } from '../support/browser.ts';
 
 // Per-card keys in the status window, in Debian's Chromium, against a real service core with
 // the card simulator and a card master key (no pcscd): the "Personalize the card on the reader"
@@ -128,7 +129,7 @@ describe('the status window with per-card keys', () => {
     const read = await call('GET', '/readcard');
     assert.equal(read.status, 200, read.text);
     assert.deepEqual(read.json, { cardId: 'C11B0001', credits: 0, rechargeAmount: null });
-    await page.screenshot({ path: `${screenshots}/card-personalized.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/card-personalized.png`);
   });
 
   test('when a factory-fresh DESFire card is personalized from the window, then it is personalized; pressed again, it was already personalized', async () => {
@@ -202,7 +203,7 @@ describe('the status window with per-card keys', () => {
     );
     assert.equal(service.simulator?.status().card?.credits, 40, 'the card is not written');
     assert.equal(await shopCredits(ledger.url), pool, 'nothing left the pool');
-    await page.screenshot({ path: `${screenshots}/card-suspect.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/card-suspect.png`);
 
     // The till finds the same card's movement records do not explain it: the window says why.
     service.activity.emit('card-answer', {
@@ -243,7 +244,7 @@ describe('the status window with per-card keys', () => {
       .waitFor();
     assert.equal(settings.cardMasterKey, MASTER);
     assert.deepEqual(restarts, []);
-    await page.screenshot({ path: `${screenshots}/master-key-invalid.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/master-key-invalid.png`);
   });
 
   test('when a new master key is saved, then the service core restarts with it and the typed key leaves the window', async () => {
@@ -275,6 +276,6 @@ describe('the status window with per-card keys', () => {
     assert.equal(restarts[1]?.autoPersonalize, false);
     assert.equal(restarts[1]?.refuseCardsAboveAccount, true);
     assert.equal(await page.getByTestId('clear-master-key').isDisabled(), true);
-    await page.screenshot({ path: `${screenshots}/master-key-cleared.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/master-key-cleared.png`);
   });
 });

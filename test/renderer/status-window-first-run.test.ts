@@ -19,6 +19,7 @@ import {
 } from '../support/status-window-page.ts';
 import { TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
 import type { TestService } from '../support/test-service.ts';
+import { saveScreenshot } from '../support/browser.ts';
 
 // The window an operator meets on the first run, in Debian's Chromium: the header that says
 // what is going on with one thing to do, the key and URL to copy into the POS, the POS's
@@ -103,7 +104,7 @@ describe('the first run: connecting the POS', () => {
     // A hint to compare with the POS, never the whole key on screen.
     const hint = (await page.getByTestId('api-key-hint').textContent()) ?? '';
     assert.ok(!hint.includes(TEST_API_KEY) && hint.startsWith(TEST_API_KEY.slice(0, 6)), hint);
-    await page.screenshot({ path: `${screenshots}/first-run-900.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/first-run-900.png`);
     await action.click();
     await page
       .getByTestId('copy-result')
@@ -152,7 +153,7 @@ describe('why there is no reader, and what to do', () => {
       /^Plug in the card reader/,
     );
     assert.equal(calls('reader:fix-service'), fixes, 'nothing is asked before the click');
-    await page.screenshot({ path: `${screenshots}/service-on-demand.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/service-on-demand.png`);
     await page.getByTestId('call-to-action').click();
     await page
       .getByTestId('reader-action-result')
@@ -216,7 +217,7 @@ describe('start-up errors, locked keys and notices: banners that say what to do'
     assert.equal(await banner.getAttribute('role'), 'alert');
     assert.equal(await page.getByTestId('service-state').textContent(), 'error');
     assert.equal(await page.getByTestId('headline').textContent(), 'The service is not running');
-    await page.screenshot({ path: `${screenshots}/startup-error.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/startup-error.png`);
     await page.getByTestId('call-to-action').click();
     assert.equal(
       await page.evaluate('document.activeElement?.dataset.testid'),
@@ -253,7 +254,7 @@ describe('start-up errors, locked keys and notices: banners that say what to do'
         ledger.url,
         'the ledger stays',
       );
-      await page.screenshot({ path: `${screenshots}/settings-locked.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/settings-locked.png`);
       await page.getByTestId('unlock-settings').click();
       await page.getByTestId('unlock-result').filter({ hasText: 'readable again' }).waitFor();
       await banner.waitFor({ state: 'hidden' });
@@ -372,7 +373,7 @@ describe('the layout at 360 px and 900 px', () => {
       const fits = await target.boundingBox();
       assert.ok(fits && fits.x >= 0 && fits.x + fits.width <= 360, `${testId} fits`);
     }
-    await page.screenshot({ path: `${screenshots}/first-run-360.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/first-run-360.png`);
     await service.simulator?.takeAway();
   });
 
@@ -383,6 +384,6 @@ describe('the layout at 360 px and 900 px', () => {
       .evaluateAll((cards) => cards.map((card) => Math.round(card.getBoundingClientRect().top)));
     assert.ok(new Set(tops).size < tops.length, `cards share a row: ${tops.join(', ')}`);
     assert.equal(await page.getByTestId('requests').locator('thead').isVisible(), true);
-    await page.screenshot({ path: `${screenshots}/first-run-900-busy.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/first-run-900-busy.png`);
   });
 });

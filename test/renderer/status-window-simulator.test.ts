@@ -21,6 +21,7 @@ import {
 } from '../support/status-window-page.ts';
 import { shopCredits, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
 import type { TestService } from '../support/test-service.ts';
+import { saveScreenshot } from '../support/browser.ts';
 
 // The status window's card simulator panel in Debian's Chromium, against a real service core
 // started with the simulator (no pcscd, no rig). The test plays main/'s part as the other
@@ -107,7 +108,7 @@ describe('the status window with the card simulator', () => {
     assert.equal(await page.getByTestId('simulator-panel').isVisible(), true);
     assert.equal(await page.getByTestId('sim-cards-empty').isVisible(), true);
     assert.equal(await page.getByTestId('simulator-setting').isChecked(), true);
-    await page.screenshot({ path: `${screenshots}/simulator-on.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/simulator-on.png`);
   });
 
   test('when a card with 50 credits is placed from the panel, then the window and /readcard show it', async () => {
@@ -121,7 +122,7 @@ describe('the status window with the card simulator', () => {
     const read = await call('GET', '/readcard');
     assert.equal(read.status, 200, read.text);
     assert.deepEqual(read.json, { cardId: CARD, credits: 50, rechargeAmount: null });
-    await page.screenshot({ path: `${screenshots}/simulator-card-placed.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/simulator-card-placed.png`);
   });
 
   test('when the panel sends bad input, then the window says why and the simulator is unchanged', async () => {
@@ -140,7 +141,7 @@ describe('the status window with the card simulator', () => {
       assert.equal(await page.getByTestId('sim-result').getAttribute('role'), 'alert');
     }
     assert.deepEqual(service.simulator?.status(), before);
-    await page.screenshot({ path: `${screenshots}/simulator-bad-input.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/simulator-bad-input.png`);
     await page.getByTestId('sim-uid').fill('');
   });
 
@@ -153,7 +154,7 @@ describe('the status window with the card simulator', () => {
     assert.equal(torn.status, 500, torn.text);
     assert.deepEqual(torn.json, { error: 'CardRemovedDuringWrite' });
     await page.getByTestId('card-id').filter({ hasText: 'none' }).waitFor();
-    await page.screenshot({ path: `${screenshots}/simulator-torn.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/simulator-torn.png`);
 
     await page
       .getByTestId('sim-cards')
@@ -191,7 +192,7 @@ describe('the status window with the card simulator', () => {
         const box = await page.getByTestId(testId).boundingBox();
         assert.ok(box && box.x >= 0 && box.x + box.width <= 360, `${testId} fits: ${box?.x}`);
       }
-      await page.screenshot({ path: `${screenshots}/simulator-narrow-360.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/simulator-narrow-360.png`);
     } finally {
       await page.setViewportSize({ width: 900, height: 1100 });
     }

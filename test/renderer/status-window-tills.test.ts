@@ -19,6 +19,7 @@ import {
   type StatusWindowPage,
 } from '../support/status-window-page.ts';
 import { importCardBalance, TEST_API_KEY } from '../support/test-ledger.ts';
+import { saveScreenshot } from '../support/browser.ts';
 
 // Another till's movements in the status window, in Debian's Chromium, against a real service
 // core on the card simulator and a real ledger: the Cloud ledger panel says whose they are and
@@ -120,7 +121,7 @@ describe('the status window with several tills', () => {
       /if it is gone for good, put the card on this reader and press Settle/,
     );
     assert.doesNotMatch((await waiting.textContent()) ?? '', /Put back card/, "not this till's");
-    await page.screenshot({ path: `${screenshots}/waiting-at-another-till.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/waiting-at-another-till.png`);
 
     const answer = await settle(/decided/);
     assert.equal(

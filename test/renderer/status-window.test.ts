@@ -26,6 +26,7 @@ import {
 } from '../support/status-window-page.ts';
 import { TEST_API_KEY, TEST_SHOP } from '../support/test-ledger.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
+import { saveScreenshot } from '../support/browser.ts';
 
 // The status window (renderer/) in Debian's Chromium. The test plays main/'s part: it
 // implements the window.cardWallet bridge over a real service core on the virtual card rig,
@@ -107,7 +108,7 @@ describe('the status window', () => {
     assert.equal(await page.getByTestId('simulator-banner').isVisible(), false);
     assert.equal(await page.getByTestId('simulator-panel').isVisible(), false);
     assert.equal(await page.getByTestId('simulator-setting').isChecked(), false);
-    await page.screenshot({ path: `${screenshots}/ready.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/ready.png`);
   });
 
   // How fast is not asserted here (a busy machine is slower, not wrong): the window shows what
@@ -120,7 +121,7 @@ describe('the status window', () => {
     await rig.reader.insert(card);
     await page.getByTestId('card-id').filter({ hasText: '04A1B2C3' }).waitFor();
     await page.getByTestId('last-card-detail').filter({ hasText: '42 credits' }).waitFor();
-    await page.screenshot({ path: `${screenshots}/card-present.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/card-present.png`);
   });
 
   test('when /readcard is called six times in 10 s, then a rate-limit hit for /readcard shows', async () => {
@@ -144,7 +145,7 @@ describe('the status window', () => {
       .filter({ hasText: '429' })
       .first()
       .waitFor();
-    await page.screenshot({ path: `${screenshots}/rate-limited.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/rate-limited.png`);
   });
 
   test('when hundreds of requests came in, then the list scrolls inside its panel and the settings stay where they were', async () => {
@@ -177,7 +178,7 @@ describe('the status window', () => {
       quiet !== undefined && busyTop !== undefined && busyTop - quiet <= 300,
       `Save settings moved from ${quiet} to ${busyTop}`,
     );
-    await page.screenshot({ path: `${screenshots}/wide-900.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/wide-900.png`);
     statusWindow.push(feed.snapshot());
   });
 
@@ -193,7 +194,7 @@ describe('the status window', () => {
     assert.match(text, /wildcards are not allowed/);
     assert.deepEqual(rig.service.settings.allowedOrigins, []);
     assert.equal(rig.service.settings.apiKey, TEST_API_KEY);
-    await page.screenshot({ path: `${screenshots}/invalid-origin.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/invalid-origin.png`);
     await page.getByTestId('allowed-origins').fill('');
   });
 
@@ -205,7 +206,7 @@ describe('the status window', () => {
       await problems.filter({ hasText: 'ledger URL' }).waitFor();
       assert.equal(settings.cloudUrl, rig.ledgerProxy.url);
     }
-    await page.screenshot({ path: `${screenshots}/bad-ledger-url.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/bad-ledger-url.png`);
     await page.getByTestId('cloud-url').fill(rig.ledgerProxy.url);
   });
 
@@ -216,7 +217,7 @@ describe('the status window', () => {
       await page.reload();
       const warning = page.getByTestId('settings-recovery');
       await warning.filter({ hasText: 'Enter the API key again' }).waitFor();
-      await page.screenshot({ path: `${screenshots}/settings-recovered.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/settings-recovered.png`);
     } finally {
       recovery = null;
       await page.reload();
@@ -245,7 +246,7 @@ describe('the status window', () => {
       headers: { 'X-Api-Key': NEW_KEY },
     });
     assert.equal(fresh.status, 200, fresh.text);
-    await page.screenshot({ path: `${screenshots}/key-saved.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/key-saved.png`);
   });
 
   test('when the new port is in use, then the window says so and the service stays on its port', async () => {
@@ -280,7 +281,7 @@ describe('the status window', () => {
         .waitFor();
       assert.deepEqual(rig.service.settings.allowedOrigins, [], 'the origin was put back');
       assert.deepEqual(settings.allowedOrigins, [], 'nothing stored');
-      await page.screenshot({ path: `${screenshots}/save-failed.png`, fullPage: true });
+      await saveScreenshot(page, `${screenshots}/save-failed.png`);
     } finally {
       persistFailure = undefined;
       await page.getByTestId('allowed-origins').fill('');
@@ -299,7 +300,7 @@ describe('the status window', () => {
     assert.equal(await state.textContent(), 'not reachable');
     await page.locator('[data-testid="ledger-waiting"].warning').waitFor();
     assert.equal(await waiting.textContent(), '2 movement(s) waiting for confirmation');
-    await page.screenshot({ path: `${screenshots}/ledger-warnings.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/ledger-warnings.png`);
     statusWindow.push({
       ...running,
       ledger: { ...running.ledger, reachable: true, unconfirmedMovements: 0 },
@@ -353,7 +354,7 @@ describe('the status window', () => {
       `For the provider: recharge of 2 on card 04E1E2E3 (since ${at}). No card state to decide it by: the provider decides it at the ledger.`,
     ]);
     assert.equal(await page.getByTestId('settle-card').isVisible(), true, 'Settle offered');
-    await page.screenshot({ path: `${screenshots}/waiting-for-card.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/waiting-for-card.png`);
     // Only this till's: no Settle (the card decides them here when it is presented).
     pushWaiting([waiting('this-till')]);
     await warning.filter({ hasNotText: 'another till' }).waitFor();
@@ -414,6 +415,6 @@ describe('the status window', () => {
       const box = await page.getByTestId(testId).boundingBox();
       assert.ok(box && box.x >= 0 && box.x + box.width <= 360, `${testId} fits`);
     }
-    await page.screenshot({ path: `${screenshots}/narrow-360.png`, fullPage: true });
+    await saveScreenshot(page, `${screenshots}/narrow-360.png`);
   });
 });
