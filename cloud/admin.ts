@@ -188,7 +188,7 @@ export async function assignKeyByHash(
 ): Promise<{ customerId: string }> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<KeyRow>(
-      'SELECT customer_id, revoked_at FROM api_keys WHERE key_hash = $1 FOR UPDATE',
+      'SELECT customer_id, revoked_at FROM api_keys WHERE key_hash = $1 FOR NO KEY UPDATE',
       [keyHash],
     );
     const key = rows[0];
@@ -238,7 +238,7 @@ export async function revokeKeyByHash(
 ): Promise<{ revoked: true; customerId: string | null }> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<KeyRow>(
-      'SELECT customer_id, revoked_at FROM api_keys WHERE key_hash = $1 FOR UPDATE',
+      'SELECT customer_id, revoked_at FROM api_keys WHERE key_hash = $1 FOR NO KEY UPDATE',
       [keyHash],
     );
     const key = rows[0];

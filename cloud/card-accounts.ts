@@ -137,7 +137,7 @@ export async function importCards(
 ): Promise<CardImportResult> {
   return db.transaction(async (tx) => {
     // The customer row lock makes concurrent imports of one shop run one after the other.
-    const { rowCount } = await tx.query('SELECT 1 FROM customers WHERE id = $1 FOR UPDATE', [
+    const { rowCount } = await tx.query('SELECT 1 FROM customers WHERE id = $1 FOR NO KEY UPDATE', [
       customerId,
     ]);
     if (rowCount === 0) throw ledgerErrors.customerNotFound(customerId);

@@ -340,7 +340,7 @@ export async function decideWithoutTill(
 ): Promise<Movement> {
   const outcome = await db.transaction(async (tx) => {
     const before = await tx.query<{ state: MovementState }>(
-      'SELECT state FROM movements WHERE customer_id = $1 AND id = $2 FOR UPDATE',
+      'SELECT state FROM movements WHERE customer_id = $1 AND id = $2 FOR NO KEY UPDATE',
       [customerId, id.toLowerCase()],
     );
     let movement: Movement;

@@ -167,7 +167,7 @@ export async function findCustomer(
   { lock = false } = {},
 ): Promise<CustomerRow | undefined> {
   const { rows } = await tx.query<CustomerRow>(
-    `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    `SELECT ${CUSTOMER_COLUMNS} FROM customers WHERE id = $1${lock ? ' FOR NO KEY UPDATE' : ''}`,
     [customerId],
   );
   return rows[0];

@@ -66,7 +66,7 @@ export async function findOperatorRow(
   { lock = false } = {},
 ): Promise<OperatorRow | undefined> {
   const { rows } = await db.query<OperatorRow>(
-    `${SELECT_OPERATOR} WHERE ${'id' in by ? 'o.id = $1' : 'o.login = $1'}${lock ? ' FOR UPDATE OF o' : ''}`,
+    `${SELECT_OPERATOR} WHERE ${'id' in by ? 'o.id = $1' : 'o.login = $1'}${lock ? ' FOR NO KEY UPDATE OF o' : ''}`,
     ['id' in by ? by.id : normalLogin(by.login)],
   );
   return rows[0];

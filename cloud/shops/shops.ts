@@ -152,7 +152,7 @@ async function updateShop(
       await tx.query('SELECT pg_advisory_xact_lock(11, hashtext($1::text))', [shopId]);
     }
     const before = await tx.query<ShopRow>(
-      `SELECT ${SHOP_COLUMNS} FROM customers WHERE id = $1 FOR UPDATE`,
+      `SELECT ${SHOP_COLUMNS} FROM customers WHERE id = $1 FOR NO KEY UPDATE`,
       [shopId],
     );
     const old = before.rows[0];

@@ -134,7 +134,7 @@ export async function renameTill(
   }
   await db.transaction(async (tx) => {
     const before = await tx.query<{ name: string | null }>(
-      'SELECT name FROM tills WHERE customer_id = $1 AND id = $2 FOR UPDATE',
+      'SELECT name FROM tills WHERE customer_id = $1 AND id = $2 FOR NO KEY UPDATE',
       [customerId, tillId],
     );
     if (before.rowCount === 0) throw ledgerErrors.tillNotFound(tillId);

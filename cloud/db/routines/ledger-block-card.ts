@@ -12,7 +12,7 @@ DECLARE
   v_seq bigint;
 BEGIN
   -- The shop's row lock: the card list and its sequence number change together.
-  SELECT card_list_seq INTO v_seq FROM customers WHERE id = p_customer FOR UPDATE;
+  SELECT card_list_seq INTO v_seq FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;

@@ -11,11 +11,11 @@ DECLARE
   w card_changes%ROWTYPE;
   v_pending uuid;
 BEGIN
-  PERFORM 1 FROM customers WHERE id = p_customer FOR UPDATE;
+  PERFORM 1 FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;
-  SELECT * INTO w FROM card_changes WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+  SELECT * INTO w FROM card_changes WHERE customer_id = p_customer AND id = p_id FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CardChangeNotFound');
   END IF;

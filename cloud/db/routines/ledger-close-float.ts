@@ -15,11 +15,11 @@ DECLARE
   v_report jsonb;
 BEGIN
   -- The pool's row before the float's, as every call takes them.
-  PERFORM 1 FROM customers WHERE id = p_customer FOR UPDATE;
+  PERFORM 1 FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;
-  SELECT * INTO f FROM floats WHERE customer_id = p_customer AND id = p_float FOR UPDATE;
+  SELECT * INTO f FROM floats WHERE customer_id = p_customer AND id = p_float FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'FloatNotFound');
   END IF;

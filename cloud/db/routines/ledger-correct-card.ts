@@ -13,7 +13,7 @@ DECLARE
   r movements%ROWTYPE;
   v_left bigint;
 BEGIN
-  PERFORM 1 FROM customers WHERE id = p_customer FOR UPDATE;
+  PERFORM 1 FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;

@@ -75,7 +75,7 @@ BEGIN
   IF p_applies IS NOT NULL THEN
     -- The change's row lock: two tills applying it at once run one after the other.
     SELECT * INTO w FROM card_changes WHERE customer_id = p_customer AND id = p_applies
-    FOR UPDATE;
+    FOR NO KEY UPDATE;
     IF NOT FOUND OR w.card_id <> p_card OR w.kind <> p_kind THEN
       RETURN ledger_refusal('InvalidCardChange',
         format('applies: %s is no %s waiting for card %s', p_applies, p_kind, p_card));
@@ -98,7 +98,7 @@ BEGIN
   END IF;
 
   IF p_refunds IS NOT NULL THEN
-    SELECT * INTO r FROM movements WHERE customer_id = p_customer AND id = p_refunds FOR UPDATE;
+    SELECT * INTO r FROM movements WHERE customer_id = p_customer AND id = p_refunds FOR NO KEY UPDATE;
     IF NOT FOUND OR r.kind <> 'recharge' OR r.state <> 'posted' OR r.card_id <> p_card THEN
       RETURN ledger_refusal('InvalidRefund',
         format('refunds: %s is no posted recharge of card %s', p_refunds, p_card));
@@ -173,7 +173,7 @@ BEGIN
 
   IF p_refunds IS NOT NULL THEN
     SELECT * INTO a FROM card_accounts
-    WHERE customer_id = p_customer AND card_id = p_card FOR UPDATE;
+    WHERE customer_id = p_customer AND card_id = p_card FOR NO KEY UPDATE;
     -- What the recharge put on that earlier refunds and corrections have not taken back.
     SELECT * INTO v_taken FROM ledger_take_back_split(
       COALESCE(a.credits, 0), COALESCE(a.bonus_credits, 0), COALESCE(a.paid_amount, 0),

@@ -43,7 +43,7 @@ BEGIN
   -- deadlock.
   PERFORM pg_advisory_xact_lock(2, hashtext(p_id::text));
   IF p_kind = 'recharge' THEN
-    SELECT * INTO c FROM customers WHERE id = p_customer FOR UPDATE;
+    SELECT * INTO c FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   ELSE
     SELECT * INTO c FROM customers WHERE id = p_customer;
   END IF;
@@ -94,7 +94,7 @@ BEGIN
     PERFORM 1 FROM movements
     WHERE customer_id = p_customer AND id = p_compensates AND card_id = p_card
       AND state <> 'pending'
-    FOR UPDATE;
+    FOR NO KEY UPDATE;
     IF NOT FOUND THEN
       RETURN ledger_refusal('InvalidCompensation',
         format('compensates: %s is no resolved movement of this shop and card', p_compensates));
@@ -122,7 +122,7 @@ BEGIN
     -- A refused compensation is a disagreement the shop must see: the flag says it, and the
     -- card no longer waits for a till to say what it shows.
     SELECT credits INTO v_account FROM card_accounts
-    WHERE customer_id = p_customer AND card_id = p_card FOR UPDATE;
+    WHERE customer_id = p_customer AND card_id = p_card FOR NO KEY UPDATE;
     PERFORM ledger_flag_card(p_customer, p_card, 'compensation-refused', p_id, v_credits,
                              COALESCE(v_account, 0));
     UPDATE movements SET awaits_card = false
@@ -136,7 +136,7 @@ BEGIN
     OR (p_compensates IS NULL AND (p_till IS NOT NULL OR p_card_credits IS NOT NULL));
   IF v_checks_card THEN
     SELECT * INTO a FROM card_accounts
-    WHERE customer_id = p_customer AND card_id = p_card FOR UPDATE;
+    WHERE customer_id = p_customer AND card_id = p_card FOR NO KEY UPDATE;
     v_account := COALESCE(a.credits, 0);
     SELECT * INTO m FROM movements WHERE id = p_id;
     IF FOUND THEN

@@ -18,7 +18,7 @@ BEGIN
     RETURN jsonb_build_object('error', 'InvalidApiKey');
   END IF;
   -- The customer's row lock: the pool's grant, and one open float per till, decided alone.
-  SELECT * INTO c FROM customers WHERE id = p_customer FOR UPDATE;
+  SELECT * INTO c FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;

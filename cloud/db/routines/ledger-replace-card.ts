@@ -14,7 +14,7 @@ DECLARE
   a card_accounts%ROWTYPE;
   v_other record;
 BEGIN
-  PERFORM 1 FROM customers WHERE id = p_customer FOR UPDATE;
+  PERFORM 1 FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;
@@ -52,7 +52,7 @@ BEGIN
              CASE WHEN v_other.state = 'pending' THEN 'pending' ELSE 'awaiting its card' END));
   END IF;
   SELECT * INTO a FROM card_accounts WHERE customer_id = p_customer AND card_id = p_old
-  FOR UPDATE;
+  FOR NO KEY UPDATE;
   IF COALESCE(a.credits, 0) = 0 THEN
     RETURN jsonb_build_object('error', 'NothingToReplace', 'detail',
       format('card %s has an account of 0 at this shop', p_old));

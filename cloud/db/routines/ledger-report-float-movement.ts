@@ -38,7 +38,7 @@ BEGIN
   IF substr(v_hex, 13, 14) = '80008000000000' THEN
     v_seq := ('x' || substr(v_hex, 27, 6))::bit(24)::integer;
     SELECT * INTO f FROM floats
-    WHERE customer_id = p_customer AND id_prefix = substr(v_hex, 1, 12) FOR UPDATE;
+    WHERE customer_id = p_customer AND id_prefix = substr(v_hex, 1, 12) FOR NO KEY UPDATE;
   END IF;
   IF f.id IS NULL AND v_seq IS NOT NULL
      AND EXISTS (SELECT 1 FROM floats WHERE id_prefix = substr(v_hex, 1, 12)) THEN
@@ -73,7 +73,7 @@ BEGIN
   v_evidence := CASE WHEN v_found
     THEN format('found on card %s at till %s', v_card, p_reporter) END;
 
-  SELECT * INTO m FROM movements WHERE id = v_id FOR UPDATE;
+  SELECT * INTO m FROM movements WHERE id = v_id FOR NO KEY UPDATE;
   IF FOUND THEN
     IF m.customer_id <> p_customer OR m.float_id IS DISTINCT FROM f.id OR m.card_id <> v_card
        OR m.credits <> v_credits

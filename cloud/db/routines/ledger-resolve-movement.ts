@@ -18,8 +18,8 @@ BEGIN
   PERFORM 1 FROM floats
   WHERE customer_id = p_customer
     AND id = (SELECT float_id FROM movements WHERE customer_id = p_customer AND id = p_id)
-  FOR UPDATE;
-  SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+  FOR NO KEY UPDATE;
+  SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     IF p_target <> 'voided' THEN
       RETURN ledger_refusal('MovementNotFound');
@@ -28,7 +28,7 @@ BEGIN
     -- arriving later is refused. Under the id's lock, a create of it has either committed
     -- (seen now) or waits for this.
     PERFORM pg_advisory_xact_lock(2, hashtext(p_id::text));
-    SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR UPDATE;
+    SELECT * INTO m FROM movements WHERE customer_id = p_customer AND id = p_id FOR NO KEY UPDATE;
     IF NOT FOUND THEN
       INSERT INTO void_tombstones (id, customer_id)
       SELECT p_id, p_customer WHERE NOT EXISTS (SELECT 1 FROM movements WHERE id = p_id)

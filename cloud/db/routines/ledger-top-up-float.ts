@@ -17,7 +17,7 @@ BEGIN
   IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
     RETURN jsonb_build_object('error', 'InvalidApiKey');
   END IF;
-  SELECT * INTO c FROM customers WHERE id = p_customer FOR UPDATE;
+  SELECT * INTO c FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   IF NOT FOUND THEN
     RETURN jsonb_build_object('error', 'CustomerNotFound');
   END IF;
@@ -29,7 +29,7 @@ BEGIN
                t.ids_requested, t.float_id));
     END IF;
   ELSE
-    SELECT * INTO f FROM floats WHERE customer_id = p_customer AND id = p_float FOR UPDATE;
+    SELECT * INTO f FROM floats WHERE customer_id = p_customer AND id = p_float FOR NO KEY UPDATE;
     IF NOT FOUND THEN
       RETURN jsonb_build_object('error', 'FloatNotFound');
     END IF;

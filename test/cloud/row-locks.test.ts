@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { addCustomer } from '../../cloud/admin.ts';
+import { checkLedger } from '../../cloud/check.ts';
+import type { Database } from '../../cloud/db/database.ts';
+import { openDatabase } from '../../cloud/db/open-database.ts';
+import { setFloatSettings } from '../../cloud/float-admin.ts';
+import { Floats } from '../../cloud/floats.ts';
+import { floatMovementId } from '../../common/float-ids.ts';
+import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+
+// The ledger's routines lock a shop's row (and a float's) to order the writers of its pool. A
+// lock taken FOR UPDATE also blocks every insert that merely references the row (a foreign-key
+// check takes FOR KEY SHARE): a float report, which locks its float and then inserts a
+// movement of the shop, waited for a top-up holding the shop's row, while the top-up waited
+// for the float: PostgreSQL ended one as a deadlock, and after three in a row the till got
+// 500 InternalError (seen in CI, "when top-ups race each other and a report"). The routines
+// lock FOR NO KEY UPDATE: writers still take turns, inserts that reference the row do not wait.
+
+let postgres: PostgresServer;
+let db: Database;
+
+before(async () => {
+  postgres = await startPostgres();
+  db = await openDatabase(postgres.url, { poolSize: 4 });
+});
+after(async () => {
+  await db?.close();
+  await postgres?.stop();
+});
+
+/** How many other connections wait for a lock now. */
+async function lockWaiters(): Promise<number> {
+  const { rows } = await db.query<{ waiting: number | string }>(
+    `SELECT count(*) AS waiting FROM pg_stat_activity
+     WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+  );
+  return Number(rows[0]?.waiting);
+}
+
+/** Settles `work` or, if it waits for a lock first, says so (conditions, not times). */
+async function settlesWithoutWaiting<T>(work: Promise<T>): Promise<'settled' | 'waited'> {
+  let done = false;
+  const settled = work.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (;;) {
+    if (done) return 'settled';
+    if ((await lockWaiters()) > 0) return 'waited';
+    await Promise.race([settled, new Promise((resolve) => setImmediate(resolve))]);
+  }
+}
+
+test('when a top-up holds its shop and float, then another till reporting its float movements does not wait for it, and the book holds', async () => {
+  const shop = (await addCustomer(db, { name: 'Two tills', credits: 5000, creditCost: 5000n }))
+    .customerId;
+  await setFloatSettings(db, shop, { size: 300, lowWater: 100 });
+  const floats = new Floats(db);
+  const [a, b] = [randomUUID(), randomUUID()];
+  const floatA = (await floats.open(shop, { tillId: a, requestId: randomUUID(), ids: 10 })).float;
+  const floatB = (await floats.open(shop, { tillId: b, requestId: randomUUID(), ids: 10 })).float;
+
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding!: () => void;
+  const isHolding = new Promise<void>((resolve) => (holding = resolve));
+  const topUp = db.transaction(async (tx) => {
+    await tx.query('SELECT ledger_top_up_float($1, $2, $3, $4, $5, $6) AS answer', [
+      shop,
+      floatA.id,
+      randomUUID(),
+      100,
+      10,
+      a,
+    ]);
+    holding();
+    await held;
+  });
+  await isHolding;
+  const report = floats.report(shop, b, [
+    {
+      id: floatMovementId(floatB.idPrefix, 1),
+      cardId: '06AB0001',
+      credits: 40,
+      card: 'written',
+      creditCost: '0.50',
+      occurredAt: new Date().toISOString(),
+      cardBefore: 'classic:v1:0:1:0',
+    },
+  ]);
+  const outcome = await settlesWithoutWaiting(report);
+  release();
+  await topUp;
+  const answer = await report;
+  assert.equal(
+    outcome,
+    'settled',
+    `the report waited for the top-up; it answered ${JSON.stringify(answer)}`,
+  );
+  assert.deepEqual(
+    answer.results.map((result) => [result.outcome, result.state]),
+    [['recorded', 'posted']],
+    JSON.stringify(answer),
+  );
+  assert.deepEqual((await checkLedger(db)).problems, []);
+});
