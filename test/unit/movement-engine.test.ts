@@ -275,6 +275,20 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     return movement;
   }
 
+  /** A recharge left undecided (its card away), voided by an operator, the void learnt at reconciliation. */
+  async function voidLearntWhileAway() {
+    const sim = simWithShops();
+    sim.importCard(SHOP, '04E1E2E3', 30);
+    const { engine, journal, open } = engineWith(ledgerOf(sim));
+    await open();
+    const { access, slots, back } = cardThatLeaves(30);
+    const movement = await rechargeLeftUndecided(access, engine, journal);
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    await engine.reconcile();
+    assert.equal(journal.movements.get(movement.id)?.learnt, true);
+    return { sim, engine, journal, access, slots, back, movement };
+  }
+
   test('when an operator decided a movement whose card was away and the till learnt it at reconciliation, then the card, back, still decides it: where they disagree a compensating movement sets the books right', async () => {
     for (const decided of ['voided', 'posted'] as const) {
       const sim = simWithShops();
@@ -361,15 +375,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     await engine.close();
   });
   test("when another till read the card and settled a void this till had learnt, then wrote the same credits from the same balance, then the card, back here, does not decide it: the ledger's word stands and nothing is compensated", async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, '04E1E2E3', 30);
-    const { engine, journal, open } = engineWith(ledgerOf(sim));
-    await open();
-    const { access, slots, back } = cardThatLeaves(30);
-    const movement = await rechargeLeftUndecided(access, engine, journal);
-    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
-    await engine.reconcile();
-    assert.equal(journal.movements.get(movement.id)?.learnt, true);
+    const { sim, engine, journal, access, slots, back, movement } = await voidLearntWhileAway();
     // The card, found, is read at another till: it does not hold the write, which frees it...
     sim.resolve(KEY, movement.id, 'voided', {
       tillId: OTHER_TILL,
@@ -400,15 +406,7 @@ describe('a decision the till learnt from the ledger, without the card', () => {
     await engine.close();
   });
   test('when the card, back, shows neither side of a write whose void the till had learnt, then the ledger is told the card could not tell, not that it does not hold the write', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, '04E1E2E3', 30);
-    const { engine, journal, open } = engineWith(ledgerOf(sim));
-    await open();
-    const { access, slots, back } = cardThatLeaves(30);
-    const movement = await rechargeLeftUndecided(access, engine, journal);
-    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
-    await engine.reconcile();
-    assert.equal(journal.movements.get(movement.id)?.learnt, true);
+    const { sim, engine, access, slots, back, movement } = await voidLearntWhileAway();
     // Written, then spent from at a machine: the planned generation with less than planned.
     slots[1] = encodeValueBlock(47, 2);
     back();
