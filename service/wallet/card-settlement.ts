@@ -93,6 +93,17 @@ export class CardSettlement {
         );
         throw errors.movementUnsettled();
       }
+      // The card shows this write, but another till may have put the very same block there:
+      // an operator decided this movement (the card reported lost), which freed the card, and
+      // another till wrote it from the same state. Then the ledger lists that till's movement
+      // after this one, and the ledger's word on this one stands.
+      if (
+        decision.outcome === 'committed' &&
+        !(await this.#resolver.cardMayDecide(movement)) &&
+        (await this.#resolver.learn(movement, { cardSeen: true }))
+      ) {
+        continue;
+      }
       const written = decision.outcome === 'committed';
       await this.#book.append({
         type: 'card',

@@ -154,6 +154,11 @@ const KEPT_SEEDS = [
   // Found by a fresh range: a compensation created, never posted, its till's disk (and id)
   // lost; no till settled it (settle passed compensations by).
   642407481,
+  // Found by a fresh range in CI: a till's payout tore and an operator voided it (the card
+  // reported lost); another till, finding the card without it, paid it out from the same state;
+  // the first till, seeing the card before it learnt the void, took that write for its own
+  // (uncertain-decided-after-card-moved-on).
+  689714656,
 ];
 
 test('when the kept seeds run again, then every invariant holds', async () => {

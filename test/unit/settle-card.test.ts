@@ -305,6 +305,38 @@ describe("settleCard, on an operator's word given without the card", () => {
     await other.engine.close();
   });
 
+  test("when another till wrote the very block the owner's voided payout planned (the card freed by the operator's void), then the owner's card decides nothing: the void stands, no compensation, no answer", async () => {
+    // Seed 689714656: the owner's payout tore (the card kept 30), an operator voided it (the
+    // card reported lost), another till found the card did not hold it, paid it out from the
+    // same state, and the owner then read the card holding "its" write.
+    const { sim, card, here, other, movement } = await otherTillLeftUndecided(
+      'discharge',
+      'dropped',
+    );
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const paid = await dischargeCard(card.access, here.engine, {
+      keyFingerprint: fingerprint(KEY),
+    });
+    assert.equal(paid.dischargedCredits, 30, JSON.stringify(paid));
+    await eventually(() => here.engine.unconfirmed === 0, "this till's payout posted");
+    await card.access.withCard((session) => other.engine.settle(session));
+    await eventually(() => other.engine.unconfirmed === 0, "the owner's journal done");
+    const owned = other.engine.journaled(movement.id);
+    assert.deepEqual(
+      [owned?.card, owned?.resolved, owned?.answer],
+      ['not-written', 'voided', undefined],
+    );
+    assert.deepEqual(
+      [...sim.movements.values()].filter((m) => m.compensates !== null),
+      [],
+      'no compensation',
+    );
+    assert.deepEqual(other.engine.conflicts, []);
+    assert.equal(sim.cardAccount(SHOP, CARD), 0, 'the books match the card');
+    await here.engine.close();
+    await other.engine.close();
+  });
+
   test("when the ledger does not take the card's word, then settling fails and the card stays held", async () => {
     const { sim, card, here, ledger, movement } = await otherTillLeftUndecided('recharge', 'lost');
     sim.resolve(KEY, movement.id, 'posted', { evidence: 'operator: the customer has it' });
