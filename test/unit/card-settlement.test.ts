@@ -91,6 +91,8 @@ async function setUp(account: () => Promise<LedgerCardAccount> = async () => acc
     seen: async (movement: Movement) => {
       calls.push(`seen ${movement.id}`);
     },
+    // Nothing at the ledger wrote the card since: the card decides.
+    cardMayDecide: async () => true,
     cardDecides: async (
       apiKey: string,
       movement: LedgerMovement,
