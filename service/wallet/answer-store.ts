@@ -164,6 +164,12 @@ export class AnswerStore {
     // card was away (learnt: the card decides it when seen, and may hold it).
     const undecided = phaseOf(earlier) === 'uncertain' || earlier.learnt === true;
     if (undecided && earlier.cardId !== cardId) throw errors.movementUnsettled();
+    if (earlier.byLedger && earlier.card === 'not-written' && earlier.reserved?.intent) {
+      const decidedAt = Date.parse(earlier.cardAt ?? earlier.startedAt);
+      if (this.#book.clock.now() - decidedAt < ANSWER_RETENTION_MS) {
+        return (await this.#afterLedgerWord(earlier, cardId)) as T;
+      }
+    }
     const answer = answerFor(earlier);
     if (!answer || this.#book.clock.now() - Date.parse(answer.at) >= ANSWER_RETENTION_MS) {
       return undefined;
@@ -178,5 +184,20 @@ export class AnswerStore {
     if (replayable(earlier, compensation)) return answer.body as T;
     if (compensation?.conflict !== undefined) throw errors.movementConflict();
     throw errors.ledgerUnavailable();
+  }
+
+  /**
+   * A first attempt taken as not written by the ledger's word (an operator's void), its card
+   * unable to tell (byLedger): the write may have landed, and a till that sees the card holding
+   * it compensates the void. Until such a compensation is posted the attempt stays undecided
+   * (MovementUnsettled: running the key again could move the card twice); once it is, the write
+   * landed, and its answer is replayed.
+   */
+  async #afterLedgerWord(earlier: Movement, cardId: string): Promise<unknown> {
+    if (earlier.cardId !== cardId) throw errors.movementUnsettled();
+    const landed = await this.#resolver.compensatedSince(earlier);
+    if (landed === undefined) throw errors.ledgerUnavailable();
+    if (!landed) throw errors.movementUnsettled();
+    return answerOf({ ...earlier, card: 'committed' });
   }
 }

@@ -86,7 +86,8 @@ export type JournalEntry =
    * (the target slot invalid), which proves what the card held before (see tornFirstWrite).
    * `learnt`: the ledger's word (another till or an operator decided it), the card not seen:
    * the card decides it when it is seen again, and a compensating movement follows if they
-   * disagree.
+   * disagree. `byLedger`: the ledger's word for good, the card seen but unable to tell (it shows
+   * neither side of the write, or another write since).
    */
   | {
       type: 'card';
@@ -94,6 +95,7 @@ export type JournalEntry =
       outcome: 'committed' | 'not-written';
       torn?: boolean;
       learnt?: boolean;
+      byLedger?: boolean;
       at: string;
     }
   /** The ledger acknowledged: posted, voided, or it never held the movement. */
@@ -143,6 +145,12 @@ export interface Movement {
   torn?: boolean;
   /** `card` is the ledger's word: the card has not been seen since. */
   learnt?: boolean;
+  /**
+   * `card` is the ledger's word, the card seen but unable to tell: a write taken as not written
+   * may have landed (another till that saw it compensates it), so its Idempotency-Key does not
+   * run again (AnswerStore.replay).
+   */
+  byLedger?: boolean;
   resolved?: 'posted' | 'voided' | 'absent';
   answer?: { status: number; body: unknown; at: string };
   /** Why the ledger refused this compensating movement. */
@@ -202,6 +210,8 @@ export function foldEntry(movements: Map<string, Movement>, entry: MovementEntry
       if (entry.torn) movement.torn = true;
       if (entry.learnt) movement.learnt = true;
       else delete movement.learnt;
+      if (entry.byLedger) movement.byLedger = true;
+      else delete movement.byLedger;
       break;
     case 'resolved':
       movement.resolved = entry.state;
@@ -244,12 +254,14 @@ export function entriesOf(movement: Movement): JournalEntry[] {
   if (movement.card) {
     const torn = movement.torn ? { torn: true } : {};
     const learnt = movement.learnt ? { learnt: true } : {};
+    const byLedger = movement.byLedger ? { byLedger: true } : {};
     entries.push({
       type: 'card',
       id,
       outcome: movement.card,
       ...torn,
       ...learnt,
+      ...byLedger,
       at: movement.cardAt ?? movement.startedAt,
     });
   }

@@ -89,7 +89,8 @@ export class LedgerWord {
       type: 'card',
       id: movement.id,
       outcome: landed ? 'committed' : 'not-written',
-      ...(cardSeen ? {} : { learnt: true }),
+      // Seen, the card cannot tell: an operator's word (not a till's, on evidence) is all there is.
+      ...(cardSeen ? (atLedger.resolvedByTill ? {} : { byLedger: true }) : { learnt: true }),
     });
     await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
     // A compensation is a recharge or a payout; the guard narrows the ledger's kind to the journal's.
@@ -145,7 +146,12 @@ export class LedgerWord {
     // The compensation first: a crash between the two lines then leaves the movement learnt,
     // its card to be seen again, never done without the compensation its card called for.
     await this.#compensations.compensate(movement, resolved, seen);
-    await this.#book.append({ type: 'card', id: movement.id, outcome: seen });
+    await this.#book.append({
+      type: 'card',
+      id: movement.id,
+      outcome: seen,
+      ...(outcome === undefined ? { byLedger: true } : {}),
+    });
     const compensation = this.#book.compensationOf(movement.id);
     if (compensation) await this.#resolving.resolve(compensation);
   }
@@ -188,7 +194,12 @@ export class LedgerWord {
     this.#book.log.info(
       `movement ${movement.id}: its card was settled or written since the ledger's word (${movement.resolved}); that word stands`,
     );
-    await this.#book.append({ type: 'card', id: movement.id, outcome: movement.card });
+    await this.#book.append({
+      type: 'card',
+      id: movement.id,
+      outcome: movement.card,
+      byLedger: true,
+    });
   }
 
   /** Whether this till wrote `movement`'s card after it, or may have (a later write not known to have failed). */

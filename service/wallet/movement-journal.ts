@@ -70,10 +70,13 @@ export class MovementJournal {
     for (const movement of this.#movements.values()) latestOfCard.set(movement.cardId, movement.id);
     for (const [id, movement] of this.#movements) {
       // A key's landed write whose answer line a crash kept out is answered as of its card
-      // line (answerFor): kept as long as an answer would be.
+      // line (answerFor): kept as long as an answer would be; so is a key's write the card
+      // could not tell (byLedger), which its key must not run again.
       const answeredAt =
         movement.answer?.at ??
-        (movement.idempotency && movement.card === 'committed' ? movement.cardAt : undefined);
+        (movement.idempotency && (movement.card === 'committed' || movement.byLedger)
+          ? movement.cardAt
+          : undefined);
       // A torn write stays while it is its card's latest: it proves what the card held. A
       // learnt outcome too: the card still has to be seen.
       const proof =

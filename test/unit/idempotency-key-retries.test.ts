@@ -200,3 +200,70 @@ describe('a key whose write another till compensated, its card written since', (
     await engine.close();
   });
 });
+
+describe('a key whose write an operator voided, its card unable to tell when seen', () => {
+  test("when the key comes again with its card, then MovementUnsettled, nothing written (after a restart too), until another till's compensation is posted; then the answer of the write, and one card moved", async () => {
+    // Seed 959995826: the write landed, the operator voided it (the card reported lost), a
+    // machine spent from the found card (it shows neither side of the write), and another till
+    // that saw it holding the write compensated the void only later.
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const store = new MemoryStore();
+    const first = engineWith(ledgerOf(sim), { store });
+    await first.open();
+    const card = cardOnReader(30);
+    const key = idempotency('k-void-unseen', '{"credits":10}');
+    const ask = (engine: ReturnType<typeof engineWith>['engine']) =>
+      rechargeCard(card.access, engine, {
+        request: { credits: 10 },
+        customer,
+        keyFingerprint,
+        idempotency: key,
+      });
+    card.nextWrite = 'lost';
+    await assert.rejects(
+      ask(first.engine),
+      (error: AppError) => error.code === 'CardRemovedDuringWrite',
+    );
+    const [movement] = first.journal.movements.values();
+    assert.ok(movement);
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const landed = card.slots.findIndex((block) => block.equals(encodeValueBlock(40, 2)));
+    assert.notEqual(landed, -1, 'the write landed');
+    card.slots[landed] = encodeValueBlock(35, 2);
+    const writes = card.writes;
+
+    const unsettled = (error: AppError) => {
+      assert.equal(error.code, 'MovementUnsettled', `${error.status} ${error.code}`);
+      return true;
+    };
+    await assert.rejects(ask(first.engine), unsettled);
+    assert.equal(first.journal.movements.get(movement.id)?.byLedger, true);
+    await first.engine.close();
+    // A restart compacts the journal: the key is still known.
+    const second = engineWith(ledgerOf(sim), { store });
+    await second.open();
+    await assert.rejects(ask(second.engine), unsettled);
+    const compensation = randomUUID();
+    const other = { tillId: OTHER_TILL };
+    sim.create(KEY, {
+      id: compensation,
+      kind: 'recharge',
+      cardId: CARD,
+      credits: 10,
+      ...other,
+      compensates: movement.id,
+    });
+    await assert.rejects(ask(second.engine), unsettled, 'the compensation still pending');
+    sim.resolve(KEY, compensation, 'posted', other);
+
+    const { cardId, credits, rechargeAmount, movementId } = await ask(second.engine);
+    assert.deepEqual(
+      { cardId, credits, rechargeAmount, movementId },
+      { cardId: CARD, credits: 40, rechargeAmount: 5, movementId: movement.id },
+    );
+    assert.equal(card.writes, writes, 'the card written again');
+    assert.equal(sim.movements.size, 2, 'the first movement and its compensation only');
+    await second.engine.close();
+  });
+});
