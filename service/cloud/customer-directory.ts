@@ -44,6 +44,8 @@ export class CustomerDirectory {
   readonly #onResolved: CustomerDirectoryOptions['onResolved'];
   readonly #entries = new Map<string, Entry>();
   readonly #inFlight = new Map<string, Promise<LedgerCustomer>>();
+  /** Keys the ledger refused since they last resolved: what the float learnt no longer counts. */
+  readonly #refused = new Set<string>();
 
   constructor(ledger: LedgerClient, options: CustomerDirectoryOptions = {}) {
     this.#ledger = ledger;
@@ -62,31 +64,68 @@ export class CustomerDirectory {
   async resolve(apiKey: string): Promise<LedgerCustomer> {
     const id = digest(apiKey);
     const entry = this.#entries.get(id);
-    if (entry && this.#now() - entry.at < this.#freshMs) return entry.customer;
-    let lookup = this.#inFlight.get(id);
-    if (!lookup) {
-      lookup = this.#ledger.getCustomer(apiKey).finally(() => this.#inFlight.delete(id));
-      this.#inFlight.set(id, lookup);
+    const age = entry ? this.#now() - entry.at : Number.POSITIVE_INFINITY;
+    if (entry && age < this.#freshMs) return entry.customer;
+    const lookup = this.#lookup(apiKey, id);
+    // Known offline, or a key whose shop gives this till a float (a recharge from it never
+    // waits for the ledger): what an error would be answered with is answered now, the lookup
+    // going on in the background; a refusal it brings is the next call's answer. Else every
+    // float recharge once the cache is older than freshMs would wait for a round trip, or
+    // offline for the client's attempts (about 0.45 s with the ledger refusing connections;
+    // its timeout, times its attempts, with the ledger hanging).
+    const learnt = this.#refused.has(id) ? undefined : this.#learnt?.(apiKey);
+    if (this.#ledger.reachability.reachable === false || learnt) {
+      const meanwhile = entry && age < this.#staleIfErrorMs ? entry.customer : learnt;
+      if (meanwhile) {
+        lookup.catch(() => undefined);
+        return meanwhile;
+      }
     }
     try {
-      const customer = await lookup;
-      this.remember(apiKey, customer);
-      return customer;
+      return await lookup;
     } catch (error) {
       const unreachable = error instanceof AppError && error.code === 'LedgerUnavailable';
       if (unreachable && entry && this.#now() - entry.at < this.#staleIfErrorMs) {
         return entry.customer;
       }
-      const learnt = unreachable ? this.#learnt?.(apiKey) : undefined;
-      if (learnt) return learnt;
-      if (!unreachable) this.#entries.delete(id);
+      // What the float learnt meanwhile (GET /info may have told it during the lookup).
+      const learntSince = unreachable ? this.#learnt?.(apiKey) : undefined;
+      if (learntSince && !this.#refused.has(id)) return learntSince;
       throw error;
     }
   }
 
+  /** GET /v1/customer for `apiKey`, one at a time per key: remembered, or forgotten if refused. */
+  #lookup(apiKey: string, id: string): Promise<LedgerCustomer> {
+    let lookup = this.#inFlight.get(id);
+    if (!lookup) {
+      lookup = this.#ledger
+        .getCustomer(apiKey)
+        .then(
+          (customer) => {
+            this.remember(apiKey, customer);
+            return customer;
+          },
+          (error: unknown) => {
+            const unreachable = error instanceof AppError && error.code === 'LedgerUnavailable';
+            if (!unreachable) {
+              this.#entries.delete(id);
+              this.#refused.add(id);
+            }
+            throw error;
+          },
+        )
+        .finally(() => this.#inFlight.delete(id));
+      this.#inFlight.set(id, lookup);
+    }
+    return lookup;
+  }
+
   /** Records a customer read fresh by someone else (GET /info), so resolve() can use it. */
   remember(apiKey: string, customer: LedgerCustomer): void {
-    this.#entries.set(digest(apiKey), { customer, at: this.#now() });
+    const id = digest(apiKey);
+    this.#entries.set(id, { customer, at: this.#now() });
+    this.#refused.delete(id);
     this.#onResolved?.(apiKey, customer);
   }
 }
