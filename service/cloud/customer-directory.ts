@@ -50,7 +50,7 @@ export class CustomerDirectory {
   readonly #onResolved: CustomerDirectoryOptions['onResolved'];
   readonly #entries = new Map<string, Entry>();
   readonly #inFlight = new Map<string, Promise<LedgerCustomer>>();
-  /** Keys the ledger refused since they last resolved: what the float learnt no longer counts. */
+  /** Keys the float learnt that the ledger refused since: what it learnt no longer counts. */
   readonly #refused = new Set<string>();
 
   constructor(ledger: LedgerClient, options: CustomerDirectoryOptions = {}) {
@@ -130,7 +130,9 @@ export class CustomerDirectory {
             const unreachable = error instanceof AppError && error.code === 'LedgerUnavailable';
             if (!unreachable) {
               this.#entries.delete(id);
-              this.#refused.add(id);
+              // Only a key the float learnt needs remembering as refused (any other has nothing
+              // to answer offline), so unknown keys sent at random cannot grow the set.
+              if (this.#learnt?.(apiKey)) this.#refused.add(id);
             }
             throw error;
           },
