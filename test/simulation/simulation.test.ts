@@ -154,6 +154,10 @@ const KEPT_SEEDS = [
   // Found by a fresh range: a compensation created, never posted, its till's disk (and id)
   // lost; no till settled it (settle passed compensations by).
   642407481,
+  // Found by a fresh range in CI, a defect of the simulation: with shops sharing keys, a card
+  // held for an operator's void without it (awaitsCard) was recharged at the other shop, which
+  // the ledger cannot hold it for; the simulation now keeps it at its shop, as a pending one.
+  800750774,
 ];
 
 test('when the kept seeds run again, then every invariant holds', async () => {
