@@ -389,17 +389,25 @@ export class FloatScenario {
    * a pending payout's credits neither on the card nor yet back in the pool. At the end every
    * movement is decided, so its total needs no such term; along the way, a till that died with
    * one pending (or an outage) leaves it so for hours. So is one an operator decided without
-   * its card (a card reported lost) until the card is seen and a compensation sets it right.
+   * its card (a card reported lost) until the card is seen and a compensation sets it right,
+   * and until that compensation is posted (pending, it is counted as a reservation already).
    * Float movements are uncounted()'s.
    */
   landedWhilePending(ledger: SimLedger, writes: readonly LandedWrite[]): number {
+    const compensating = new Set<string>();
+    for (const movement of ledger.movements.values()) {
+      if (movement.compensates !== null && movement.state === 'pending') {
+        compensating.add(movement.compensates);
+      }
+    }
     let sum = 0;
     for (const write of writes) {
       const id = write.movementId;
       if (write.how !== 'whole' || id === undefined) continue;
       const movement = ledger.movements.get(id);
-      const held = movement?.state === 'pending' || movement?.awaitsCard === true;
-      if (!held || movement.floatId !== null) continue;
+      if (!movement || movement.floatId !== null) continue;
+      const held = movement.state === 'pending' || movement.awaitsCard || compensating.has(id);
+      if (!held) continue;
       sum -= delta(write) ?? 0;
     }
     return sum;
