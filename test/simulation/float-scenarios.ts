@@ -372,7 +372,7 @@ export class FloatScenario {
       if (write.how !== 'whole' || id === undefined || seen.has(id) || !parseFloatMovementId(id))
         continue;
       seen.add(id);
-      if (ledger.movements.get(id)?.state !== 'posted') sum += delta(write) ?? 0;
+      if (countedAs(ledger, id) === undefined) sum += delta(write) ?? 0;
     }
     return sum;
   }
@@ -451,13 +451,14 @@ export class FloatScenario {
     }
     for (const [id, write] of landed) {
       const stored = ledger.movements.get(id);
-      if (stored?.state !== 'posted') {
+      const counted = countedAs(ledger, id);
+      if (counted === undefined) {
         problems.push(
           `float recharge ${id} landed on ${write.cardId} but the ledger ${stored ? `has it ${stored.state}` : 'does not know it'}`,
         );
-      } else if (stored.credits !== delta(write)) {
+      } else if (counted.credits !== delta(write)) {
         problems.push(
-          `float recharge ${id} put ${delta(write)} on ${write.cardId}, the ledger counts ${stored.credits}`,
+          `float recharge ${id} put ${delta(write)} on ${write.cardId}, the ledger counts ${counted.credits}`,
         );
       }
     }
@@ -535,4 +536,17 @@ function delta(write: LandedWrite): number | undefined {
   const before = balanceOf(write.before);
   const after = balanceOf(write.after);
   return after - before;
+}
+
+/**
+ * What counts a float recharge at the ledger: the movement posted, or, voided (by an operator
+ * without its card, say), the posted compensation a till made when the card showed it.
+ */
+function countedAs(ledger: SimLedger, id: string): { credits: number } | undefined {
+  const movement = ledger.movements.get(id);
+  if (movement?.state === 'posted') return movement;
+  if (movement?.state !== 'voided') return undefined;
+  return [...ledger.movements.values()].find(
+    (other) => other.compensates === id && other.state === 'posted',
+  );
 }

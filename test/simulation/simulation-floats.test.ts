@@ -58,6 +58,9 @@ test(`when seeds ${fixed.from}..${fixed.from + fixed.count - 1} of the shop with
  * the float seeds found").
  */
 const KEPT_FLOAT_SEEDS = [
+  // A float recharge voided without its card, which held it, compensated when the card was
+  // read: counted as credits no book counts (defects of the simulation).
+  70, 115,
   // The book off by a compensation created and not yet posted (a defect of the simulation).
   90,
 ];
