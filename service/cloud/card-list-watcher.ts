@@ -34,12 +34,12 @@ interface StoredList {
 
 /**
  * The shop's card list as this till knows it (docs/cloud-api.md, "Blocking a card"): the
- * blocked cards, the changes waiting for cards and the cards held for an operator's word, polled from `GET /v1/card-list` every
- * `everyMs` with the list's seq as ETag (a 304 while nothing changed), so a block reaches every
- * till within a minute and an offline till learns it at its first poll back. Kept in the data
- * folder, so a till that starts offline still refuses a card it knew blocked (its float would
- * otherwise sell to it). A block the ledger answers in a refusal is noted at once and the list
- * fetched again.
+ * blocked cards, the changes waiting for cards and the cards held for an operator's word,
+ * polled from `GET /v1/card-list` every `everyMs` with the list's seq as ETag (a 304 while
+ * nothing changed), so a block reaches every till within a minute and an offline till learns
+ * it at its first poll back. Kept in the data folder, so a till that starts offline still
+ * refuses a card it knew blocked (its float would otherwise sell to it). A block the ledger
+ * answers in a refusal is noted at once and the list fetched again.
  */
 export class CardListWatcher {
   readonly #options: CardListWatcherOptions;
