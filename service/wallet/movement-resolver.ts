@@ -91,6 +91,11 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   }
 
   /** Runs the outbox soon (0: now); default: after its current backoff. */
+  /** A compensating movement of `movement`, when its card and the ledger's word disagree. */
+  compensate(movement: Movement, ledger: 'posted' | 'voided' | 'absent'): Promise<void> {
+    return this.#compensations.compensate(movement, ledger);
+  }
+
   kick(delayMs?: number): void {
     this.#outbox.kick(delayMs);
   }

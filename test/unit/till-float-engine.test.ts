@@ -203,6 +203,34 @@ describe('a recharge paid from the float', () => {
     assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 15);
   });
 
+  test('when an operator voids an undecided float recharge without its card and the card turns up holding it, then its till compensates it once, and the books add up', async () => {
+    const rig = await opened();
+    const card = cardOnReader(10, '04E1E2E3', { spare: true });
+    card.nextWrite = 'lost';
+    await failure(rig.recharge(card.access, 15));
+    const [movement] = [...rig.journal.movements.values()].filter((m) => m.float);
+    const id = movement?.id as string;
+    await rig.clock.advance(0);
+    await eventually(() => rig.sim.movements.get(id)?.state === 'pending', 'reported undecided');
+    rig.sim.decide(id, 'voided', 'operator: the card was reported lost');
+    // The card turns up at its till, holding the write.
+    await rig.engine.settle(card.card);
+    await rig.clock.advance(0);
+    const shop = rig.sim.customer(KEY).customerId;
+    await eventually(
+      () => rig.sim.cardAccount(shop, '04E1E2E3') === 15,
+      'the voided recharge compensated',
+    );
+    await settled();
+    const fixes = [...rig.sim.movements.values()].filter((m) => m.compensates === id);
+    assert.deepEqual(
+      fixes.map((fix) => [fix.kind, fix.credits, fix.state]),
+      [['recharge', 15, 'posted']],
+    );
+    assert.equal(rig.sim.movements.get(id)?.awaitsCard, false, 'the card is held no more');
+    assert.equal(card.held(), 25);
+  });
+
   test("when a card shows another till's float recharge, then it is reported as found, once", async () => {
     const rig = await opened();
     // Another till's float of the same shop, and a recharge of it the card shows.
