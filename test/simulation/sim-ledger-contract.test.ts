@@ -307,12 +307,23 @@ describe('the simulated ledger against the real one, on an operator deciding wit
       ],
       ['late create', 'POST', '/v1/movements', { ...second, id: randomUUID(), tillId: tillB }],
     );
+    // The card list's held cards of this card: the real shop's other tests leave others held.
+    const ofCard = (path: string, answer: Answer): Answer =>
+      path === '/v1/card-list' && answer.status === 200
+        ? {
+            ...answer,
+            body: {
+              ...answer.body,
+              held: (answer.body.held as { cardId: string }[]).filter((h) => h.cardId === card),
+            },
+          }
+        : answer;
     for (const [what, method, path, body] of steps) {
       const realAnswer = await (method === 'GET' ? client.get(path) : client.post(path, body));
       const simulated = simAnswer(sim, method, path, shop.key, body);
       assert.deepEqual(
-        essence(simulated),
-        essence(realAnswer),
+        essence(ofCard(path, simulated)),
+        essence(ofCard(path, realAnswer)),
         `${what}: ${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
       );
     }
