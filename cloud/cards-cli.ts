@@ -40,7 +40,8 @@ export const CARD_RULES_USAGE = `  card block|unblock --customer ID --card CARDI
   card cancel-change --customer ID --id CHANGE --reason TEXT
       Cancel a replacement or correction still waiting for its card.
   card list --customer ID
-      The shop's blocked cards and the changes waiting for cards (what its tills poll).
+      The shop's blocked cards, the changes waiting for cards and the cards held for an
+      operator's word given without them (what its tills poll).
   card holder --customer ID --card CARDID (--label TEXT | --delete)
       Put a holder label on a card (a name or a phone number, up to 100 characters), so a
       customer who lost it can be found; --delete removes it, as its holder may ask.

@@ -525,6 +525,12 @@ export interface CardList {
   changedAt: string | null;
   blocked: { cardId: string; since: string }[];
   waiting: Pick<CardChange, 'id' | 'kind' | 'cardId' | 'credits' | 'bonusCredits'>[];
+  /**
+   * Cards the ledger holds for a movement an operator posted or voided without them
+   * (`awaitsCard`): a till reads such a card online before it writes it (its float does not sell
+   * to it). A ledger before it sends none.
+   */
+  held?: { cardId: string; movementId: string; state: 'posted' | 'voided' }[];
 }
 
 /** `PUT` and `DELETE /v1/cards/{cardId}/holder`: the card's holder label after the call. */

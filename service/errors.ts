@@ -260,6 +260,12 @@ export const errors = {
         ? "This card carries float recharges another till has not reported yet; it is paid out or recharged from the pool once they are (or once an operator closed that till's float)"
         : `${detail}; the card is paid out or recharged from the pool once they are reported (or once an operator closed that till's float)`,
     ),
+  /**
+   * The ledger holds the card for a movement an operator decided without it (the card list
+   * says so), and the till is offline: only a till that reads the card online settles that, so
+   * its float sells nothing to the card meanwhile.
+   */
+  cardHeldAtLedger: (detail: string) => withDetail('CardHeldAtLedger', 500, detail),
   /** The ledger refused a holder label for the card on the reader (`detail`: its code, why). */
   holderLabelRefused: (detail: string) => withDetail('HolderLabelRefused', 500, detail),
   // HTTP framing and the security checks in front of every route.

@@ -341,6 +341,7 @@ export const operations = {
         'MovementConflict',
         'MovementPendingAtOtherTill',
         'FloatRechargeUnreported',
+        'CardHeldAtLedger',
         'CardBlocked',
         'CardChangeWaiting',
         'LedgerUnavailable',

@@ -63,7 +63,10 @@ export async function cardListSeq(db: Queryable, customerId: string): Promise<nu
   return Number(row.seq);
 }
 
-/** The shop's card list: its blocked cards and the changes waiting for cards, one snapshot. */
+/**
+ * The shop's card list: its blocked cards, the changes waiting for cards and the cards held for
+ * an operator's word given without them, one snapshot.
+ */
 export function readCardList(db: Database, customerId: string): Promise<CardList> {
   return db.transaction(async (tx) => {
     await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
@@ -89,6 +92,11 @@ export function readCardList(db: Database, customerId: string): Promise<CardList
        WHERE customer_id = $1 AND state = 'waiting' ORDER BY card_id, created_at, id`,
       [customerId],
     );
+    const held = await tx.query<{ card_id: string; id: string; state: 'posted' | 'voided' }>(
+      `SELECT card_id, id, state FROM movements
+       WHERE customer_id = $1 AND awaits_card ORDER BY card_id, created_at, id`,
+      [customerId],
+    );
     return {
       seq: Number(row.seq),
       changedAt: row.changed_at === null ? null : toIso(row.changed_at),
@@ -102,6 +110,11 @@ export function readCardList(db: Database, customerId: string): Promise<CardList
         cardId: change.card_id,
         credits: Number(change.credits),
         bonusCredits: Number(change.bonus_credits),
+      })),
+      held: held.rows.map((movement) => ({
+        cardId: movement.card_id,
+        movementId: movement.id,
+        state: movement.state,
       })),
     };
   });

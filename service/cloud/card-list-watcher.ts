@@ -34,12 +34,12 @@ interface StoredList {
 
 /**
  * The shop's card list as this till knows it (docs/cloud-api.md, "Blocking a card"): the
- * blocked cards and the changes waiting for cards, polled from `GET /v1/card-list` every
- * `everyMs` with the list's seq as ETag (a 304 while nothing changed), so a block reaches every
- * till within a minute and an offline till learns it at its first poll back. Kept in the data
- * folder, so a till that starts offline still refuses a card it knew blocked (its float would
- * otherwise sell to it). A block the ledger answers in a refusal is noted at once and the list
- * fetched again.
+ * blocked cards, the changes waiting for cards and the cards held for an operator's word,
+ * polled from `GET /v1/card-list` every `everyMs` with the list's seq as ETag (a 304 while
+ * nothing changed), so a block reaches every till within a minute and an offline till learns
+ * it at its first poll back. Kept in the data folder, so a till that starts offline still
+ * refuses a card it knew blocked (its float would otherwise sell to it). A block the ledger
+ * answers in a refusal is noted at once and the list fetched again.
  */
 export class CardListWatcher {
   readonly #options: CardListWatcherOptions;
@@ -54,6 +54,8 @@ export class CardListWatcher {
   readonly #lifted = new Set<string>();
   /** Changes this till applied since the list was fetched. */
   readonly #applied = new Set<string>();
+  /** Held cards this till read online since the list was fetched (the ledger took its word). */
+  readonly #read = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #polling: Promise<void> | undefined;
   #again = false;
@@ -91,6 +93,18 @@ export class CardListWatcher {
         (change) => change.cardId === cardId && !this.#applied.has(change.id),
       ) ?? []
     );
+  }
+
+  /** The movements decided without the card that the ledger holds it for (none once read here). */
+  heldFor(cardId: string): NonNullable<CardList['held']> {
+    if (this.#read.has(cardId)) return [];
+    return this.list?.held?.filter((movement) => movement.cardId === cardId) ?? [];
+  }
+
+  /** This till read the held card online and the ledger took its word: polled now. */
+  learntRead(cardId: string): void {
+    this.#read.add(cardId);
+    void this.poll();
   }
 
   /** This till applied the change: it waits no more, though the list held still says so. */
@@ -173,6 +187,7 @@ export class CardListWatcher {
       this.#refused.clear();
       this.#lifted.clear();
       this.#applied.clear();
+      this.#read.clear();
       this.#write();
     } catch (error) {
       if (this.#closed) return;

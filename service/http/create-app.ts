@@ -4,6 +4,7 @@ import type { LedgerClient } from '../cloud/ledger-client.ts';
 import type { Logger } from '../logger.ts';
 import type { CardBlocks } from '../wallet/card-blocks.ts';
 import type { CardChanges } from '../wallet/card-changes.ts';
+import type { CardHolds } from '../wallet/card-holds.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
 import type { CardPersonalizer } from '../wallet/personalize-card.ts';
@@ -37,7 +38,7 @@ export interface AppDependencies {
   /** Recharges of a card holding more than its account at the ledger are refused. */
   refuseCardsAboveAccount: boolean;
   /** The shop's blocked cards and changes waiting for cards, as this till's card list knows them. */
-  cardList?: CardBlocks & CardChanges;
+  cardList?: CardBlocks & CardChanges & CardHolds;
   events: CardEventStream;
   activity: HttpActivity;
   log: Logger;

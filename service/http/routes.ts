@@ -6,6 +6,7 @@ import { errors } from '../errors.ts';
 import type { CardAccess } from '../wallet/card-access.ts';
 import type { CardBlocks } from '../wallet/card-blocks.ts';
 import type { CardChanges } from '../wallet/card-changes.ts';
+import type { CardHolds } from '../wallet/card-holds.ts';
 import { customerInfo } from '../wallet/customer-info.ts';
 import { dischargeCard } from '../wallet/discharge-card.ts';
 import type { MovementEngine } from '../wallet/movement-engine.ts';
@@ -35,7 +36,7 @@ export interface RouteDependencies {
   personalizer: CardPersonalizer;
   refuseCardsAboveAccount: boolean;
   /** The shop's blocked cards and the changes waiting for cards (the till's card list). */
-  cardList?: CardBlocks & CardChanges;
+  cardList?: CardBlocks & CardChanges & CardHolds;
   events: CardEventStream;
   authenticate: RequestHandler;
   activity: HttpActivity;
@@ -47,7 +48,7 @@ export function apiRoutes(deps: RouteDependencies): Router {
   const { cards, ledger, customers, movements, personalizer, events, authenticate, activity } =
     deps;
   const { limits, cardList } = deps;
-  const rules = cardList ? { blocks: cardList, changes: cardList } : {};
+  const rules = cardList ? { blocks: cardList, changes: cardList, holds: cardList } : {};
   // The ledger refused a card and flagged it (the refusal's code says why): the tray shows it.
   const flaggedSuspect = (cardId: string, credits: number, suspectReason: string) =>
     activity.emit('card-answer', { at: new Date(), cardId, credits, suspect: true, suspectReason });

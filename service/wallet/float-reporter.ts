@@ -18,6 +18,11 @@ export interface FloatReporterOptions {
   ledger: Pick<LedgerClient, 'reportFloatMovements'>;
   retryMs: number;
   maxRetryMs: number;
+  /**
+   * Journals the compensating movement of a recharge whose card holds it while the ledger has
+   * it voided (Compensations.compensate; created and posted by the movement outbox).
+   */
+  compensate?: (movement: Movement, ledger: 'voided') => Promise<void>;
 }
 
 /** One report's movement and what it stands for in the journal. */
@@ -41,11 +46,14 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
   #flushing: Promise<boolean> | undefined;
   #again = false;
 
+  readonly #compensate: FloatReporterOptions['compensate'];
+
   constructor(book: MovementBook, account: FloatAccount, options: FloatReporterOptions) {
     super();
     this.#book = book;
     this.#account = account;
     this.#ledger = options.ledger;
+    this.#compensate = options.compensate;
     this.#outbox = new Outbox({
       clock: book.clock,
       drain: () => this.flush(),
@@ -174,6 +182,18 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
     const id = movement.id;
     if (result.flags.length > 0) {
       this.#book.log.warn(`float recharge ${id}: recorded with ${result.flags.join(', ')}`);
+    }
+    if (
+      result.outcome === 'refused' &&
+      result.state === 'voided' &&
+      phaseOf(movement) === 'to-post'
+    ) {
+      // Its card holds it, but an operator voided it without the card (a card reported lost):
+      // set right by a compensating recharge, as any movement (one per movement at the ledger),
+      // journaled before the resolved line so that a crash between the two cannot lose it.
+      await this.#compensate?.(movement, 'voided');
+      await this.#book.append({ type: 'resolved', id, state: 'voided' });
+      return;
     }
     if (result.outcome === 'refused') {
       // Not the till's to settle: the card and the ledger disagree, for an operator.

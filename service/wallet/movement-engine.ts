@@ -101,7 +101,11 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
       newId: options.newId ?? randomUUID,
     });
     const retry = { retryMs: options.retryMs ?? 1_000, maxRetryMs: options.maxRetryMs ?? 60_000 };
-    this.floats = options.floats && new TillFloats(this.#book, { ...options.floats, ...retry });
+    // A float recharge its card holds, voided at the ledger, is compensated by the resolver's.
+    const compensate = (movement: Movement, ledger: 'voided') =>
+      this.#resolver.compensate(movement, ledger);
+    this.floats =
+      options.floats && new TillFloats(this.#book, { ...options.floats, ...retry, compensate });
     const floats = this.floats;
     this.#resolver = new MovementResolver(this.#book, {
       ledger: options.ledger,

@@ -90,6 +90,11 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     return count;
   }
 
+  /** A compensating movement of `movement`, when its card and the ledger's word disagree. */
+  compensate(movement: Movement, ledger: 'posted' | 'voided' | 'absent'): Promise<void> {
+    return this.#compensations.compensate(movement, ledger);
+  }
+
   /** Runs the outbox soon (0: now); default: after its current backoff. */
   kick(delayMs?: number): void {
     this.#outbox.kick(delayMs);

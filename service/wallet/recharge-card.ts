@@ -7,6 +7,7 @@ import type { CardAccess, CardOnReader } from './card-access.ts';
 import { withCardChanges, type CardChanges } from './card-changes.ts';
 import { clearBlockedCard } from './block-clear.ts';
 import { blockedRefusal, type CardBlocks } from './card-blocks.ts';
+import { cardHeldOffline, type CardHolds } from './card-holds.ts';
 import type { MovementEngine, RechargeAnswer } from './movement-engine.ts';
 import type { Idempotency } from './journal-entries.ts';
 import type { CardPersonalizer } from './personalize-card.ts';
@@ -30,6 +31,8 @@ export interface RechargeInput {
   blocks?: CardBlocks;
   /** The changes waiting for cards: applied before the recharge. */
   changes?: CardChanges;
+  /** The cards the ledger holds for an operator's word: never sold to from the float unread. */
+  holds?: CardHolds;
 }
 
 /**
@@ -90,7 +93,12 @@ async function rechargeOnCard(
   await floats?.noteEvidence(wallet);
   const terms = { keyFingerprint: input.keyFingerprint, customer, request };
   const quote = await floats?.ledgerQuote(terms);
-  const plan = floats?.plan({ ...terms, wallet, ...(quote ? { quote } : {}) });
+  // A card the ledger holds for an operator's word takes the ledger's path, which settles that
+  // word from the card first; a float sale would write over the evidence unseen.
+  const held = floats ? (input.holds?.heldFor(card.cardId) ?? []) : [];
+  if (held.length > 0 && !floats?.keeper.online) throw cardHeldOffline(card.cardId, held);
+  const plan =
+    held.length > 0 ? undefined : floats?.plan({ ...terms, wallet, ...(quote ? { quote } : {}) });
   if (plan && 'refusal' in plan) throw plan.refusal;
   if (plan) {
     const sale = await movements.sellFromFloat(card, {
@@ -137,6 +145,8 @@ async function rechargeOnCard(
       if (blocked) await clearBlockedCard(card, movements, { blocks, keyFingerprint });
       throw blocked ?? rechargeRefusal(error);
     });
+  // Reserved: the ledger holds the card no more (its word was settled from the card).
+  if (held.length > 0) input.holds?.learntRead(card.cardId);
   return movements.commit<RechargeAnswer>(reservation, card);
 }
 

@@ -14,7 +14,7 @@ import {
 import { FloatAccount } from './float-account.ts';
 import type { TillFloat } from './float-entries.ts';
 import { FloatKeeper, IDS_LOW, type FloatKeeperOptions } from './float-keeper.ts';
-import { FloatReporter } from './float-reporter.ts';
+import { FloatReporter, type FloatReporterOptions } from './float-reporter.ts';
 import type { FloatStatus } from './float-status.ts';
 import type { MovementBook } from './movement-book.ts';
 import type { RechargeRequest } from './recharge-request.ts';
@@ -56,6 +56,7 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
       ledger: TillFloatsLedger;
       retryMs: number;
       maxRetryMs: number;
+      compensate?: FloatReporterOptions['compensate'];
     },
   ) {
     super();

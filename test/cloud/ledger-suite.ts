@@ -1193,6 +1193,54 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
           assert.ok((await checkLedger(db)).ok);
         });
 
+        test('when an operator decides without the card, then the card list names the card held and its ETag moves on, until a till confirms the word from the card or compensates it', async () => {
+          const shop = await newShop(100);
+          const [card, found] = [freshCard(), freshCard()];
+          const list = async () => {
+            const answer = await shop.get('/v1/card-list');
+            assert.equal(answer.status, 200, JSON.stringify(answer.body));
+            return { etag: answer.etag, held: answer.body.held as unknown[] };
+          };
+          await posted(shop, atTill(TILL_A, 'recharge', card, 40));
+          const first = await list();
+          assert.deepEqual(first.held, []);
+          const payout = atTill(TILL_A, 'discharge', card, 40);
+          assert.equal((await shop.create(payout)).status, 201);
+          // Pending, it holds the card for other tills' creates, not in the list.
+          assert.deepEqual(await list(), first);
+          assert.equal((await shop.resolve(payout.id, 'void', { evidence: 'lost' })).status, 200);
+          const held = await list();
+          assert.notEqual(held.etag, first.etag);
+          assert.deepEqual(held.held, [{ cardId: card, movementId: payout.id, state: 'voided' }]);
+          // Another till without the card's word changes nothing, the list neither.
+          assert.equal((await shop.resolve(payout.id, 'void', { tillId: TILL_B })).status, 200);
+          assert.deepEqual(await list(), held);
+          const evidence = `card ${card} read at till ${TILL_B}: it does not hold the write`;
+          assert.equal(
+            (await shop.resolve(payout.id, 'void', { tillId: TILL_B, evidence })).status,
+            200,
+          );
+          const confirmed = await list();
+          assert.notEqual(confirmed.etag, held.etag);
+          assert.deepEqual(confirmed.held, []);
+
+          // A recharge voided without its card, which the card turns out to hold: compensated.
+          const recharge = atTill(TILL_A, 'recharge', found, 10);
+          assert.equal((await shop.create(recharge)).status, 201);
+          assert.equal((await shop.resolve(recharge.id, 'void', { evidence: 'lost' })).status, 200);
+          const voided = await list();
+          assert.deepEqual(voided.held, [
+            { cardId: found, movementId: recharge.id, state: 'voided' },
+          ]);
+          const fix = { ...atTill(TILL_B, 'recharge', found, 10), compensates: recharge.id };
+          const compensated = await shop.create({ ...fix, cardBefore: undefined });
+          assert.equal(compensated.status, 201, JSON.stringify(compensated.body));
+          const freed = await list();
+          assert.notEqual(freed.etag, voided.etag);
+          assert.deepEqual(freed.held, []);
+          assert.ok((await checkLedger(db)).ok);
+        });
+
         test('when the till that made it says the same word again, then the card is free: its journal knows the write', async () => {
           const shop = await newShop(100);
           const card = freshCard();

@@ -373,7 +373,7 @@ export class FloatScenario {
       if (write.how !== 'whole' || id === undefined || seen.has(id) || !parseFloatMovementId(id))
         continue;
       seen.add(id);
-      if (ledger.movements.get(id)?.state !== 'posted') sum += delta(write) ?? 0;
+      if (countedAs(ledger, id) === undefined) sum += delta(write) ?? 0;
     }
     return sum;
   }
@@ -390,17 +390,25 @@ export class FloatScenario {
    * a pending payout's credits neither on the card nor yet back in the pool. At the end every
    * movement is decided, so its total needs no such term; along the way, a till that died with
    * one pending (or an outage) leaves it so for hours. So is one an operator decided without
-   * its card (a card reported lost) until the card is seen and a compensation sets it right.
+   * its card (a card reported lost) until the card is seen and a compensation sets it right,
+   * and until that compensation is posted (pending, it is counted as a reservation already).
    * Float movements are uncounted()'s.
    */
   landedWhilePending(ledger: SimLedger, writes: readonly LandedWrite[]): number {
+    const compensating = new Set<string>();
+    for (const movement of ledger.movements.values()) {
+      if (movement.compensates !== null && movement.state === 'pending') {
+        compensating.add(movement.compensates);
+      }
+    }
     let sum = 0;
     for (const write of writes) {
       const id = write.movementId;
       if (write.how !== 'whole' || id === undefined) continue;
       const movement = ledger.movements.get(id);
-      const held = movement?.state === 'pending' || movement?.awaitsCard === true;
-      if (!held || movement.floatId !== null) continue;
+      if (!movement || movement.floatId !== null) continue;
+      const held = movement.state === 'pending' || movement.awaitsCard || compensating.has(id);
+      if (!held) continue;
       sum -= delta(write) ?? 0;
     }
     return sum;
@@ -444,13 +452,14 @@ export class FloatScenario {
     }
     for (const [id, write] of landed) {
       const stored = ledger.movements.get(id);
-      if (stored?.state !== 'posted') {
+      const counted = countedAs(ledger, id);
+      if (counted === undefined) {
         problems.push(
           `float recharge ${id} landed on ${write.cardId} but the ledger ${stored ? `has it ${stored.state}` : 'does not know it'}`,
         );
-      } else if (stored.credits !== delta(write)) {
+      } else if (counted.credits !== delta(write)) {
         problems.push(
-          `float recharge ${id} put ${delta(write)} on ${write.cardId}, the ledger counts ${stored.credits}`,
+          `float recharge ${id} put ${delta(write)} on ${write.cardId}, the ledger counts ${counted.credits}`,
         );
       }
     }
@@ -528,4 +537,17 @@ function delta(write: LandedWrite): number | undefined {
   const before = balanceOf(write.before);
   const after = balanceOf(write.after);
   return after - before;
+}
+
+/**
+ * What counts a float recharge at the ledger: the movement posted, or, voided (by an operator
+ * without its card, say), the posted compensation a till made when the card showed it.
+ */
+function countedAs(ledger: SimLedger, id: string): { credits: number } | undefined {
+  const movement = ledger.movements.get(id);
+  if (movement?.state === 'posted') return movement;
+  if (movement?.state !== 'voided') return undefined;
+  return [...ledger.movements.values()].find(
+    (other) => other.compensates === id && other.state === 'posted',
+  );
 }

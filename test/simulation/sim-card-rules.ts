@@ -138,6 +138,18 @@ export class SimCardRules {
           credits,
           bonusCredits,
         })),
+      held: [...this.#ledger.movements.values()]
+        .filter((movement) => movement.shop === shop.id && movement.awaitsCard)
+        .map((movement) => ({
+          movement,
+          key: `${movement.cardId} ${movement.createdAt} ${movement.id}`,
+        }))
+        .sort((a, b) => (a.key < b.key ? -1 : 1))
+        .map(({ movement: { cardId, id, state } }) => ({
+          cardId,
+          movementId: id,
+          state: state as 'posted' | 'voided',
+        })),
     };
   }
 

@@ -87,6 +87,8 @@ function essence(answer: Answer): unknown {
     return { status: answer.status, movements: sorted.map(view) };
   }
   if ('customerId' in body) return { status: answer.status, credits: body.credits };
+  // The card list: its seq counts every earlier test's changes at the real one.
+  if ('waiting' in body) return { status: answer.status, held: body.held };
   if ('firstSeenAt' in body) {
     const { firstSeenAt: _first, lastSeenAt: _last, ...till } = body;
     return { status: answer.status, till };
@@ -267,12 +269,15 @@ describe('the simulated ledger against the real one, on an operator deciding wit
       ['post it', 'POST', `/v1/movements/${recharge.id}/post`, { tillId: tillA }],
       ['create payout', 'POST', '/v1/movements', payout],
       ['operator voids it', 'POST', `/v1/movements/${payout.id}/void`, { evidence: 'lost' }],
+      ['the card list', 'GET', '/v1/card-list'],
       ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 1)],
       ['A writes the card', 'POST', '/v1/movements', at(tillA, 'recharge', 1)],
       ['B voids bare', 'POST', `/v1/movements/${payout.id}/void`, { tillId: tillB }],
       ['B posts on evidence', 'POST', `/v1/movements/${payout.id}/post`, evidence],
+      ['the card list', 'GET', '/v1/card-list'],
       ['card account', 'GET', `/v1/cards/${card}`],
       ['B compensates', 'POST', '/v1/movements', fix],
+      ['the card list', 'GET', '/v1/card-list'],
       ['A compensates too', 'POST', '/v1/movements', { ...fix, id: randomUUID(), tillId: tillA }],
       ['B compensates again', 'POST', '/v1/movements', fix],
       ['B posts it', 'POST', `/v1/movements/${fix.id}/post`, { tillId: tillB }],
@@ -287,8 +292,10 @@ describe('the simulated ledger against the real one, on an operator deciding wit
     steps.push(
       ['create payout', 'POST', '/v1/movements', second],
       ['operator posts it', 'POST', `/v1/movements/${second.id}/post`, { evidence: 'paid' }],
+      ['the card list', 'GET', '/v1/card-list'],
       ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 3)],
       ['A says posted', 'POST', `/v1/movements/${second.id}/post`, { tillId: tillA }],
+      ['the card list', 'GET', '/v1/card-list'],
       ['B writes the card', 'POST', '/v1/movements', at(tillB, 'recharge', 3)],
       ['card account', 'GET', `/v1/cards/${card}`],
       // A create from the state the latest posted movement was planned from, that came late.
@@ -300,12 +307,23 @@ describe('the simulated ledger against the real one, on an operator deciding wit
       ],
       ['late create', 'POST', '/v1/movements', { ...second, id: randomUUID(), tillId: tillB }],
     );
+    // The card list's held cards of this card: the real shop's other tests leave others held.
+    const ofCard = (path: string, answer: Answer): Answer =>
+      path === '/v1/card-list' && answer.status === 200
+        ? {
+            ...answer,
+            body: {
+              ...answer.body,
+              held: (answer.body.held as { cardId: string }[]).filter((h) => h.cardId === card),
+            },
+          }
+        : answer;
     for (const [what, method, path, body] of steps) {
       const realAnswer = await (method === 'GET' ? client.get(path) : client.post(path, body));
       const simulated = simAnswer(sim, method, path, shop.key, body);
       assert.deepEqual(
-        essence(simulated),
-        essence(realAnswer),
+        essence(ofCard(path, simulated)),
+        essence(ofCard(path, realAnswer)),
         `${what}: ${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
       );
     }

@@ -378,7 +378,7 @@ export class SimLedger {
     // A compensation the ledger takes or refuses (flagged) ends the wait for the card.
     const cardRead = () => {
       const original = compensates === null ? undefined : this.movements.get(compensates);
-      if (original) original.awaitsCard = false;
+      if (original) this.#cardReadFor(shop, original);
     };
     const flag = (kind: CardFlagKind) =>
       this.flags.push({
@@ -552,6 +552,13 @@ export class SimLedger {
     if (this.floats.reportPending(shop.id, cardId)) throw refuse('floatReportPending');
   }
 
+  /** ledger_card_read_for: the card an operator's word waited for was read; the list moves on. */
+  #cardReadFor(shop: SimShop, movement: StoredMovement): void {
+    if (!movement.awaitsCard) return;
+    movement.awaitsCard = false;
+    this.cardRules.listChanged(shop);
+  }
+
   /** The card's latest posted movement, unless a posted compensation set it right. */
   #latestPosted(shopId: string, cardId: string): StoredMovement | undefined {
     return [...this.movements.values()]
@@ -640,7 +647,7 @@ export class SimLedger {
         tillId !== null &&
         (by.evidence !== undefined || tillId === movement.tillId)
       ) {
-        movement.awaitsCard = false;
+        this.#cardReadFor(shop, movement);
         movement.cardEvidence = by.evidence ?? null;
       }
       return this.#view(movement);
@@ -668,6 +675,8 @@ export class SimLedger {
       by.evidence !== undefined &&
       movement.cardBefore !== null &&
       movement.compensates === null;
+    // Held now: the card list names it.
+    if (movement.awaitsCard) this.cardRules.listChanged(shop);
     const takes = ['discharge', 'refund', 'correction'].includes(movement.kind);
     if (movement.kind === 'recharge' && target === 'voided') this.floats.release(shop, movement);
     if (takes && target === 'posted') shop.credits += movement.credits;

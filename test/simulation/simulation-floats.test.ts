@@ -52,3 +52,26 @@ test(`when seeds ${fixed.from}..${fixed.from + fixed.count - 1} of the shop with
   const missed = MUST_REACH.filter((path) => !paths.has(path));
   assert.deepEqual(missed, [], `never reached: ${missed.join(', ')}`);
 });
+
+/**
+ * Float seeds beyond the range run every time, each for what it caught (docs/testing.md, "What
+ * the float seeds found").
+ */
+const KEPT_FLOAT_SEEDS = [
+  // A float recharge voided without its card, which held it, compensated when the card was
+  // read: counted as credits no book counts (defects of the simulation).
+  70, 115,
+  // The book off by a compensation created and not yet posted (a defect of the simulation).
+  90,
+];
+
+test('when the kept float seeds run again, then every invariant holds', async () => {
+  const lines: string[] = [];
+  const failures = [];
+  for (const seed of KEPT_FLOAT_SEEDS) {
+    failures.push(
+      ...(await runSeeds(seed, 1, { floats: true, print: (line) => lines.push(line) })),
+    );
+  }
+  assert.equal(failures.length, 0, lines.slice(0, 60).join('\n'));
+});

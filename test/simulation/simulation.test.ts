@@ -164,6 +164,10 @@ const KEPT_SEEDS = [
   // again ran again before another till's compensation of the void reached the ledger
   // (key-runs-after-void-unseen).
   959995826,
+  // Found by a fresh range in CI, a defect of the simulation: with shops sharing keys, a card
+  // held for an operator's void without it (awaitsCard) was recharged at the other shop, which
+  // the ledger cannot hold it for; the simulation now keeps it at its shop, as a pending one.
+  800750774,
 ];
 
 test('when the kept seeds run again, then every invariant holds', async () => {

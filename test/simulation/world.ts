@@ -746,10 +746,15 @@ async function runWorld(
    * The tills a customer may carry a card to: any, but its shop's only while a movement of it
    * is pending there and the shops' cards share keys (see the customers below).
    */
-  const tillsFor = (card: SimCard): Till[] => {
-    const held = [...ledger.movements.values()].find(
-      (movement) => movement.cardId === card.uid && movement.state === 'pending',
+  // The movement the ledger holds the card for: one pending, or one an operator decided without
+  // the card (`awaitsCard`, a card reported lost) that waits for a till to read it.
+  const holding = (card: SimCard) =>
+    [...ledger.movements.values()].find(
+      (movement) =>
+        movement.cardId === card.uid && (movement.state === 'pending' || movement.awaitsCard),
     );
+  const tillsFor = (card: SimCard): Till[] => {
+    const held = holding(card);
     const shop = held && SHOPS.findIndex((candidate) => candidate.id === held.shop);
     return sharedKeys && shop !== undefined ? tillsOf(shop) : tills;
   };
@@ -833,9 +838,7 @@ async function runWorld(
         // Shops sharing keys: the ledger holds a card with an undecided movement for the tills
         // of that movement's shop only, and another shop's write over it would leave the card
         // unable to tell (docs/testing.md): the customer stays at that shop meanwhile.
-        const held = [...ledger.movements.values()].find(
-          (movement) => movement.cardId === card.uid && movement.state === 'pending',
-        );
+        const held = holding(card);
         const heldAt = held && SHOPS.findIndex((candidate) => candidate.id === held.shop);
         const shop =
           sharedKeys && heldAt !== undefined

@@ -110,3 +110,29 @@ test('when the ledger refuses a card as blocked before the list says so, then it
   assert.deepEqual(cards.blockOf(BLOCKED), { since: '2026-11-26T09:00:00.000Z' });
   cards.close();
 });
+
+test("when the list names a card held for an operator's word, then it is held here, kept offline, and free once this till read it, until a list says otherwise", async () => {
+  const ledger = new ListLedger();
+  const held = { cardId: BLOCKED, movementId: '6f1c1c8e-0f5b-4c7e-9a52-000000000001' };
+  ledger.current = { ...list(7, []), held: [{ ...held, state: 'voided' }] };
+  const cards = watcher(ledger);
+  await cards.poll();
+  assert.deepEqual(cards.heldFor(BLOCKED), [{ ...held, state: 'voided' }]);
+  assert.deepEqual(cards.heldFor('04000001'), []);
+  cards.close();
+  // Restarted without the ledger: the held card it learnt is held still.
+  const down = new ListLedger();
+  down.down = true;
+  const restarted = watcher(down);
+  await restarted.poll();
+  assert.deepEqual(restarted.heldFor(BLOCKED), [{ ...held, state: 'voided' }]);
+  restarted.learntRead(BLOCKED);
+  assert.deepEqual(restarted.heldFor(BLOCKED), []);
+  // A new list that holds it again (another operator's word) is taken.
+  down.down = false;
+  down.current = { ...list(9, []), held: [{ ...held, state: 'posted' }] };
+  // After the poll learntRead started (refused: the ledger was down).
+  await restarted.refresh();
+  assert.deepEqual(restarted.heldFor(BLOCKED), [{ ...held, state: 'posted' }]);
+  restarted.close();
+});

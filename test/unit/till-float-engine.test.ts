@@ -6,6 +6,7 @@
  * float is reported as found; a till whose journal lost its float sells nothing from it.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
 import { floatMovementId } from '../../common/float-ids.ts';
 import { encodeFloatReference } from '../../service/card/float-reference.ts';
@@ -202,6 +203,34 @@ describe('a recharge paid from the float', () => {
     assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 15);
   });
 
+  test('when an operator voids an undecided float recharge without its card and the card turns up holding it, then its till compensates it once, and the books add up', async () => {
+    const rig = await opened();
+    const card = cardOnReader(10, '04E1E2E3', { spare: true });
+    card.nextWrite = 'lost';
+    await failure(rig.recharge(card.access, 15));
+    const [movement] = [...rig.journal.movements.values()].filter((m) => m.float);
+    const id = movement?.id as string;
+    await rig.clock.advance(0);
+    await eventually(() => rig.sim.movements.get(id)?.state === 'pending', 'reported undecided');
+    rig.sim.decide(id, 'voided', 'operator: the card was reported lost');
+    // The card turns up at its till, holding the write.
+    await rig.engine.settle(card.card);
+    await rig.clock.advance(0);
+    const shop = rig.sim.customer(KEY).customerId;
+    await eventually(
+      () => rig.sim.cardAccount(shop, '04E1E2E3') === 15,
+      'the voided recharge compensated',
+    );
+    await settled();
+    const fixes = [...rig.sim.movements.values()].filter((m) => m.compensates === id);
+    assert.deepEqual(
+      fixes.map((fix) => [fix.kind, fix.credits, fix.state]),
+      [['recharge', 15, 'posted']],
+    );
+    assert.equal(rig.sim.movements.get(id)?.awaitsCard, false, 'the card is held no more');
+    assert.equal(card.held(), 25);
+  });
+
   test("when a card shows another till's float recharge, then it is reported as found, once", async () => {
     const rig = await opened();
     // Another till's float of the same shop, and a recharge of it the card shows.
@@ -225,6 +254,77 @@ describe('a recharge paid from the float', () => {
     // Seen again: nothing new to report of it (its own recharges only).
     assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 40);
     assert.ok(rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length >= reports);
+  });
+});
+
+/**
+ * A card the ledger holds: another till's recharge of it, which did not land, voided by an
+ * operator without the card (it was reported lost). `holds` is the till's card list as the
+ * simulated ledger lists it; `read` the cards the till learnt it read.
+ */
+async function heldByOperator(rig: Awaited<ReturnType<typeof opened>>) {
+  const card = cardOnReader(10, '04E1E2E3', { spare: true });
+  const { before } = await rig.engine.readWallet(card.card);
+  const voided = randomUUID();
+  rig.sim.create(KEY, {
+    id: voided,
+    kind: 'recharge',
+    cardId: '04E1E2E3',
+    credits: 5,
+    tillId: '00000000-0000-4000-8000-0000000000ff',
+    cardBefore: before,
+  });
+  rig.sim.decide(voided, 'voided', 'operator: the card was reported lost');
+  const read: string[] = [];
+  const holds = {
+    heldFor: (cardId: string) =>
+      (rig.sim.cardRules.list(KEY).held ?? []).filter((held) => held.cardId === cardId),
+    learntRead: (cardId: string) => void read.push(cardId),
+  };
+  const recharge = (credits: number) =>
+    rechargeCard(card.access, rig.engine, {
+      request: { credits },
+      customer: rig.customer(),
+      keyFingerprint: fingerprint(KEY),
+      holds,
+    });
+  return { card, voided, read, recharge };
+}
+
+describe("a card the ledger holds for an operator's word", () => {
+  test("when the card list names it held, then a recharge takes the ledger's path, which settles the word from the card first, and the float sells nothing over it", async () => {
+    const rig = await opened();
+    const { card, voided, read, recharge } = await heldByOperator(rig);
+    const available = rig.floats.status().left;
+    const answer = await recharge(7);
+    assert.equal(answer.credits, 17);
+    assert.equal(card.held(), 17);
+    // The operator's word confirmed from the card: held no more, and the till knows it.
+    assert.equal(rig.sim.movements.get(voided)?.awaitsCard, false, 'the card is held no more');
+    assert.deepEqual(read, ['04E1E2E3']);
+    // Paid from the pool, not the float.
+    const sold = rig.sim.movements.get(answer.movementId as string);
+    assert.deepEqual([sold?.state, sold?.floatId], ['posted', null]);
+    assert.equal(rig.floats.status().left, available);
+  });
+
+  test('when the till is offline, then a recharge of it is CardHeldAtLedger saying why, and nothing moves', async () => {
+    const rig = await opened();
+    const { card, voided, recharge } = await heldByOperator(rig);
+    const available = rig.floats.status().left;
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    const refused = await failure(recharge(7));
+    assert.equal(refused.code, 'CardHeldAtLedger', refused.detail);
+    assert.match(
+      refused.detail ?? '',
+      new RegExp(
+        `^card 04E1E2E3 awaits a till that reads it online: an operator decided ${voided} \\(voided\\) without it`,
+      ),
+    );
+    assert.equal(card.held(), 10);
+    assert.equal(rig.floats.status().left, available);
+    assert.equal(rig.sim.movements.get(voided)?.awaitsCard, true);
   });
 });
 

@@ -30,6 +30,7 @@ import { ledgerCardBlockView } from './ledger-card-block-view.ts';
 import { ledgerCardChangeView } from './ledger-card-change-view.ts';
 import { ledgerCardHeldByRules } from './ledger-card-held-by-rules.ts';
 import { ledgerCardListChanged } from './ledger-card-list-changed.ts';
+import { ledgerCardReadFor } from './ledger-card-read-for.ts';
 import { ledgerCorrectCard } from './ledger-correct-card.ts';
 import { ledgerCreateCardMovement } from './ledger-create-card-movement.ts';
 import { ledgerPayoutSplit } from './ledger-payout-split.ts';
@@ -67,6 +68,7 @@ export const routines: readonly Routine[] = [
   ledgerPayoutSplit,
   ledgerTakeBackSplit,
   ledgerCardListChanged,
+  ledgerCardReadFor,
   ledgerCardHeldByRules,
   ledgerCardBlockView,
   ledgerCardChangeView,

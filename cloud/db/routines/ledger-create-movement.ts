@@ -125,8 +125,7 @@ BEGIN
     WHERE customer_id = p_customer AND card_id = p_card FOR NO KEY UPDATE;
     PERFORM ledger_flag_card(p_customer, p_card, 'compensation-refused', p_id, v_credits,
                              COALESCE(v_account, 0));
-    UPDATE movements SET awaits_card = false
-    WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
+    PERFORM ledger_card_read_for(p_customer, p_compensates);
     RETURN ledger_refusal('NoCredits');
   END IF;
 
@@ -195,8 +194,7 @@ BEGIN
            ELSE 'compensation-refused' END,
       p_id, v_credits, v_account);
     IF p_compensates IS NOT NULL THEN
-      UPDATE movements SET awaits_card = false
-      WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
+      PERFORM ledger_card_read_for(p_customer, p_compensates);
     END IF;
     RETURN ledger_refusal(CASE WHEN v_record_flagged THEN 'CardRecordMismatch'
                                ELSE 'CardAccountExceeded' END);
@@ -258,8 +256,7 @@ BEGIN
   END IF;
   IF p_compensates IS NOT NULL THEN
     -- The card was read and the books are set right: it waits no more.
-    UPDATE movements SET awaits_card = false
-    WHERE customer_id = p_customer AND id = p_compensates AND awaits_card;
+    PERFORM ledger_card_read_for(p_customer, p_compensates);
   END IF;
   IF p_kind = 'discharge' THEN
     PERFORM ledger_card_account_change(p_customer, p_card, -v_credits, -m.bonus_credits,

@@ -44,6 +44,8 @@ BEGIN
       UPDATE movements SET awaits_card = false, card_evidence = p_evidence
       WHERE customer_id = p_customer AND id = p_id
       RETURNING * INTO m;
+      -- No longer held: the card list moves on.
+      PERFORM ledger_card_list_changed(p_customer);
     END IF;
     RETURN ledger_answer_of(m, false, (SELECT credits FROM customers WHERE id = p_customer));
   END IF;
@@ -70,6 +72,10 @@ BEGIN
                     AND compensates IS NULL
   WHERE customer_id = p_customer AND id = p_id
   RETURNING * INTO m;
+  IF m.awaits_card THEN
+    -- Held now: the card list names it, so no till's float sells to the card unread.
+    PERFORM ledger_card_list_changed(p_customer);
+  END IF;
   -- The pool changes back only when credits come home: a voided recharge releases its
   -- reservation, a posted payout, refund or correction returns the card's credits.
   IF m.kind = 'recharge' AND p_target = 'voided' AND m.float_id IS NOT NULL

@@ -47,10 +47,14 @@ const cardRoutes: FastifyPluginAsync = async (fastify) => {
           },
           auditedBy(request),
         );
-        return `The ${movement.kind === 'discharge' ? 'payout' : 'recharge'} of ${movement.credits} credits on card ${movement.cardId} is ${movement.state}${movement.awaitsCard ? '; the card stays held until a till reads it' : ''}.`;
+        return `The ${movement.kind === 'discharge' ? 'payout' : 'recharge'} of ${movement.credits} credits on card ${movement.cardId} is ${movement.state}${movement.awaitsCard ? HELD_UNTIL_READ : ''}.`;
       });
     },
   );
 };
+
+/** What an operator's word given without the card leads to (docs/operators.md). */
+const HELD_UNTIL_READ =
+  '; the card stays held until a till reads it (no till recharges it from its float meanwhile): if the card shows otherwise, that till sets the books right with a compensating movement, once';
 
 export default cardRoutes;
