@@ -56,6 +56,8 @@ describe('the till float', () => {
     assert.equal(typeof occurredAt, 'string');
     await waitUntil(async () => (await floatAtLedger()).reported.count === 1, 30_000, 'reported');
     assert.equal((await floatAtLedger()).credits, 170);
+    // And the till has journaled the ledger's answer (the next test counts what it must report).
+    await waitUntil(() => service.float.toReport === 0, 30_000, 'the report journaled');
   });
 
   test('when the ledger is down, then recharges within the float sell, beyond the cap they are NoCredits, and a payout is refused; back, each is reported once', async () => {
