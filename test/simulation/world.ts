@@ -1118,7 +1118,7 @@ async function runWorld(
               if (draw.chance(0.2)) present(draw.pick(cards), till);
               else if (till.reader.card !== card) present(card, till);
               undo(till);
-              // Twice: the second is refused (the first took it back), or replayed by its key.
+              // Twice, under a key of its own: refused when the first took it back (AlreadyUndone).
               if (draw.chance(0.3))
                 sched.at(draw.between(200, 3_000), () => undo(till), null, draw);
             },
