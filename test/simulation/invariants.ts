@@ -28,6 +28,7 @@ import { parseFloatMovementId } from '../../common/float-ids.ts';
 import type { DischargeAnswer, RechargeAnswer } from '../../service/wallet/movement-engine.ts';
 import { ANSWER_RETENTION_MS } from '../../service/wallet/journal-entries.ts';
 import { balanceOf, truthOf, type LandedWrite, type SimCard } from './sim-cards.ts';
+import type { UndoBody } from './card-scenarios.ts';
 import type { ShopLedger } from './shop-ledger.ts';
 import type { StoredMovement } from './sim-ledger.ts';
 import type { RequestRecord, Till } from './world.ts';
@@ -311,12 +312,11 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
     if (!counted(ledger, movementId)) {
       problems.push(`${what} answered 200, but the ledger does not count movement ${movementId}`);
     }
-    const credits = ledger.movements.get(movementId)?.credits;
     for (const problem of answerProblems(
       record,
       body,
       landed[0] as LandedWrite,
-      credits,
+      ledger.movements.get(movementId),
       world.creditCostCents,
     )) {
       problems.push(`${what} answered ${JSON.stringify(body)}: ${problem}`);
@@ -355,18 +355,31 @@ function keysMoveCardsOnce({ requests, writes, tills }: FinalWorld): string[] {
 /** What a 200 must say about the write its movement landed (and the ledger's credits). */
 function answerProblems(
   record: RequestRecord,
-  body: RechargeAnswer | DischargeAnswer,
+  body: RechargeAnswer | DischargeAnswer | UndoBody,
   write: LandedWrite,
-  ledgerCredits: number | undefined,
+  movement: { credits: number; bonusCredits: number; amount: bigint } | undefined,
   costCents: number,
 ): string[] {
   const problems: string[] = [];
   const before = balanceOf(write.before);
   const after = balanceOf(write.after);
+  const ledgerCredits = movement?.credits;
   const amountOf = (credits: number) => (credits * costCents) / 100;
+  // The ledger's euros (ten-thousandths), as the answer carries them.
+  const ledgerAmount = movement === undefined ? undefined : Number(movement.amount) / 10_000;
   if (body.cardId !== write.cardId) problems.push(`the write was on card ${write.cardId}`);
-  if ('credits' in body) {
-    const granted = after - before;
+  if ('refundedCredits' in body) {
+    // A cashier's undo (card-scenarios.ts): what the card lost is what the ledger took back.
+    if (body.credits !== after) problems.push(`the card holds ${after}`);
+    if (before - after !== body.refundedCredits) problems.push(`the card lost ${before - after}`);
+    if (body.refundedCredits !== ledgerCredits) problems.push(`the ledger moved ${ledgerCredits}`);
+    if (body.refundedAmount !== ledgerAmount) problems.push(`the ledger refunded ${ledgerAmount}`);
+  } else if ('credits' in body) {
+    // With bonus tiers, a recharge by amount gets the bonus besides what was paid for.
+    const bonus = body.bonusCredits ?? 0;
+    if (bonus !== (movement?.bonusCredits ?? 0))
+      problems.push(`the ledger gave a bonus of ${movement?.bonusCredits}`);
+    const granted = after - before - bonus;
     const asked =
       'credits' in record.request
         ? record.request.credits
@@ -375,7 +388,7 @@ function answerProblems(
           : undefined;
     if (body.credits !== after) problems.push(`the card holds ${after}`);
     if (granted !== asked) problems.push(`the card gained ${granted}, ${asked} were asked`);
-    if (granted !== ledgerCredits) problems.push(`the ledger moved ${ledgerCredits}`);
+    if (granted + bonus !== ledgerCredits) problems.push(`the ledger moved ${ledgerCredits}`);
     if (body.rechargeAmount !== amountOf(granted))
       problems.push(`${granted} credits cost ${amountOf(granted)}`);
   } else {
@@ -383,7 +396,15 @@ function answerProblems(
     if (after !== 0) problems.push(`the card holds ${after} after the payout`);
     if (body.dischargedCredits !== ledgerCredits)
       problems.push(`the ledger moved ${ledgerCredits}`);
-    if (body.dischargedAmount !== amountOf(body.dischargedCredits)) {
+    // Bonus credits are paid out at nothing: the euros are what the ledger's split says, never
+    // more than the credits' price.
+    const paysBonus = (movement?.bonusCredits ?? 0) > 0;
+    if (paysBonus && body.dischargedAmount !== ledgerAmount)
+      problems.push(`the ledger paid out ${ledgerAmount}`);
+    if (
+      body.dischargedAmount > amountOf(body.dischargedCredits) ||
+      (!paysBonus && body.dischargedAmount !== amountOf(body.dischargedCredits))
+    ) {
       problems.push(
         `${body.dischargedCredits} credits are worth ${amountOf(body.dischargedCredits)}`,
       );

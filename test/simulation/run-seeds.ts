@@ -1,8 +1,10 @@
 import type { LedgerKind } from './shop-ledger.ts';
 import { runSeed, type SimResult } from './world.ts';
 
-const sqlFlag = (ledger: LedgerKind, twin = false, floats = false) =>
-  (ledger === 'sql' ? ` --sql${twin ? ' --twin' : ''}` : '') + (floats ? ' --floats' : '');
+const sqlFlag = (ledger: LedgerKind, twin = false, floats = false, cards = false) =>
+  (ledger === 'sql' ? ` --sql${twin ? ' --twin' : ''}` : '') +
+  (floats ? ' --floats' : '') +
+  (cards ? ' --cards' : '');
 
 /** The command that replays one seed exactly. */
 export function replayCommand(
@@ -10,8 +12,9 @@ export function replayCommand(
   ledger: LedgerKind = 'model',
   twin = false,
   floats = false,
+  cards = false,
 ): string {
-  return `npm run simulate -- --seed ${seed}${sqlFlag(ledger, twin, floats)} --trace`;
+  return `npm run simulate -- --seed ${seed}${sqlFlag(ledger, twin, floats, cards)} --trace`;
 }
 
 /** The command that runs a range of seeds again. */
@@ -35,6 +38,8 @@ export interface RunOptions {
   twin?: boolean;
   /** The shops give their tills floats (float-scenarios.ts). */
   floats?: boolean;
+  /** The shops give bonus tiers and cashiers undo recharges (card-scenarios.ts). */
+  cards?: boolean;
   /** Print every seed's trace (one seed's, usually). */
   trace?: boolean;
   print?: (line: string) => void;
@@ -52,6 +57,7 @@ export async function runSeeds(
     ledger = 'model',
     twin = false,
     floats = false,
+    cards = false,
     trace = false,
     print = () => undefined,
     paths,
@@ -60,7 +66,7 @@ export async function runSeeds(
 ): Promise<SimResult[]> {
   const failures: SimResult[] = [];
   for (let seed = from; seed < from + count; seed += 1) {
-    const result = await runSeed(seed, { ledger, floats });
+    const result = await runSeed(seed, { ledger, floats, cards });
     if (twin && ledger === 'sql') {
       const drift = firstDifference(result.trace, (await runSeed(seed)).trace);
       if (drift) result.problems.push(drift);
@@ -70,7 +76,7 @@ export async function runSeeds(
     if (result.problems.length === 0) continue;
     failures.push(result);
     print(
-      `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed, ledger, twin, floats)}`,
+      `seed ${seed} failed:\n  ${result.problems.join('\n  ')}\nreplay: ${replayCommand(seed, ledger, twin, floats, cards)}`,
     );
     if (first) break;
   }

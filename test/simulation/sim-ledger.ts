@@ -282,6 +282,13 @@ export class SimLedger {
     };
   }
 
+  /** The bonus credits a shop's card accounts hold, all cards together. */
+  bonusHeld(shopId: string): number {
+    let held = 0;
+    for (const [key, bonus] of this.#cardBonus) if (key.startsWith(`${shopId} `)) held += bonus;
+    return held;
+  }
+
   changeCardAccount(shopId: string, cardId: string, delta: number, bonus = 0, paid = 0n): void {
     const key = `${shopId} ${cardId}`;
     this.#cardAccounts.set(key, this.cardAccount(shopId, cardId) + delta);

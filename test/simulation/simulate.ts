@@ -12,6 +12,8 @@
  *                                               fails (the model answered otherwise)
  *   npm run simulate -- --seeds 200 --floats    the shops give their tills floats
  *                                               (float-scenarios.ts)
+ *   npm run simulate -- --seeds 300 --cards     bonus tiers and cashiers' undos
+ *                                               (card-scenarios.ts)
  *
  * A failing seed prints the one command that replays it exactly. At the end, how often the
  * runs reached each path worth reaching.
@@ -29,7 +31,7 @@ const from = Number(one ?? option('--from') ?? 1);
 const count = one === undefined ? Number(option('--seeds') ?? 10_000) : 1;
 if (!Number.isSafeInteger(from) || !Number.isSafeInteger(count) || count < 1) {
   console.error(
-    'usage: npm run simulate -- [--seeds N] [--from S] [--first] | --seed S [--trace]; [--sql] [--floats]',
+    'usage: npm run simulate -- [--seeds N] [--from S] [--first] | --seed S [--trace]; [--sql] [--floats] [--cards]',
   );
   process.exit(2);
 }
@@ -40,6 +42,7 @@ const failures = await runSeeds(from, count, {
   ledger: args.includes('--sql') ? 'sql' : 'model',
   twin: args.includes('--twin'),
   floats: args.includes('--floats'),
+  cards: args.includes('--cards'),
   trace: args.includes('--trace') || one !== undefined,
   print: console.log,
   paths,

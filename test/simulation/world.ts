@@ -60,6 +60,7 @@ import { FileJournalStore } from '../../service/wallet/journal-file-store.ts';
 import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import { settleCard } from '../../service/wallet/settle-card.ts';
+import { undoRecharge } from '../../service/wallet/undo-recharge.ts';
 import { checkInvariants, counted } from './invariants.ts';
 import { Life, Rng, Scheduler } from './scheduler.ts';
 import {
@@ -81,6 +82,7 @@ import { SimFiles } from './sim-files.ts';
 import { RealLedger } from './real-ledger.ts';
 import type { LedgerKind, ShopLedger } from './shop-ledger.ts';
 import { SimLedger } from './sim-ledger.ts';
+import { CardScenario, type UndoBody } from './card-scenarios.ts';
 import { FloatScenario } from './float-scenarios.ts';
 import { ledgerOverHttp, NO_FAULTS, SimNetwork, type LedgerEndpoint } from './sim-network.ts';
 
@@ -143,8 +145,8 @@ export interface RequestRecord {
   till: string;
   /** The worker process that took it. */
   life: Life;
-  kind: 'recharge' | 'discharge';
-  request: { credits: number } | { amount: string } | Record<string, never>;
+  kind: 'recharge' | 'discharge' | 'undo';
+  request: { credits: number } | { amount: string } | { recharge: string } | Record<string, never>;
   idempotencyKey: string | undefined;
   scope: string | undefined;
   trace: RequestTrace;
@@ -154,7 +156,9 @@ export interface RequestRecord {
   replayed: boolean;
   /** Whether the ledger counted the movement when the answer was given (invariants.ts). */
   countedWhenAnswered?: boolean;
-  outcome?: { status: 200; body: RechargeAnswer | DischargeAnswer } | { status: 500; code: string };
+  outcome?:
+    | { status: 200; body: RechargeAnswer | DischargeAnswer | UndoBody }
+    | { status: 500; code: string };
 }
 
 export interface SimResult {
@@ -171,13 +175,21 @@ export interface SeedOptions {
   ledger?: LedgerKind;
   /** The shops give their tills floats (float-scenarios.ts); the model ledger only. */
   floats?: boolean;
+  /** The shops give bonus tiers and cashiers undo recharges (card-scenarios.ts); the model only. */
+  cards?: boolean;
 }
 
 /** Runs one seed and checks the invariants. */
 export async function runSeed(seed: number, options: SeedOptions = {}): Promise<SimResult> {
   const opened: RealLedger[] = [];
   try {
-    return await runWorld(seed, options.ledger ?? 'model', opened, options.floats === true);
+    return await runWorld(
+      seed,
+      options.ledger ?? 'model',
+      opened,
+      options.floats === true,
+      options.cards === true,
+    );
   } finally {
     for (const ledger of opened) await ledger.close();
   }
@@ -188,9 +200,12 @@ async function runWorld(
   kind: LedgerKind,
   opened: RealLedger[],
   withFloats: boolean,
+  withCards: boolean,
 ): Promise<SimResult> {
   if (withFloats && kind !== 'model') throw new Error('float seeds run on the model ledger');
+  if (withCards && kind !== 'model') throw new Error('card seeds run on the model ledger');
   const floats = withFloats ? new FloatScenario(seed) : undefined;
+  const cardRules = withCards ? new CardScenario(seed) : undefined;
   const rng = new Rng(seed);
   const sched = new Scheduler(rng, EPOCH);
   // The callers' retries across restarts and with other cards, the restarts that compact the
@@ -245,7 +260,14 @@ async function runWorld(
     );
     const float = floats?.settings[shop];
     await ledger.addShop(
-      { id, name, credits: SHOP_CREDITS, creditCost: '0.50', ...(float ? { float } : {}) },
+      {
+        id,
+        name,
+        credits: SHOP_CREDITS,
+        creditCost: '0.50',
+        ...(float ? { float } : {}),
+        ...(cardRules ? { cards: cardRules.rules[shop] } : {}),
+      },
       keys,
     );
   }
@@ -570,12 +592,18 @@ async function runWorld(
     const onlineWhenAsked = engine.floats?.keeper.online ?? false;
     const askedAt = sched.now();
     const lastAnsweredWhenAsked = engine.floats?.keeper.lastAnsweredAt;
-    const call =
+    const call: Promise<RechargeAnswer | DischargeAnswer | UndoBody> =
       kind === 'recharge'
         ? floats
           ? floats.customer(till).then(recharge)
           : recharge({ customerId: '', name: '', credits: 0, creditCost: '0.50' })
-        : dischargeCard(access, movements, { keyFingerprint: print, idempotency });
+        : kind === 'undo'
+          ? undoRecharge(access, movements, {
+              recharge: (request as { recharge: string }).recharge,
+              keyFingerprint: print,
+              idempotency,
+            })
+          : dischargeCard(access, movements, { keyFingerprint: print, idempotency });
     call.then(
       (answer) => {
         record.outcome = { status: 200, body: answer };
@@ -593,6 +621,8 @@ async function runWorld(
         record.countedWhenAnswered = movementId !== undefined && counted(ledger, movementId);
         note(`request ${n}: 200 ${JSON.stringify(answer)}${record.replayed ? ' (replayed)' : ''}`);
         if (record.replayed) reached('replayed-answer');
+        if (kind === 'undo') reached(record.replayed ? 'undo-replayed' : 'undo-refunded');
+        if ('bonusCredits' in answer && (answer.bonusCredits ?? 0) > 0) reached('bonus-given');
         if (
           record.replayed &&
           idempotencyKey &&
@@ -616,6 +646,7 @@ async function runWorld(
         const detail = floats && error instanceof AppError ? error.detail : undefined;
         note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
         if (code === 'IdempotencyKeyOtherCard') reached('refused-other-card');
+        if (kind === 'undo') reached(`undo-refused-${code}`);
         const floatPath = floats?.refused(code, detail);
         if (floatPath) reached(floatPath);
         // The POS retries with the same Idempotency-Key, often after putting the card back.
@@ -1054,6 +1085,56 @@ async function runWorld(
     }
   }
 
+  // Bonus tiers and the cashier's undo (card-scenarios.ts): a recharge by amount, and the
+  // cashier undoing this till's newest recharge of the card on the reader, soon or too late.
+  if (cardRules) {
+    const draw = cardRules.rng;
+    const undo = (till: Till) => {
+      const card = till.reader.card;
+      const newest = requests.findLast(
+        (record) =>
+          record.till === till.name &&
+          record.kind === 'recharge' &&
+          record.card === card &&
+          record.outcome?.status === 200,
+      );
+      const body = newest?.outcome?.status === 200 ? newest.outcome.body : undefined;
+      if (!body || !('movementId' in body) || typeof body.movementId !== 'string') return;
+      const key = draw.chance(0.6) ? `undo-${(keysUsed += 1)}` : undefined;
+      ask(till, 'undo', { recharge: body.movementId }, key);
+      reached('undo-asked');
+    };
+    for (let i = draw.between(4, 12); i > 0; i -= 1) {
+      sched.at(
+        draw.between(1_000, FAULTS_UNTIL + 30_000),
+        () => {
+          const till = draw.pick(tills);
+          const own = cards.filter((card) => card.home === till.shop);
+          const card = draw.pick(own.length > 0 ? own : cards);
+          present(card, till);
+          ask(till, 'recharge', { amount: cardRules.amount() });
+          // The cashier undoes it: soon, after the window, after a machine or another till,
+          // or with the next customer's card on the reader.
+          sched.at(
+            draw.pick([draw.between(500, 4_000), draw.between(10_000, 40_000)]),
+            () => {
+              if (draw.chance(0.2)) present(draw.pick(cards), till);
+              else if (till.reader.card !== card) present(card, till);
+              undo(till);
+              // Twice, under a key of its own: refused when the first took it back (AlreadyUndone).
+              if (draw.chance(0.3))
+                sched.at(draw.between(200, 3_000), () => undo(till), null, draw);
+            },
+            null,
+            draw,
+          );
+        },
+        null,
+        draw,
+      );
+    }
+  }
+
   for (const till of tills) sched.at(0, () => void boot(till), null);
   await sched.runUntil(FAULTS_UNTIL);
 
@@ -1236,6 +1317,26 @@ async function runWorld(
     creditCostCents: CREDIT_COST_CENTS,
   });
   problems.push(...floatProblems);
+  if (cardRules) {
+    const undos = requests.flatMap((record) =>
+      record.kind === 'undo' && record.outcome?.status === 200
+        ? [
+            {
+              n: record.n,
+              body: record.outcome.body as UndoBody,
+              movementId: record.trace.movementId,
+            },
+          ]
+        : [],
+    );
+    problems.push(
+      ...cardRules.check(
+        ledger as SimLedger,
+        SHOPS.map((shop) => shop.id),
+        undos,
+      ),
+    );
+  }
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
   const topUpsAskedAgain = floats ? (ledger as SimLedger).floats.topUpsAskedAgain : 0;
   if (topUpsAskedAgain > 0) paths.set('float-top-up-asked-again', topUpsAskedAgain);
