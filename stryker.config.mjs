@@ -20,8 +20,11 @@ export default {
   testRunner: 'tap',
   tap: {
     // The unit tests and the simulation; the pcsc, http and cloud tests start servers and real
-    // pcscd, too slow to run per mutant.
-    testFiles: ['test/unit/**/*.test.ts', 'test/mutation/*.test.ts'],
+    // pcscd, too slow to run per mutant. Two unit files fail in Stryker's sandbox and reach no
+    // mutated code, so they are left out: code-shape.test.ts counts the lines of service/wallet/'s
+    // files, there the instrumented ones (all over 300 lines); main/platform-updater.test.ts
+    // loads electron-updater in a child process from the sandbox's linked node_modules.
+    testFiles: ['test/unit/**/!(code-shape|platform-updater).test.ts', 'test/mutation/*.test.ts'],
     nodeArgs: ['--test-reporter=tap', '-r', '{{hookFile}}', '--import', 'tsx', '{{testFile}}'],
     forceBail: true,
   },

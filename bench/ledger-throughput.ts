@@ -29,12 +29,11 @@
  * customer instead. `--pool-size` is each ledger process's connections (default: the
  * ledger's own default).
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { hashApiKey } from '../cloud/api-keys.ts';
 import type { Database } from '../cloud/db/database.ts';
@@ -42,8 +41,9 @@ import { openDatabase } from '../cloud/db/open-database.ts';
 import { Ledger } from '../cloud/ledger.ts';
 import { applySeed, type Seed } from '../cloud/seed.ts';
 import { startLedgerProcess, type LedgerProcess } from '../test/support/ledger-process.ts';
-import { postgresBinDir, startPostgres } from '../test/support/postgres.ts';
-import { clockTicksPerSecond, cpuTicks, median, procStat, table, verdict } from './measure.ts';
+import { startPostgres } from '../test/support/postgres.ts';
+import { median, table, verdict } from './measure.ts';
+import { initPgbench, pgbenchRound, round, type Processes, type Round } from './pgbench-rounds.ts';
 
 const TARGET = 0.7;
 /** Of pgbench's transactions/s, at 4 and 16 clients (a movement is two transactions). */
@@ -142,19 +142,6 @@ function overHttp(pools: Pool[]): Movement {
   };
 }
 
-const run = promisify(execFile);
-const pgbench = join(postgresBinDir(), 'pgbench');
-const PGBENCH_DATABASE = 'pgbench';
-
-/** pgbench's TPC-B tables in their own database, one branch per client. */
-async function initPgbench(url: string, db: Database): Promise<string> {
-  await db.query(`CREATE DATABASE ${PGBENCH_DATABASE}`);
-  const target = new URL(url);
-  target.pathname = `/${PGBENCH_DATABASE}`;
-  await run(pgbench, ['-i', '-q', '-s', String(maxClients), target.toString()]);
-  return target.toString();
-}
-
 /**
  * The ledger's own calls (a recharge created, then posted: one statement each, prepared) run
  * by pgbench's C client instead of the ledger's code: what the database does per movement
@@ -168,118 +155,6 @@ SELECT state FROM ledger_resolve_movement(('${CUSTOMER_ID_PREFIX}' || lpad(:c::t
   :mid, 'posted', NULL, NULL, NULL, NULL);
 `;
 
-/**
- * One round of pgbench: TPC-B on its own database (transactions per second), or with
- * `script`, that script on the ledger's (script runs per second); and the server's CPU per one.
- */
-async function pgbenchRound(
-  url: string,
-  clients: number,
-  seconds: number,
-  processes: Processes,
-  script?: string,
-): Promise<Round> {
-  const before = postgresTicks(processes.postmaster);
-  const threads = String(Math.min(clients, cpus().length));
-  const { stdout } = await run(pgbench, [
-    '-n', // no vacuum before the round: the same as the other sides
-    '-c',
-    String(clients),
-    '-j',
-    threads,
-    '-T',
-    String(seconds),
-    ...(script === undefined ? [] : ['-M', 'prepared', '-f', script]),
-    url,
-  ]);
-  const after = postgresTicks(processes.postmaster);
-  const tps = /tps = ([\d.]+)/.exec(stdout)?.[1];
-  if (tps === undefined) throw new Error(`pgbench printed no tps:\n${stdout}`);
-  const perSecond = Number(tps);
-  const postgres = ((after - before) / ticksPerSecond / Math.max(1, perSecond * seconds)) * 1e6;
-  return { perSecond, cpu: { bench: Number.NaN, ledger: 0, postgres } };
-}
-
-/** The postmaster and its children (the backends serving the connections). */
-function postgresPids(postmaster: number): number[] {
-  const children = readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .map(Number)
-    .filter((pid) => {
-      try {
-        return Number(procStat(pid)[1]) === postmaster;
-      } catch {
-        return false; // gone meanwhile
-      }
-    });
-  return [postmaster, ...children];
-}
-
-/**
- * CPU of the server: its live processes, and the backends that exited meanwhile (pgbench's
- * connections, pooled ones closed when idle), which the postmaster reaped into its children's
- * time (fields 16 and 17 of its stat, indexes 13 and 14 here).
- */
-function postgresTicks(postmaster: number): number {
-  const reaped = procStat(postmaster);
-  return ticksOf(postgresPids(postmaster)) + Number(reaped[13]) + Number(reaped[14]);
-}
-
-function ticksOf(pids: number[]): number {
-  return pids.reduce((sum, pid) => {
-    try {
-      return sum + cpuTicks(pid);
-    } catch {
-      return sum;
-    }
-  }, 0);
-}
-
-interface Round {
-  perSecond: number;
-  /** CPU per movement in microseconds, by process group. */
-  cpu: { bench: number; ledger: number; postgres: number };
-}
-
-interface Processes {
-  ledger: number[];
-  postmaster: number;
-}
-
-const ticksPerSecond = clockTicksPerSecond();
-
-/** `clients` loops of `movement` for `seconds`; movements per second and CPU per movement. */
-async function round(
-  clients: number,
-  movement: Movement,
-  seconds: number,
-  processes: Processes,
-): Promise<Round> {
-  const groups = () => ({
-    bench: cpuTicks(process.pid),
-    ledger: ticksOf(processes.ledger),
-    postgres: postgresTicks(processes.postmaster),
-  });
-  const before = groups();
-  const endAt = Date.now() + seconds * 1000;
-  let done = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, client) => {
-      while (Date.now() < endAt) {
-        await movement(client);
-        done += 1;
-      }
-    }),
-  );
-  const after = groups();
-  const micros = (group: keyof typeof before) =>
-    ((after[group] - before[group]) / ticksPerSecond / Math.max(1, done)) * 1e6;
-  return {
-    perSecond: done / seconds,
-    cpu: { bench: micros('bench'), ledger: micros('ledger'), postgres: micros('postgres') },
-  };
-}
-
 const postgres = await startPostgres();
 const ledgers: LedgerProcess[] = [];
 let db: Database | undefined;
@@ -287,7 +162,7 @@ let pools: Pool[] = [];
 try {
   db = await openDatabase(postgres.url, { poolSize: maxClients });
   await applySeed(db, seed);
-  const pgbenchUrl = await initPgbench(postgres.url, db);
+  const pgbenchUrl = await initPgbench(postgres.url, db, maxClients);
   const ledgerScript = join(postgres.dir, 'ledger-movement.sql');
   writeFileSync(ledgerScript, LEDGER_SCRIPT);
   for (let i = 0; i < processCount; i += 1) {

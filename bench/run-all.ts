@@ -10,6 +10,8 @@ const benchmarks = [
   'ledger-throughput.ts',
   'standalone-footprint.ts',
   'slow-link.ts',
+  'float-recharge.ts',
+  'float-reports.ts',
 ];
 const wanted = process.argv.slice(2);
 for (const file of benchmarks) {

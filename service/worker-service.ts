@@ -90,6 +90,11 @@ interface WorkerServiceEvents {
   movements: [number];
   /** The movements pending at the ledger until their card is presented again changed. */
   waitingForCard: [readonly WaitingMovement[]];
+  /**
+   * The outbox went once through the movements it holds: whatever it sent the ledger is
+   * answered or given up for this pass (for monitoring and tests).
+   */
+  outboxPassed: [];
   /** The ledger answered this till's heartbeat: the till as it knows it (its name). */
   till: [TillState];
   /** The back office's address, or its setup link, changed. */
@@ -352,6 +357,7 @@ export async function startWorkerService(options: WorkerServiceOptions): Promise
     service.emit('float', status);
   });
   movements.on('unconfirmed', (count) => service.emit('movements', count));
+  movements.on('outboxPassed', () => service.emit('outboxPassed'));
   // A card whose newest movement record does not explain it, read in any request: the tray shows it.
   movements.on('cardSuspect', ({ cardId, credits, suspicion }) =>
     activity.emit('card-answer', {

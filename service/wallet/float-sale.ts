@@ -36,31 +36,35 @@ export async function startFloatSale(
   book.owned.set(id, input.keyFingerprint);
   try {
     const intent = planWrite(wallet.before, input.balanceAfter(plan.credits), id, { float: true });
-    await book.append({
-      type: 'started',
-      id,
-      kind: 'recharge',
-      cardId: card.cardId,
-      keyFingerprint: input.keyFingerprint,
-      idempotency: input.idempotency,
-      ...(input.reference === undefined ? {} : { reference: input.reference }),
-      float: {
-        floatId: plan.float.floatId,
-        seq: plan.seq,
-        credits: plan.credits,
-        creditCost: plan.creditCost,
-        cardBefore: wallet.before,
-        ...(plan.bonusCredits > 0 ? { bonusCredits: plan.bonusCredits } : {}),
+    // Both lines in one fdatasync before the card is touched: a crash keeps both, the first
+    // alone (as a crash between two appends would) or neither, and the card is untouched.
+    await book.append(
+      {
+        type: 'started',
+        id,
+        kind: 'recharge',
+        cardId: card.cardId,
+        keyFingerprint: input.keyFingerprint,
+        idempotency: input.idempotency,
+        ...(input.reference === undefined ? {} : { reference: input.reference }),
+        float: {
+          floatId: plan.float.floatId,
+          seq: plan.seq,
+          credits: plan.credits,
+          creditCost: plan.creditCost,
+          cardBefore: wallet.before,
+          ...(plan.bonusCredits > 0 ? { bonusCredits: plan.bonusCredits } : {}),
+        },
       },
-    });
-    await book.append({
-      type: 'reserved',
-      id,
-      credits: plan.credits,
-      amount: plan.amount,
-      ...(plan.bonusCredits > 0 ? { bonusCredits: plan.bonusCredits } : {}),
-      intent,
-    });
+      {
+        type: 'reserved',
+        id,
+        credits: plan.credits,
+        amount: plan.amount,
+        ...(plan.bonusCredits > 0 ? { bonusCredits: plan.bonusCredits } : {}),
+        intent,
+      },
+    );
     return { movement: book.movement(id), intent };
   } catch (error) {
     release(id);

@@ -46,12 +46,13 @@ export class MovementBook {
     return this.journal.movements;
   }
 
-  /** Appends a journal line stamped with the engine's clock; resolves once it is durable. */
-  append(entry: DistributiveOmit<JournalEntry, 'at'>): Promise<void> {
-    return this.journal.append({
-      ...entry,
-      at: new Date(this.clock.now()).toISOString(),
-    } as JournalEntry);
+  /**
+   * Appends journal lines stamped with the engine's clock, in one fdatasync; resolves once they
+   * are durable.
+   */
+  append(...entries: DistributiveOmit<JournalEntry, 'at'>[]): Promise<void> {
+    const at = new Date(this.clock.now()).toISOString();
+    return this.journal.append(...entries.map((entry) => ({ ...entry, at }) as JournalEntry));
   }
 
   movement(id: string): Movement {

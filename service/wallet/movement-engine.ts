@@ -36,6 +36,8 @@ export interface MovementEngineEvents {
   waitingForCard: [readonly WaitingMovement[]];
   /** A card read here is suspect: its newest movement record does not explain it. */
   cardSuspect: [{ cardId: string; credits: number; suspicion: CardSuspicion }];
+  /** The outbox went once through what it holds (for monitoring and tests). */
+  outboxPassed: [];
 }
 
 export interface MovementEngineOptions {
@@ -127,6 +129,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
       options.postBeforeAnswer ?? false,
     );
     this.#resolver.on('unconfirmed', (count) => this.emit('unconfirmed', count));
+    this.#resolver.on('outboxPassed', () => this.emit('outboxPassed'));
     this.#reconciler.on('waitingForCard', (waiting) => this.emit('waitingForCard', waiting));
   }
 

@@ -109,12 +109,15 @@ export class MovementJournal {
     this.#open = true;
   }
 
-  /** Appends and makes durable; resolves only when the entry is on disk. */
-  append(entry: JournalEntry): Promise<void> {
+  /**
+   * Appends and makes durable, several entries in one write and one fdatasync; resolves only
+   * when they are on disk. A crash keeps a prefix of them (only the last line can be torn).
+   */
+  append(...entries: JournalEntry[]): Promise<void> {
     const write = this.#appending.then(async () => {
       if (!this.#open) throw new Error('movement journal is closed');
-      await this.#store.append(`${JSON.stringify(entry)}\n`);
-      this.#fold(entry);
+      await this.#store.append(entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''));
+      for (const entry of entries) this.#fold(entry);
     });
     this.#appending = write.catch(() => undefined);
     return write;

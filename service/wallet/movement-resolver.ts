@@ -23,6 +23,8 @@ export interface MovementResolverEvents {
   unconfirmed: [number];
   /** A movement is resolved at the ledger. */
   resolved: [id: string];
+  /** The outbox went once through what it holds (what it sent is answered or given up). */
+  outboxPassed: [];
 }
 
 export interface MovementResolverOptions {
@@ -271,6 +273,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
       if (this.#book.owned.has(movement.id)) continue;
       allDone = (await this.resolve(movement)) && allDone;
     }
+    this.emit('outboxPassed');
     return allDone;
   }
 }

@@ -13,7 +13,7 @@ import {
 } from './amount-quote.ts';
 import { FloatAccount } from './float-account.ts';
 import type { TillFloat } from './float-entries.ts';
-import { FloatKeeper, type FloatKeeperOptions } from './float-keeper.ts';
+import { FloatKeeper, IDS_LOW, type FloatKeeperOptions } from './float-keeper.ts';
 import { FloatReporter } from './float-reporter.ts';
 import type { FloatStatus } from './float-status.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -248,12 +248,18 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
     }
   }
 
-  /** A float recharge sold: reported in the background, and the float topped up if low. */
+  /**
+   * A float recharge sold: reported in the background, and the float topped up if low in
+   * credits or in movement ids (quick small sales use ids up long before credits; waiting for
+   * the minute's sync could leave an outage starting now with none).
+   */
   sold(customer: LedgerCustomer): void {
     this.reporter.kick(0);
     const float = this.account.float;
     const lowWater = customer.float?.lowWater ?? 0;
-    if (!float || this.account.available(float) < lowWater) this.keeper.syncSoon();
+    const low =
+      !float || this.account.available(float) < lowWater || this.account.idsLeft(float) < IDS_LOW;
+    if (low) this.keeper.syncSoon();
   }
 }
 

@@ -8,34 +8,24 @@ import { after, before, describe, test } from 'node:test';
 import { setCardRules } from '../../cloud/cards/card-rules.ts';
 import { checkLedger } from '../../cloud/check.ts';
 import { setFloatSettings } from '../../cloud/float-admin.ts';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { waitUntil } from '../support/card-rig.ts';
+import type { FaultProxy } from '../support/fault-proxy.ts';
 import { apiCaller, shown, type HttpResponse } from '../support/http-client.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+import { startProxiedShop, type ProxiedShop } from '../support/proxied-shop.ts';
+import { TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import type { TestService } from '../support/test-service.ts';
 
+let shop: ProxiedShop;
 let ledger: TestLedger;
 let proxy: FaultProxy;
 let service: TestService;
 let customerId: string;
 
 before(async () => {
-  ledger = await startTestLedger();
-  const shop = await (
-    await fetch(`${ledger.url}/v1/customer`, { headers: { 'X-Api-Key': TEST_API_KEY } })
-  ).json();
-  customerId = (shop as { customerId: string }).customerId;
-  proxy = await startFaultProxy(ledger.url);
-  service = await startTestService(
-    { cloudUrl: proxy.url, simulator: true, cardTimeoutMs: 1_000, ledgerTimeoutMs: 300 },
-    { limits: ROOMY_LIMITS },
-  );
+  shop = await startProxiedShop();
+  ({ ledger, proxy, service, customerId } = shop);
 });
-after(async () => {
-  await service?.close();
-  await proxy?.close();
-  await ledger?.close();
-});
+after(() => shop?.close());
 
 const call = apiCaller(() => service.url, TEST_API_KEY);
 

@@ -6,41 +6,26 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { setFloatSettings } from '../../cloud/float-admin.ts';
 import { checkLedger } from '../../cloud/check.ts';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { waitUntil } from '../support/card-rig.ts';
+import type { FaultProxy } from '../support/fault-proxy.ts';
 import { apiCaller } from '../support/http-client.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+import { startProxiedShop, type ProxiedShop } from '../support/proxied-shop.ts';
+import { TEST_API_KEY, type TestLedger } from '../support/test-ledger.ts';
+import type { TestService } from '../support/test-service.ts';
 
+let shop: ProxiedShop;
 let ledger: TestLedger;
 let proxy: FaultProxy;
 let service: TestService;
-let customerId: string;
 
 before(async () => {
-  ledger = await startTestLedger();
-  const shop = await (
-    await fetch(`${ledger.url}/v1/customer`, { headers: { 'X-Api-Key': TEST_API_KEY } })
-  ).json();
-  customerId = (shop as { customerId: string }).customerId;
-  await setFloatSettings(ledger.db, customerId, {
-    size: 200,
-    lowWater: 50,
-    offlineCap: 40,
+  shop = await startProxiedShop({
+    float: { size: 200, lowWater: 50, offlineCap: 40 },
   });
-  proxy = await startFaultProxy(ledger.url);
-  service = await startTestService(
-    { cloudUrl: proxy.url, simulator: true, cardTimeoutMs: 1_000, ledgerTimeoutMs: 300 },
-    { limits: ROOMY_LIMITS },
-  );
+  ({ ledger, proxy, service } = shop);
 });
-after(async () => {
-  await service?.close();
-  await proxy?.close();
-  await ledger?.close();
-});
+after(() => shop?.close());
 
 const call = apiCaller(() => service.url, TEST_API_KEY);
 
@@ -71,6 +56,8 @@ describe('the till float', () => {
     assert.equal(typeof occurredAt, 'string');
     await waitUntil(async () => (await floatAtLedger()).reported.count === 1, 30_000, 'reported');
     assert.equal((await floatAtLedger()).credits, 170);
+    // And the till has journaled the ledger's answer (the next test counts what it must report).
+    await waitUntil(() => service.float.toReport === 0, 30_000, 'the report journaled');
   });
 
   test('when the ledger is down, then recharges within the float sell, beyond the cap they are NoCredits, and a payout is refused; back, each is reported once', async () => {

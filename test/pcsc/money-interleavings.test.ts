@@ -23,6 +23,8 @@ before(async () => {
     { cardTimeoutMs: 10_000, ledgerTimeoutMs: 3_000 },
     { ledgerProcess: true },
   );
+  rig.service.on('outboxPassed', () => (outboxPasses += 1));
+  rig.service.on('outboxPassed', () => (outboxPasses += 1));
   await applySeed(rig.ledger.db, {
     customers: [{ name: 'Other shop', credits: 100, creditCost: '0.50', keys: [OTHER_SHOP_KEY] }],
   });
@@ -46,9 +48,8 @@ async function seenAtProxy(condition: (requests: ProxiedRequest[]) => boolean): 
   await waitUntil(() => condition(rig.ledgerProxy.requests), 30_000, 'a request at the proxy');
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** Outbox passes the service has finished so far (its `outboxPassed` events). */
+let outboxPasses = 0;
 
 describe('the outbox never resolves a movement a running request owns', () => {
   // Sequence: a recharge whose post answer is lost puts the outbox on its timer; a second
@@ -63,35 +64,36 @@ describe('the outbox never resolves a movement a running request owns', () => {
         await rig.present(card);
         try {
           const poolBefore = await pool();
-          const start = rig.ledgerProxy.requests.length;
-          let heldAt = Infinity;
-          // The outbox's pass over the second movement: its post of the first one went through
-          // (and, with the old engine, its void of the second one right after).
-          const outboxPassed = async () => {
-            await seenAtProxy((requests) => requests.slice(heldAt).some(isPost));
-            await Promise.race([
-              seenAtProxy((requests) => requests.slice(start).some(isVoid)),
-              delay(1_000),
-            ]);
-            // Let a void that was sent reach the ledger first.
-            await delay(200);
-          };
+          // Outbox passes finished when the second movement's create first reached the proxy.
+          let passesAtHold: number | undefined;
+          // An outbox pass has run while the second movement's create is at the ledger: it went
+          // through the first movement (its post, answer lost) and on to the second, which the
+          // old engine voided there and then (answered before the pass ends). Conditions, not
+          // times: a busy machine only waits longer.
+          const outboxPassed = () =>
+            waitUntil(
+              () => passesAtHold !== undefined && outboxPasses > passesAtHold,
+              30_000,
+              'an outbox pass while the second create is at the ledger',
+            );
           let creates = 0;
           rig.ledgerProxy.setMode({
             kind: 'intercept',
             before: async (request) => {
               if (isCreate(request) && (creates += 1) > 1) {
-                heldAt = rig.ledgerProxy.requests.length;
+                passesAtHold ??= outboxPasses;
                 if (when === 'before') await outboxPassed();
               }
               return true;
             },
-            // The answer of every post sent before the second movement's create was held is
-            // lost (decided by arrival order, not by when the answer comes): the first
-            // movement's post is then the outbox's, on its timer, when the second create is at
-            // the ledger.
+            // Every post's answer is lost until that pass has run: the first movement cannot be
+            // posted by its request's own attempts, so it is the outbox's, on its timer, while
+            // the second create is at the ledger. (A held create whose attempt times out is
+            // sent again, with the same id, and held until the same condition.)
             after: async (request) => {
-              if (isPost(request)) return rig.ledgerProxy.requests.indexOf(request) >= heldAt;
+              if (isPost(request)) {
+                return passesAtHold !== undefined && outboxPasses > passesAtHold;
+              }
               if (isCreate(request) && creates > 1 && when === 'after') await outboxPassed();
               return true;
             },
@@ -133,7 +135,9 @@ describe('a void answered 404 leaves nothing to be reserved later', () => {
       // Each create is held until the worker's void of it was answered, then forwarded: it
       // reaches the ledger late, after the worker gave up on it.
       const voidAnswered = () =>
-        seenAtProxy((requests) => requests.slice(start).some(isVoid)).then(() => delay(300));
+        seenAtProxy((requests) =>
+          requests.slice(start).some((request) => isVoid(request) && request.answered),
+        );
       rig.ledgerProxy.setMode({
         kind: 'intercept',
         before: async (request) => {

@@ -165,18 +165,19 @@ export class FloatScenario {
 
   /**
    * Notes what a float recharge's 200 was sold on while its till was offline (from when it was
-   * asked to its answer); the path it reached (sold from the float online or offline), if any.
+   * asked to its answer), and how long it had been offline when asked (`offlineForMs`); the path
+   * it reached (sold from the float online or offline), if any.
    */
   answered(
     till: FloatTill,
     sale: {
       movementId: string | undefined;
       credits: number;
-      now: number;
+      offlineForMs: number;
       onlineWhenAsked: boolean;
     },
   ): string | undefined {
-    const { movementId, credits, now } = sale;
+    const { movementId, credits } = sale;
     const floats = till.engine?.floats;
     if (!floats || movementId === undefined || !parseFloatMovementId(movementId)) return;
     if (sale.onlineWhenAsked || floats.keeper.online) return 'float-sold-online';
@@ -186,7 +187,7 @@ export class FloatScenario {
       movementId,
       credits,
       cap: settings.offlineCap,
-      offlineForMs: now - (floats.keeper.lastAnsweredAt ?? Number.NEGATIVE_INFINITY),
+      offlineForMs: sale.offlineForMs,
       limitMs: settings.offlineLimitSeconds * 1000,
     });
     return 'float-sold-offline';

@@ -564,8 +564,12 @@ async function runWorld(
         idempotency,
       });
     // Whether the till was online when asked: a sale offline from start to answer kept the
-    // offline bounds (its till may learn it is offline while the card is written).
+    // offline bounds (its till may learn it is offline while the card is written). How long it
+    // had been offline when asked: the till decides a sale before its card write, so one asked
+    // inside the offline time limit may be answered a few milliseconds past it.
     const onlineWhenAsked = engine.floats?.keeper.online ?? false;
+    const askedAt = sched.now();
+    const lastAnsweredWhenAsked = engine.floats?.keeper.lastAnsweredAt;
     const call =
       kind === 'recharge'
         ? floats
@@ -580,7 +584,7 @@ async function runWorld(
           const path = floats.answered(till, {
             movementId: record.trace.movementId,
             credits: request.credits,
-            now: sched.now(),
+            offlineForMs: askedAt - (lastAnsweredWhenAsked ?? Number.NEGATIVE_INFINITY),
             onlineWhenAsked,
           });
           if (path) reached(path);

@@ -29,6 +29,8 @@ export interface ProxiedRequest {
   method: string;
   path: string;
   mode: FaultMode['kind'];
+  /** Set once the proxy has sent the ledger's answer back (a dropped answer is never sent). */
+  answered?: true;
 }
 
 export interface FaultProxy {
@@ -72,7 +74,7 @@ export async function startFaultProxy(targetUrl: string): Promise<FaultProxy> {
             return;
           }
           res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(Buffer.concat(chunks));
+          res.end(Buffer.concat(chunks), () => (seen.answered = true));
         });
       },
     );

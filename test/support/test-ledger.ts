@@ -40,6 +40,8 @@ export async function ledgerMovements(
 }
 
 export interface TestLedger extends LedgerServer {
+  /** The PostgreSQL URL of a ledger process (startTestLedgerProcess), for the admin CLI. */
+  databaseUrl?: string;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export async function startTestLedgerProcess(): Promise<TestLedger> {
       host: '127.0.0.1',
       port: child.port,
       url: child.url,
+      databaseUrl: postgres.url,
       db,
       ledger: new Ledger(db),
       async close() {

@@ -25,6 +25,7 @@ const SHOP: LedgerCustomer = {
 function ledgerAnswering(answer: LedgerCustomer | Error) {
   const ledger = {
     calls: 0,
+    reachability: { reachable: null, at: null },
     getCustomer: async () => {
       ledger.calls += 1;
       if (answer instanceof Error) throw answer;

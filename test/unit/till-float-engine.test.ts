@@ -93,6 +93,27 @@ describe('a recharge paid from the float', () => {
     assert.equal(rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length, 1);
   });
 
+  test("when a float recharge carries the POS's reference, then its report brings it to the ledger; one without none", async () => {
+    const rig = await opened();
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    const sell = (reference?: string) =>
+      rechargeCard(card.access, rig.engine, {
+        request: { credits: 5 },
+        customer: rig.customer(),
+        keyFingerprint: fingerprint(KEY),
+        ...(reference === undefined ? {} : { reference }),
+      });
+    const withReference = await sell('till-7/receipt-42');
+    const without = await sell();
+    await rig.clock.advance(0);
+    await eventually(() => rig.floats.status().toReport === 0, 'reported');
+    assert.equal(
+      rig.sim.movements.get(withReference.movementId as string)?.reference,
+      'till-7/receipt-42',
+    );
+    assert.equal(rig.sim.movements.get(without.movementId as string)?.reference, null);
+  });
+
   test('when the ledger is down, then a recharge within the cap still sells, one beyond it or past the offline limit is NoCredits saying why, and nothing moves', async () => {
     const rig = await opened();
     const card = cardOnReader(0, '04E1E2E3', { spare: true });
@@ -215,6 +236,20 @@ describe("the float's life", () => {
     await rig.clock.advance(0);
     await eventually(() => rig.floats.status().left === 200, 'topped up');
     assert.ok(rig.ledger.floatCalls.includes('topup'));
+  });
+
+  test('when quick sales leave the float few movement ids but credits above its low-water mark, then the till asks for more ids at once, so it can keep selling offline', async () => {
+    const rig = await opened({ settings: { offlineCap: null } });
+    const card = cardOnReader(0, '04E1E2E3', { spare: true });
+    // 100 ids at open; 51 one-credit sales leave 49 (IDS_LOW is 50) and 149 credits of 200.
+    for (let i = 0; i < 51; i += 1) await rig.recharge(card.access, 1);
+    await rig.clock.advance(0);
+    await eventually(() => rig.ledger.floatCalls.includes('topup'), 'more ids asked for');
+    await eventually(() => rig.floats.status().toReport === 0, 'the sales reported');
+    rig.ledger.down = true;
+    await rig.floats.keeper.sync();
+    for (let i = 0; i < 60; i += 1) await rig.recharge(card.access, 1);
+    assert.equal(rig.floats.status().state, 'offline');
   });
 
   test('when the ledger stays down while the till sells below its low-water mark, then it probes the ledger at a steady pace', async () => {
