@@ -58,6 +58,7 @@ export interface TakingsRow {
   day: string;
   taken: string | null;
   paid_out: string | null;
+  /** Absent: a query that sums no refunds (counted as none). */
   refunded?: string | null;
   movements: number | string;
 }
