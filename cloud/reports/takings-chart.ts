@@ -9,6 +9,10 @@ export interface TakingsDay {
   taken: string;
   /** Euros paid out (payouts and payout compensations). */
   paidOut: string;
+  /** Euros refunded (cashiers' undos and operators' corrections). */
+  refunded: string;
+  /** Net cash: taken − paid out − refunded, as the day report counts it. */
+  net: string;
   /** Posted movements that day. */
   movements: number;
 }
@@ -39,6 +43,7 @@ export async function takingsByDay(
     `SELECT day::text AS day,
             sum(euros) FILTER (WHERE kind = 'recharge') AS taken,
             sum(euros) FILTER (WHERE kind = 'discharge') AS paid_out,
+            sum(euros) FILTER (WHERE kind IN ('refund', 'correction')) AS refunded,
             sum(movements) AS movements
      FROM daily_takings
      WHERE customer_id = $1 AND day BETWEEN $2::date AND $3::date
@@ -53,6 +58,8 @@ export interface TakingsRow {
   day: string;
   taken: string | null;
   paid_out: string | null;
+  /** Absent: a query that sums no refunds (counted as none). */
+  refunded?: string | null;
   movements: number | string;
 }
 
@@ -67,12 +74,22 @@ export function takingsSeries(
   for (let i = 0; i < days; i += 1) {
     const date = addDays(firstDate, i);
     const row = byDay.get(date);
+    const taken = euros(row?.taken);
+    const paidOut = euros(row?.paid_out);
+    const refunded = euros(row?.refunded);
     series.push({
       date,
-      taken: formatDecimal(row?.taken ? parseStoredDecimal(row.taken) : 0n),
-      paidOut: formatDecimal(row?.paid_out ? parseStoredDecimal(row.paid_out) : 0n),
+      taken: formatDecimal(taken),
+      paidOut: formatDecimal(paidOut),
+      refunded: formatDecimal(refunded),
+      net: formatDecimal(taken - paidOut - refunded),
       movements: Number(row?.movements ?? 0),
     });
   }
   return series;
+}
+
+/** A sum as SQL gives it (null: no row of that kind) in the decimal's units. */
+function euros(sum: string | null | undefined): bigint {
+  return sum ? parseStoredDecimal(sum) : 0n;
 }

@@ -16,7 +16,10 @@ export interface WaitingMovement {
   since: string;
   /** This till's (its card decides it here), another till's, or this till's unknown one. */
   owner: 'this-till' | 'other-till' | 'operator';
-  /** Waiting longer than the bound (uncertainMovementBoundMs): an operator should look. */
+  /**
+   * Waiting longer than the bound (uncertainMovementBoundMs): an operator should look. Never
+   * for another till's movement, but for its compensation (no card decides one).
+   */
   overdue: boolean;
 }
 
@@ -207,13 +210,19 @@ export class MovementReconciler extends EventEmitter<{
   }
 
   #waitingOf(entry: LedgerMovement, owner: WaitingMovement['owner']): WaitingMovement {
+    // Another till's movement is its card's to decide there; but a compensation writes no
+    // card, so past the bound only its till coming back or an operator decides it.
+    const otherTillsCompensation = owner === 'other-till' && entry.compensates !== null;
     const overdue =
-      owner !== 'other-till' &&
+      (owner !== 'other-till' || otherTillsCompensation) &&
       this.#book.clock.now() - Date.parse(entry.createdAt) >= this.#boundMs;
     if (overdue && !this.#overdueLogged.has(entry.id)) {
       this.#overdueLogged.add(entry.id);
+      const what = `movement ${entry.id} (${entry.kind} ${entry.credits} on card ${entry.cardId}) has waited since ${entry.createdAt}`;
       this.#book.log.error(
-        `movement ${entry.id} (${entry.kind} ${entry.credits} on card ${entry.cardId}) has waited since ${entry.createdAt}: present the card, or have an operator decide it with evidence`,
+        otherTillsCompensation
+          ? `${what}: a compensation of till ${entry.tillId ?? 'unnamed'} (of ${entry.compensates}), which no card decides: settle it at that till, or have an operator decide it with evidence (movements post --evidence)`
+          : `${what}: present the card, or have an operator decide it with evidence`,
       );
     }
     return {

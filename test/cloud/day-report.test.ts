@@ -457,6 +457,16 @@ describe('the day report of refunds, corrections and bonuses, on the 25-hour day
       csv.at(-2),
       '2026-10-25,Europe/Brussels,all tills,,3,128,60.00,1,44,20.00,0,0,0.00,0,0,0.00,60.00,20.00,30.00,10.00,0,0,1,54,25.00,1,10,5.00,8,4,0,0,0,,,',
     );
+    // The takings chart counts the day alike: the refund and the correction come off its net.
+    const [chartDay] = await takingsByDay(db, await readShop(db, bonusShop), day, 1);
+    assert.deepEqual(chartDay, {
+      date: day,
+      taken: '60.00',
+      paidOut: '20.00',
+      refunded: '30.00',
+      net: '10.00',
+      movements: 6, // three recharges, the payout, the refund and the correction
+    });
     assert.deepEqual((await checkLedger(db)).problems, []);
   });
 

@@ -177,6 +177,18 @@ before(async () => {
            WHERE (n / 12) % 7 <> 3 OR n % 12 < 3) days`,
     [chartShop, FRONT],
   );
+  // A cashier undid one of the last day's recharges: its euros went back to the customer.
+  await server.db.query(
+    `INSERT INTO movements (customer_id, id, kind, card_id, state, credits, credit_cost, amount,
+                           paid_amount, created_at, resolved_at, occurred_at, till_id, refunds)
+     SELECT customer_id, gen_random_uuid(), 'refund', card_id, 'posted', credits, credit_cost,
+            amount, amount, occurred_at + interval '5 minutes', occurred_at + interval '5 minutes',
+            occurred_at + interval '5 minutes', till_id, id
+     FROM movements
+     WHERE customer_id = $1 AND kind = 'recharge' AND occurred_at >= $2::date
+     ORDER BY occurred_at LIMIT 1`,
+    [chartShop, DAY],
+  );
   // A till of the second shop was stolen: the operator closed its float, writing 40 off.
   await topUp(server.db, chartShop, 500, { actor: CLI.actor, reason: 'opening balance' });
   await setFloatSettings(server.db, chartShop, { size: 100 }, by);
@@ -407,6 +419,35 @@ describe('an owner in the back office', () => {
     await page.getByRole('button', { name: 'Issue a new key' }).click();
     await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
     assert.equal(await keys(), before, 'no key was issued');
+  });
+});
+
+describe('the takings chart', () => {
+  test('when a day has a cashier’s refund, then the chart’s net cash is taken − paid out − refunded, as the day report counts it', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await logIn(context, 'anna');
+      await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=30&date=${DAY}`);
+      await page.locator('#takings-chart canvas').waitFor();
+      const { totals } = await dayReport(server.db, await readShop(server.db, chartShop), DAY);
+      assert.notEqual(totals.eurosRefunded, '0.00', 'the day has a refund');
+      const row = page.getByTestId('takings-table').locator('tbody tr').first();
+      const cells = (await row.locator('td').allTextContents()).map((cell) => cell.trim());
+      assert.deepEqual(cells.slice(0, 5), [
+        DAY,
+        `€${totals.eurosTaken}`,
+        `€${totals.eurosPaidOut}`,
+        `€${totals.eurosRefunded}`,
+        `€${totals.netCashExpected}`,
+      ]);
+      const lead = ((await page.getByTestId('takings-totals').textContent()) ?? '').replace(
+        /\s+/g,
+        ' ',
+      );
+      assert.match(lead, /refunded; net cash €[\d,]+\.\d\d\./, lead);
+    } finally {
+      await context.close();
+    }
   });
 });
 

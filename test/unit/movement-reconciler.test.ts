@@ -85,6 +85,55 @@ describe('reconciliation', () => {
     await engine.close();
   });
 
+  test("when another till's compensation is pending past the bound, then it is flagged overdue for an operator, once, naming the till and what to do, and never resolved here", async () => {
+    const recorded = recordingLog();
+    const { sim, engine, ledger } = await setUp({
+      log: recorded.log,
+      uncertainMovementBoundMs: 0,
+    });
+    const payout = randomUUID();
+    sim.create(KEY, {
+      id: payout,
+      kind: 'discharge',
+      cardId: CARD,
+      credits: 30,
+      tillId: OTHER_TILL,
+      cardBefore: 'classic:v1:30:1:0',
+    });
+    sim.resolve(KEY, payout, 'voided', { tillId: OTHER_TILL });
+    // The other till read the card, which held the payout: it made a compensation, then went
+    // quiet before posting it.
+    const compensation = randomUUID();
+    sim.create(KEY, {
+      id: compensation,
+      kind: 'discharge',
+      cardId: CARD,
+      credits: 30,
+      tillId: OTHER_TILL,
+      compensates: payout,
+    });
+    await engine.reconcile();
+    assert.deepEqual(
+      engine.waitingForCard.map(({ id, owner, overdue }) => ({ id, owner, overdue })),
+      [{ id: compensation, owner: 'other-till', overdue: true }],
+    );
+    await engine.reconcile();
+    const flagged = recorded.lines.filter((line) => line.includes('has waited since'));
+    assert.equal(flagged.length, 1, `logged once: ${JSON.stringify(recorded.lines)}`);
+    assert.match(
+      flagged[0] ?? '',
+      new RegExp(
+        `^error: movement ${compensation} .+: a compensation of till ${OTHER_TILL} \\(of ${payout}\\), which no card decides: settle it at that till, or have an operator decide it with evidence \\(movements post --evidence\\)$`,
+      ),
+    );
+    assert.equal(sim.get(KEY, compensation).state, 'pending');
+    assert.ok(
+      !ledger.calls.some((call) => call.endsWith(compensation)),
+      'neither posted nor voided',
+    );
+    await engine.close();
+  });
+
   test("when this till's movement is pending but its journal lost it, then it is adopted from the card state it carries and its card decides it", async () => {
     const { sim, engine, journal, waiting } = await setUp();
     const id = randomUUID();

@@ -12,6 +12,8 @@ export const takingsChartScript = /* js */ `'use strict';
   var xs = days.map(function (day) { return Date.parse(day.date + 'T12:00:00Z') / 1000; });
   var taken = days.map(function (day) { return Number(day.taken); });
   var paid = days.map(function (day) { return Number(day.paidOut); });
+  var refunded = days.map(function (day) { return Number(day.refunded); });
+  var net = days.map(function (day) { return Number(day.net); });
   var euro = function (u, value) { return value == null ? '' : '€' + value.toFixed(2); };
   function size() {
     return { width: Math.max(280, holder.clientWidth), height: holder.clientWidth < 500 ? 260 : 340 };
@@ -28,13 +30,15 @@ export const takingsChartScript = /* js */ `'use strict';
       { label: 'Taken', stroke: '#0b5cad', fill: 'rgba(11,92,173,0.35)', width: 1,
         paths: uPlot.paths.bars({ size: [0.7, 40] }), value: euro },
       { label: 'Paid out', stroke: '#a4161a', width: 2, value: euro },
+      { label: 'Refunded', stroke: '#7a4b00', width: 2, value: euro },
+      { label: 'Net cash', stroke: '#1b5e20', width: 2, dash: [6, 4], value: euro },
     ],
     axes: [
       { values: function (u, splits) { return splits.map(function (ts) { return tick.format(new Date(ts * 1000)); }); } },
       { values: function (u, values) { return values.map(function (v) { return '€' + v; }); }, size: 70 },
     ],
   });
-  var chart = new uPlot(opts, [xs, taken, paid], holder);
+  var chart = new uPlot(opts, [xs, taken, paid, refunded, net], holder);
   window.addEventListener('resize', function () { chart.setSize(size()); });
 })();
 `;

@@ -22,14 +22,17 @@ export function chartView(
   const last = series[series.length - 1]?.date ?? '';
   let taken = 0n;
   let paid = 0n;
+  let refunded = 0n;
   for (const day of series) {
     taken += parseStoredDecimal(day.taken);
     paid += parseStoredDecimal(day.paidOut);
+    refunded += parseStoredDecimal(day.refunded);
   }
   const total = formatDecimal;
-  return html`<p class="lead">
+  return html`<p class="lead" data-testid="takings-totals">
       ${longDate(first)} to ${longDate(last)}: ${euros(total(taken))} taken, ${euros(total(paid))}
-      paid out.
+      paid out, ${euros(total(refunded))} refunded; net cash
+      ${euros(total(taken - paid - refunded))}.
       <a href="${links.other}">Show ${links.otherDays} days</a>
     </p>
     <figure class="chart">
@@ -37,9 +40,11 @@ export function chartView(
         id="takings-chart"
         class="chart-area"
         role="img"
-        aria-label="Euros taken and paid out per day, ${links.days} days; the table below has the same figures"
+        aria-label="Euros taken, paid out, refunded and net cash per day, ${links.days} days; the table below has the same figures"
       ></div>
-      <figcaption>Euros taken (bars) and paid out (line) per day.</figcaption>
+      <figcaption>
+        Euros taken (bars), paid out and refunded (lines), and net cash (dashed line) per day.
+      </figcaption>
     </figure>
     ${jsonBlock('takings-data', series)}
     <details>
@@ -51,6 +56,8 @@ export function chartView(
               <th scope="col">Day</th>
               <th scope="col" class="num">Taken</th>
               <th scope="col" class="num">Paid out</th>
+              <th scope="col" class="num">Refunded</th>
+              <th scope="col" class="num">Net cash</th>
               <th scope="col" class="num">Movements</th>
             </tr>
           </thead>
@@ -61,6 +68,8 @@ export function chartView(
                   <td><a href="${links.day(day.date)}">${day.date}</a></td>
                   <td class="num">${euros(day.taken)}</td>
                   <td class="num">${euros(day.paidOut)}</td>
+                  <td class="num">${euros(day.refunded)}</td>
+                  <td class="num">${euros(day.net)}</td>
                   <td class="num">${day.movements}</td>
                 </tr>`,
             )}
