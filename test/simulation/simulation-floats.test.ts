@@ -8,7 +8,7 @@ import { runSeeds } from './run-seeds.ts';
 // seed's longest outage, so a day-long outage costs a few hundred probes). SIMULATION_FLOAT_FROM
 // and SIMULATION_FLOAT_SEEDS move the range; more on demand: npm run simulate -- --floats.
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const fixed = { from: env('SIMULATION_FLOAT_FROM', 1), count: env('SIMULATION_FLOAT_SEEDS', 40) };
+const fixed = { from: env('SIMULATION_FLOAT_FROM', 1), count: env('SIMULATION_FLOAT_SEEDS', 60) };
 
 /**
  * Item 8 of the float's issue, each at least once: outages (seconds to days), sales from the
