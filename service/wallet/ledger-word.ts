@@ -233,8 +233,9 @@ export class LedgerWord {
     const state = atLedger.state === 'posted' ? 'posted' : 'voided';
     const { kind } = atLedger;
     if (!isRechargeOrPayout(kind)) {
-      // This worker makes no refunds, corrections, replacements nor block-clears, so it cannot
-      // say what their writes look like on a card: the operator's word waits for a till that can.
+      // A refund, correction, replacement pickup or block-clear has no compensating movement in
+      // the ledger's contract yet (their opposites are no kind it takes as a compensation), so a
+      // till cannot set the books right from the card: the operator's word stays unconfirmed.
       throw new Error(`movement ${atLedger.id} is a ${kind}: this worker cannot decide it`);
     }
     const compensation = compensationOfWrite(
