@@ -7,7 +7,10 @@ import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { setFloatSettings } from '../../cloud/float-admin.ts';
 import { Floats } from '../../cloud/floats.ts';
+import { Ledger } from '../../cloud/ledger.ts';
+import { sqlState } from '../../cloud/db/database.ts';
 import { floatMovementId } from '../../common/float-ids.ts';
+import { waitUntil } from '../support/card-rig.ts';
 import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 
 // The ledger's routines lock a shop's row (and a float's) to order the writers of its pool. A
@@ -17,6 +20,7 @@ import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 // for the float: PostgreSQL ended one as a deadlock, and after three in a row the till got
 // 500 InternalError (seen in CI, "when top-ups race each other and a report"). The routines
 // lock FOR NO KEY UPDATE: writers still take turns, inserts that reference the row do not wait.
+// And every routine takes its row locks in one order (docs/cloud-api.md, "Concurrency").
 
 let postgres: PostgresServer;
 let db: Database;
@@ -104,5 +108,70 @@ test('when a top-up holds its shop and float, then another till reporting its fl
     [['recorded', 'posted']],
     JSON.stringify(answer),
   );
+  assert.deepEqual((await checkLedger(db)).problems, []);
+});
+
+test("when a post or void of a movement holds it, then a compensation of it waits for that movement before it takes the shop's row, so the two never wait for each other", async () => {
+  // ledger_resolve_movement locks the movement, then changes the shop's row (its pool, its
+  // card list); a compensation's create locked the shop's row first, then the movement: two
+  // tills deciding one held card at once could each hold what the other waited for.
+  const shop = (await addCustomer(db, { name: 'Held card', credits: 500, creditCost: 5000n }))
+    .customerId;
+  const ledger = new Ledger(db);
+  const till = randomUUID();
+  const cardId = '06AB0101';
+  const recharge = randomUUID();
+  await ledger.createMovement(shop, {
+    id: recharge,
+    kind: 'recharge',
+    cardId,
+    credits: 30,
+    tillId: till,
+  });
+  await ledger.voidMovement(shop, recharge, { evidence: 'card reported lost' }, undefined, {
+    kind: 'cli',
+    user: 'test',
+  });
+
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let holding!: () => void;
+  const isHolding = new Promise<void>((resolve) => (holding = resolve));
+  let shopRow: 'free' | string = 'free';
+  // The post or void's first step: the movement's row.
+  const resolving = db.transaction(async (tx) => {
+    await tx.query('SELECT 1 FROM movements WHERE customer_id = $1 AND id = $2 FOR NO KEY UPDATE', [
+      shop,
+      recharge,
+    ]);
+    holding();
+    await held;
+    // Its next step: the shop's row. NOWAIT: held by the waiting compensation, it is the cycle.
+    try {
+      await tx.query('SELECT 1 FROM customers WHERE id = $1 FOR NO KEY UPDATE NOWAIT', [shop]);
+    } catch (error) {
+      shopRow = `held by the waiting create (${sqlState(error)})`;
+    }
+  });
+  await isHolding;
+  const compensation = ledger.createMovement(shop, {
+    id: randomUUID(),
+    kind: 'recharge',
+    cardId,
+    credits: 30,
+    tillId: randomUUID(),
+    compensates: recharge,
+  });
+  compensation.catch(() => undefined);
+  await waitUntil(async () => (await lockWaiters()) > 0, 30_000, 'the compensation waits');
+  release();
+  await resolving;
+  const made = await compensation;
+  assert.equal(
+    shopRow,
+    'free',
+    "the compensation took the shop's row while it waited for the movement",
+  );
+  assert.equal(made.movement.state, 'pending', JSON.stringify(made));
   assert.deepEqual((await checkLedger(db)).problems, []);
 });

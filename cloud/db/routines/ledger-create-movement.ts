@@ -37,11 +37,16 @@ BEGIN
     RETURN ledger_refusal('InvalidApiKey');
   END IF;
   -- The id's lock first (a void of an unknown id takes it too): a create and a tombstone of one
-  -- id never both happen. Then a recharge locks the customer row: the pool check, the
+  -- id never both happen. Then a compensation locks the movement it compensates, before the
+  -- customer row, in the order a post or void of that movement takes them
+  -- (ledger_resolve_movement). Then a recharge locks the customer row: the pool check, the
   -- reservation and the idempotency check see no concurrent change of this customer. Then the
-  -- compensated movement's row, then the card's account. Always in this order, so they never
-  -- deadlock.
+  -- card's account. Always in this order, so they never deadlock.
   PERFORM pg_advisory_xact_lock(2, hashtext(p_id::text));
+  IF p_compensates IS NOT NULL THEN
+    PERFORM 1 FROM movements WHERE customer_id = p_customer AND id = p_compensates
+    FOR NO KEY UPDATE;
+  END IF;
   IF p_kind = 'recharge' THEN
     SELECT * INTO c FROM customers WHERE id = p_customer FOR NO KEY UPDATE;
   ELSE
@@ -89,8 +94,8 @@ BEGIN
     END IF;
   END IF;
   IF p_compensates IS NOT NULL THEN
-    -- The compensated movement's row lock: two compensations of one movement (two tills that
-    -- both saw its card) run one after the other, and the second sees the first.
+    -- The compensated movement's row lock (taken above): two compensations of one movement (two
+    -- tills that both saw its card) run one after the other, and the second sees the first.
     PERFORM 1 FROM movements
     WHERE customer_id = p_customer AND id = p_compensates AND card_id = p_card
       AND state <> 'pending'
