@@ -21,13 +21,13 @@ export interface Compensated {
  */
 export class Compensations {
   readonly #book: MovementBook;
-  readonly #ledger: Pick<LedgerClient, 'createMovement'>;
+  readonly #ledger: Pick<LedgerClient, 'createMovement' | 'getCardAccount'>;
   /** Runs the outbox soon (0: now). */
   readonly #kick: (delayMs?: number) => void;
 
   constructor(
     book: MovementBook,
-    ledger: Pick<LedgerClient, 'createMovement'>,
+    ledger: Pick<LedgerClient, 'createMovement' | 'getCardAccount'>,
     kick: (delayMs?: number) => void,
   ) {
     this.#book = book;
@@ -122,5 +122,23 @@ export class Compensations {
     // Nothing is written: the card already holds what this movement records.
     await this.#book.append({ type: 'card', id: movement.id, outcome: 'committed' });
     return true;
+  }
+
+  /**
+   * Whether the ledger counts a write whose card could not tell (`byLedger`, not written by the
+   * ledger's word) as landed after all: another till saw the card holding it and posted a
+   * compensating movement. Undefined when the ledger did not answer.
+   */
+  async compensatedSince(movement: Movement): Promise<boolean | undefined> {
+    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
+    if (apiKey === undefined) return false;
+    try {
+      const { movements } = await this.#ledger.getCardAccount(apiKey, movement.cardId);
+      return movements.some(
+        (other) => other.compensates === movement.id && other.state === 'posted',
+      );
+    } catch {
+      return undefined;
+    }
   }
 }

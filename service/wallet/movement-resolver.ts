@@ -174,22 +174,9 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     return this.#word.cardMayDecide(movement);
   }
 
-  /**
-   * Whether the ledger counts a write whose card could not tell (`byLedger`, not written by the
-   * ledger's word) as landed after all: another till saw the card holding it and posted a
-   * compensating movement. Undefined when the ledger did not answer.
-   */
-  async compensatedSince(movement: Movement): Promise<boolean | undefined> {
-    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
-    if (apiKey === undefined) return false;
-    try {
-      const { movements } = await this.#ledger.getCardAccount(apiKey, movement.cardId);
-      return movements.some(
-        (other) => other.compensates === movement.id && other.state === 'posted',
-      );
-    } catch {
-      return undefined;
-    }
+  /** Whether another till's compensation made a write the card could not tell count. */
+  compensatedSince(movement: Movement): Promise<boolean | undefined> {
+    return this.#compensations.compensatedSince(movement);
   }
 
   /** A learnt movement its card can no longer decide (LedgerWord.ledgerWordStands). */
