@@ -233,9 +233,8 @@ export class LedgerWord {
     const state = atLedger.state === 'posted' ? 'posted' : 'voided';
     const { kind } = atLedger;
     if (!isRechargeOrPayout(kind)) {
-      // A refund, correction, replacement pickup or block-clear has no compensating movement in
-      // the ledger's contract yet (their opposites are no kind it takes as a compensation), so a
-      // till cannot set the books right from the card: the operator's word stays unconfirmed.
+      // A refund, correction, pickup or block-clear has no compensating kind in the ledger's
+      // contract yet: the books cannot be set right from the card, so the word stays unconfirmed.
       throw new Error(`movement ${atLedger.id} is a ${kind}: this worker cannot decide it`);
     }
     const compensation = compensationOfWrite(
