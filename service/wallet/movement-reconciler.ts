@@ -221,7 +221,7 @@ export class MovementReconciler extends EventEmitter<{
       const what = `movement ${entry.id} (${entry.kind} ${entry.credits} on card ${entry.cardId}) has waited since ${entry.createdAt}`;
       this.#book.log.error(
         otherTillsCompensation
-          ? `${what}: a compensation of till ${entry.tillId ?? 'unnamed'} (of ${entry.compensates}), which no card decides: settle it at that till, or have an operator decide it with evidence (movements post --evidence)`
+          ? `${what}: a compensation of till ${entry.tillId ?? 'unnamed'} (of ${entry.compensates}), which no card write decides: settle the card at any till (POST /cards/settle posts it with the card as evidence), or have an operator post it with evidence (movements post --evidence)`
           : `${what}: present the card, or have an operator decide it with evidence`,
       );
     }

@@ -123,7 +123,7 @@ describe('reconciliation', () => {
     assert.match(
       flagged[0] ?? '',
       new RegExp(
-        `^error: movement ${compensation} .+: a compensation of till ${OTHER_TILL} \\(of ${payout}\\), which no card decides: settle it at that till, or have an operator decide it with evidence \\(movements post --evidence\\)$`,
+        `^error: movement ${compensation} .+: a compensation of till ${OTHER_TILL} \\(of ${payout}\\), which no card write decides: settle the card at any till \\(POST /cards/settle posts it with the card as evidence\\), or have an operator post it with evidence \\(movements post --evidence\\)$`,
       ),
     );
     assert.equal(sim.get(KEY, compensation).state, 'pending');
