@@ -7,7 +7,7 @@ import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { Ledger, resolveMovementIn } from '../../cloud/ledger.ts';
 import { setTimeZone } from '../../cloud/shops/shops.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { lockWaiters, startPostgres, type PostgresServer } from '../support/postgres.ts';
 
 // The daily takings are counted in each post's transaction, in the shop's time zone; a change
 // of zone counts them all anew. Posts and changes of zone racing over several PostgreSQL
@@ -17,15 +17,6 @@ let postgres: PostgresServer;
 const BY = { actor: { kind: 'cli' as const, user: 'test' } };
 const TILL = '44444444-4444-4444-8444-444444444444';
 let db: Database;
-
-/** How many other connections wait for a lock now. */
-async function lockWaiters(): Promise<number> {
-  const { rows } = await db.query<{ waiting: number | string }>(
-    `SELECT count(*) AS waiting FROM pg_stat_activity
-     WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-  );
-  return Number(rows[0]?.waiting);
-}
 
 before(async () => {
   postgres = await startPostgres();
@@ -112,7 +103,7 @@ test('when a post is in flight (counted in the old zone, not yet committed) as t
   let changed = false;
   const change = setTimeZone(db, shop, 'America/New_York', by).then(() => (changed = true));
   // Until the change either finishes or waits for a lock: a condition, not a time.
-  while (!changed && (await lockWaiters()) < 1) await new Promise(setImmediate);
+  while (!changed && (await lockWaiters(db)) < 1) await new Promise(setImmediate);
   release();
   await post;
   await change;
@@ -154,10 +145,10 @@ test('when the zone changes first (made, not yet committed) and a post comes mea
   });
   await holding;
   const change = setTimeZone(db, shop, 'America/New_York', BY);
-  while ((await lockWaiters()) < 1) await new Promise(setImmediate);
+  while ((await lockWaiters(db)) < 1) await new Promise(setImmediate);
   // 23:30 UTC on 28 March: the 29th in Brussels, the 28th in New York.
   const post = ledger.postMovement(shop, id, { tillId: TILL, occurredAt: '2026-03-28T23:30:00Z' });
-  while ((await lockWaiters()) < 2) await new Promise(setImmediate);
+  while ((await lockWaiters(db)) < 2) await new Promise(setImmediate);
   release();
   await Promise.all([hold, change, post]);
   assert.deepEqual((await checkLedger(db)).problems, []);
@@ -200,7 +191,7 @@ test('when a transaction holds the shop (a float closing) and then posts while t
   });
   await holding;
   const change = setTimeZone(db, shop, 'America/New_York', BY);
-  while ((await lockWaiters()) < 1) await new Promise(setImmediate);
+  while ((await lockWaiters(db)) < 1) await new Promise(setImmediate);
   release();
   await Promise.all([closing, change]);
   assert.deepEqual((await checkLedger(db)).problems, []);

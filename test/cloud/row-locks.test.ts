@@ -11,7 +11,7 @@ import { Ledger } from '../../cloud/ledger.ts';
 import { sqlState } from '../../cloud/db/database.ts';
 import { floatMovementId } from '../../common/float-ids.ts';
 import { waitUntil } from '../support/card-rig.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { lockWaiters, startPostgres, type PostgresServer } from '../support/postgres.ts';
 
 // The ledger's routines lock a shop's row (and a float's) to order the writers of its pool. A
 // lock taken FOR UPDATE also blocks every insert that merely references the row (a foreign-key
@@ -34,15 +34,6 @@ after(async () => {
   await postgres?.stop();
 });
 
-/** How many other connections wait for a lock now. */
-async function lockWaiters(): Promise<number> {
-  const { rows } = await db.query<{ waiting: number | string }>(
-    `SELECT count(*) AS waiting FROM pg_stat_activity
-     WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-  );
-  return Number(rows[0]?.waiting);
-}
-
 /** Settles `work` or, if it waits for a lock first, says so (conditions, not times). */
 async function settlesWithoutWaiting<T>(work: Promise<T>): Promise<'settled' | 'waited'> {
   let done = false;
@@ -52,7 +43,7 @@ async function settlesWithoutWaiting<T>(work: Promise<T>): Promise<'settled' | '
   );
   for (;;) {
     if (done) return 'settled';
-    if ((await lockWaiters()) > 0) return 'waited';
+    if ((await lockWaiters(db)) > 0) return 'waited';
     await Promise.race([settled, new Promise((resolve) => setImmediate(resolve))]);
   }
 }
@@ -137,7 +128,7 @@ test("when a post or void of a movement holds it, then a compensation of it wait
   const held = new Promise<void>((resolve) => (release = resolve));
   let holding!: () => void;
   const isHolding = new Promise<void>((resolve) => (holding = resolve));
-  let shopRow: 'free' | string = 'free';
+  let shopRow = 'free';
   // The post or void's first step: the movement's row.
   const resolving = db.transaction(async (tx) => {
     await tx.query('SELECT 1 FROM movements WHERE customer_id = $1 AND id = $2 FOR NO KEY UPDATE', [
@@ -163,7 +154,7 @@ test("when a post or void of a movement holds it, then a compensation of it wait
     compensates: recharge,
   });
   compensation.catch(() => undefined);
-  await waitUntil(async () => (await lockWaiters()) > 0, 30_000, 'the compensation waits');
+  await waitUntil(async () => (await lockWaiters(db)) > 0, 30_000, 'the compensation waits');
   release();
   await resolving;
   const made = await compensation;

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { Queryable } from '../../cloud/db/database.ts';
 
 export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:PORT/postgres (trust auth, no password). */
@@ -220,4 +221,13 @@ function installExitHook(): void {
       process.kill(process.pid, name); // then die of the signal as before
     });
   }
+}
+
+/** How many connections other than `db`'s own wait for a lock now (pg_stat_activity). */
+export async function lockWaiters(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ waiting: number | string }>(
+    `SELECT count(*) AS waiting FROM pg_stat_activity
+     WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+  );
+  return Number(rows[0]?.waiting);
 }
