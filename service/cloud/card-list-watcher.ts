@@ -22,9 +22,22 @@ export interface CardListWatcherOptions {
   /** Which shop's list a stored one is: the key's fingerprint (never the key itself). */
   fingerprint: (apiKey: string) => string;
   dataDir: string;
+  /**
+   * Where the list is kept (default: `CARD_LIST_FILE` in `dataDir`, written whole then
+   * renamed). The shop simulation keeps it on its simulated disk.
+   */
+  file?: CardListFile;
   /** Every this long (docs/integrators.md: 30 s, so a block is known within a minute). */
   everyMs: number;
   log: Logger;
+}
+
+/** The till's copy of the list, as text: undefined when there is none. */
+export interface CardListFile {
+  /** For the log. */
+  name: string;
+  read(): string | undefined;
+  write(text: string): void;
 }
 
 interface StoredList {
@@ -43,7 +56,7 @@ interface StoredList {
  */
 export class CardListWatcher {
   readonly #options: CardListWatcherOptions;
-  readonly #file: string;
+  readonly #file: CardListFile;
   #stored: StoredList | null;
   /**
    * Blocks the ledger refused with since the list was fetched, with its words (cleared by the
@@ -64,7 +77,7 @@ export class CardListWatcher {
 
   constructor(options: CardListWatcherOptions) {
     this.#options = options;
-    this.#file = join(options.dataDir, CARD_LIST_FILE);
+    this.#file = options.file ?? cardListFileIn(options.dataDir);
     this.#stored = readStored(this.#file, options.log);
   }
 
@@ -201,24 +214,38 @@ export class CardListWatcher {
   }
 
   #write(): void {
-    // Written whole, then renamed: a crash mid-write keeps the previous list.
-    const temporary = `${this.#file}.${process.pid}.tmp`;
     try {
-      writeFileSync(temporary, `${JSON.stringify(this.#stored)}\n`, { mode: 0o600 });
-      renameSync(temporary, this.#file);
+      this.#file.write(`${JSON.stringify(this.#stored)}\n`);
     } catch (error) {
       this.#options.log.warn(`card list: not kept on disk (${(error as Error).message})`);
     }
   }
 }
 
-function readStored(file: string, log: Logger): StoredList | null {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
+/** `CARD_LIST_FILE` in the data folder. */
+function cardListFileIn(dataDir: string): CardListFile {
+  const path = join(dataDir, CARD_LIST_FILE);
+  return {
+    name: path,
+    read: () => {
+      try {
+        return readFileSync(path, 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+    write: (text) => {
+      // Written whole, then renamed: a crash mid-write keeps the previous list.
+      const temporary = `${path}.${process.pid}.tmp`;
+      writeFileSync(temporary, text, { mode: 0o600 });
+      renameSync(temporary, path);
+    },
+  };
+}
+
+function readStored(file: CardListFile, log: Logger): StoredList | null {
+  const text = file.read();
+  if (text === undefined) return null;
   try {
     const stored = JSON.parse(text) as StoredList;
     if (typeof stored.keyFingerprint !== 'string' || !Array.isArray(stored.list?.blocked)) {
@@ -227,7 +254,7 @@ function readStored(file: string, log: Logger): StoredList | null {
     if (!Array.isArray(stored.list.waiting)) stored.list.waiting = [];
     return stored;
   } catch (error) {
-    log.warn(`card list: ${file} ignored (${(error as Error).message}); fetched anew`);
+    log.warn(`card list: ${file.name} ignored (${(error as Error).message}); fetched anew`);
     return null;
   }
 }

@@ -56,13 +56,18 @@ export class CardScenario {
       const given = posted
         .filter((m) => m.kind === 'recharge')
         .reduce((sum, m) => sum + m.bonusCredits, 0);
+      // A replacement moves a blocked card's bonus to a new card (block-scenarios.ts): out of
+      // the accounts while it waits, back in when picked up.
       const out = posted
-        .filter((m) => m.kind !== 'recharge')
+        .filter((m) => m.kind !== 'recharge' && m.kind !== 'replacement')
         .reduce((sum, m) => sum + m.bonusCredits, 0);
+      const waiting = [...ledger.cardRules.changes.values()]
+        .filter((c) => c.shop === shopId && c.kind === 'replacement' && c.state === 'waiting')
+        .reduce((sum, c) => sum + c.bonusCredits, 0);
       const held = ledger.bonusHeld(shopId);
-      if (held !== given - out) {
+      if (held !== given - out - waiting) {
         problems.push(
-          `shop ${shopId}: its card accounts hold ${held} bonus credits, its recharges gave ${given} and ${out} went back`,
+          `shop ${shopId}: its card accounts hold ${held} bonus credits, its recharges gave ${given}, ${out} went back and ${waiting} wait for new cards`,
         );
       }
     }

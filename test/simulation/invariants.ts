@@ -44,6 +44,12 @@ export interface FinalWorld {
   probes: { card: SimCard; records: (RequestRecord | undefined)[] }[];
   totalAtStart: number;
   total: number;
+  /**
+   * Blocked cards (block-scenarios.ts): whether the card's own shop blocked it (its last
+   * requests are refused, CardBlocked), and what its accounts miss of it: what its replacement
+   * moved to a new card, less what its emptying took off it.
+   */
+  blocks?: { blockedAtHome(card: SimCard): boolean; accountGap(card: SimCard): number };
   creditCostCents: number;
 }
 
@@ -165,9 +171,10 @@ function cardsAgreeWithAccounts(world: FinalWorld): string[] {
     if (pending) continue;
     const accounts = shopIds.reduce((sum, shop) => sum + ledger.cardAccount(shop, card.uid), 0);
     const held = balanceOf(truthOf(card));
-    if (accounts !== held + card.spentOffline) {
+    const gap = world.blocks?.accountGap(card) ?? 0;
+    if (accounts + gap !== held + card.spentOffline) {
       problems.push(
-        `card ${card.uid} holds ${held} (${card.spentOffline} spent offline) but its accounts add up to ${accounts}`,
+        `card ${card.uid} holds ${held} (${card.spentOffline} spent offline) but its accounts add up to ${accounts}${gap === 0 ? '' : ` (${gap} moved to a new card, less what its emptying took off it)`}`,
       );
     }
   }
@@ -261,7 +268,10 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
       continue;
     }
     if (outcome.status !== 200) {
-      if (record.trace.writes.length > 0 && outcome.code !== 'CardRemovedDuringWrite') {
+      // The emptying of a blocked card and a replacement's pickup are movements of their own,
+      // written in the request before it failed (its own movement wrote nothing).
+      const own = record.trace.writes.filter((write) => !ofTheirOwn(ledger, write.movementId));
+      if (own.length > 0 && outcome.code !== 'CardRemovedDuringWrite') {
         problems.push(`${what} answered ${outcome.code}, but its card write landed`);
       }
       continue;
@@ -331,13 +341,15 @@ function callersWereToldTheTruth(world: FinalWorld): string[] {
  * the others replay, settle or refuse. Only a worker that lost its journal (its disk) forgets a
  * key, and a key is remembered 24 h.
  */
-function keysMoveCardsOnce({ requests, writes, tills }: FinalWorld): string[] {
+function keysMoveCardsOnce({ requests, writes, tills, ledger }: FinalWorld): string[] {
   const problems: string[] = [];
   /** Per key, the request whose movement landed first (since its worker last forgot it). */
   const moved = new Map<string, { id: string; record: RequestRecord }>();
   for (const record of requests) {
     const id = record.trace.movementId;
     if (record.scope === undefined || record.replayed || id === undefined) continue;
+    // A pickup or emptying the request made before its own movement is no movement of its key.
+    if (ofTheirOwn(ledger, id)) continue;
     if (landedWhole(writes, id).length === 0) continue;
     const key = `${record.till} ${record.scope}`;
     const first = moved.get(key);
@@ -413,7 +425,7 @@ function answerProblems(
   return problems;
 }
 
-function probesSucceeded({ ledger, shopIds, probes }: FinalWorld): string[] {
+function probesSucceeded({ ledger, shopIds, probes, blocks }: FinalWorld): string[] {
   const problems: string[] = [];
   for (const { card, records } of probes) {
     const truth = truthOf(card);
@@ -423,8 +435,11 @@ function probesSucceeded({ ledger, shopIds, probes }: FinalWorld): string[] {
         continue;
       }
       const outcome = record.outcome;
-      if (outcome?.status === 200) continue;
-      const code = outcome?.code ?? 'no answer';
+      // A card its shop blocked is refused at every till (and emptied: block-scenarios.ts).
+      const blocked = blocks?.blockedAtHome(card) === true;
+      if (outcome?.status === 200 && !blocked) continue;
+      const code = outcome?.status === 200 ? '200' : (outcome?.code ?? 'no answer');
+      if (blocked && code === 'CardBlocked') continue;
       // Documented refusals: a corrupt card is never taken for 0; a card holding more than
       // the shop put on it is not paid out.
       if (code === 'CorruptCard' && truth.kind === 'corrupt') continue;
@@ -436,4 +451,10 @@ function probesSucceeded({ ledger, shopIds, probes }: FinalWorld): string[] {
     }
   }
   return problems;
+}
+
+/** A movement a request makes before its own: a blocked card's emptying, a replacement's pickup. */
+function ofTheirOwn(ledger: ShopLedger, movementId: string | undefined): boolean {
+  const kind = movementId === undefined ? undefined : ledger.movements.get(movementId)?.kind;
+  return kind === 'block-clear' || kind === 'replacement';
 }

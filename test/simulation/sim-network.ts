@@ -28,6 +28,8 @@ export interface LedgerCall {
   apiKey: string | undefined;
   body: unknown;
   text: string | undefined;
+  /** The If-None-Match header (the card list's ETag), if sent. */
+  ifNoneMatch?: string;
 }
 
 /** The ledger at the end of the network: it answers at once, or once its work is done. */
@@ -45,6 +47,7 @@ export function ledgerOverHttp(
   url: string,
   apiKey: string | undefined,
   body: unknown,
+  ifNoneMatch?: string,
 ): HttpAnswer {
   if (apiKey === undefined || apiKey === '') return refused('missingApiKey');
   const { pathname, searchParams } = new URL(url, 'http://ledger.sim');
@@ -92,7 +95,7 @@ export function ledgerOverHttp(
       return { status: 200, body: ledger.heartbeat(apiKey, parts[2] as string, body as never) };
     }
     return (
-      cardRulesOverHttp(ledger, method, parts, apiKey, body) ??
+      cardRulesOverHttp(ledger, method, parts, apiKey, body, ifNoneMatch) ??
       floatsOverHttp(ledger, method, parts, apiKey, body)
     );
   } catch (error) {
@@ -111,6 +114,7 @@ function cardRulesOverHttp(
   parts: string[],
   apiKey: string,
   body: unknown,
+  ifNoneMatch: string | undefined,
 ): HttpAnswer | undefined {
   const rules = ledger.cardRules;
   const [, what, id, action] = parts;
@@ -119,7 +123,10 @@ function cardRulesOverHttp(
   const by = `key:${createHash('sha256').update(apiKey).digest('hex').slice(0, 8)}`;
   if (method === 'GET' && what === 'card-list' && parts.length === 2) {
     const list = rules.list(apiKey);
-    return { status: 200, body: list, headers: { etag: `"${list.seq}"` } };
+    const etag = `"${list.seq}"`;
+    // Unchanged since the till's copy: 304, no body (cloud/http/card-routes.ts).
+    if (ifNoneMatch === etag) return { status: 304, body: undefined, headers: { etag } };
+    return { status: 200, body: list, headers: { etag } };
   }
   if (method !== 'POST' || id === undefined || parts.length !== 4) return undefined;
   if (what === 'cards' && (action === 'block' || action === 'unblock')) {
@@ -250,7 +257,15 @@ export class SimNetwork {
       const url = config.url ?? '/';
       const text = typeof config.data === 'string' && config.data !== '' ? config.data : undefined;
       const body = text === undefined ? undefined : (JSON.parse(text) as unknown);
-      const call: LedgerCall = { method, url, apiKey: apiKey?.toString(), body, text };
+      const ifNoneMatch = config.headers.get('If-None-Match')?.toString();
+      const call: LedgerCall = {
+        method,
+        url,
+        apiKey: apiKey?.toString(),
+        body,
+        text,
+        ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
+      };
       const timeout = config.timeout ?? 0;
       return new Promise<AxiosResponse>((resolve, reject) => {
         let done = false;

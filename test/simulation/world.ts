@@ -42,6 +42,7 @@ import {
   mayHaveLanded,
   type LedgerCustomer,
 } from '../../service/cloud/ledger-client.ts';
+import { CardListWatcher } from '../../service/cloud/card-list-watcher.ts';
 import { AppError } from '../../service/errors.ts';
 import type { Logger } from '../../service/logger.ts';
 import type { CardAccess } from '../../service/wallet/card-access.ts';
@@ -82,6 +83,7 @@ import { SimFiles } from './sim-files.ts';
 import { RealLedger } from './real-ledger.ts';
 import type { LedgerKind, ShopLedger } from './shop-ledger.ts';
 import { SimLedger } from './sim-ledger.ts';
+import { BlockScenario, CARD_LIST_EVERY_MS, type BlockWorld } from './block-scenarios.ts';
 import { CardScenario, type UndoBody } from './card-scenarios.ts';
 import { FloatScenario } from './float-scenarios.ts';
 import { ledgerOverHttp, NO_FAULTS, SimNetwork, type LedgerEndpoint } from './sim-network.ts';
@@ -96,6 +98,8 @@ const CREDIT_COST_CENTS = 50;
 const KEYS_PER_SHOP = 3;
 const keyOf = (till: number, shop: number, n: number) =>
   `sim-key-till-${till}-shop-${shop}-${n}-0123456789`;
+/** The shop's operator, who blocks and replaces cards (block-scenarios.ts). */
+const operatorKeyOf = (shop: number) => `sim-key-operator-shop-${shop}-0123456789`;
 /**
  * Virtual time starts on a Monday morning: the ledger takes only timestamps of its time
  * (occurredAt from 2000 on), and the real one's clock is the simulation's (real-ledger.ts).
@@ -135,6 +139,12 @@ export interface Till {
   disksLost: number[];
   /** Its journal's movements when it last stopped, to tell what the next start compacted. */
   lastJournal?: ReadonlyMap<string, JournalMovement>;
+  /** The shop's card list as its worker learns it (with `--cards`: block-scenarios.ts). */
+  cardList?: CardListWatcher;
+  /** The list's file in its data folder, and the one before (a crash may keep either). */
+  cardListFile: { text?: string; previous?: string };
+  /** When the newest poll that had an answer was sent (ms since 1970), and with which key. */
+  polled?: { at: number; key: string };
 }
 
 /** One POS request and what its caller was told. */
@@ -154,6 +164,8 @@ export interface RequestRecord {
   card: SimCard | null;
   /** The answer came from an earlier attempt's (Idempotency-Key replay). */
   replayed: boolean;
+  /** Its till's card list named its card blocked when it came (block-scenarios.ts). */
+  knewBlock?: boolean;
   /** Whether the ledger counted the movement when the answer was given (invariants.ts). */
   countedWhenAnswered?: boolean;
   outcome?:
@@ -206,6 +218,7 @@ async function runWorld(
   if (withCards && kind !== 'model') throw new Error('card seeds run on the model ledger');
   const floats = withFloats ? new FloatScenario(seed) : undefined;
   const cardRules = withCards ? new CardScenario(seed) : undefined;
+  const blocks = withCards ? new BlockScenario(seed) : undefined;
   const rng = new Rng(seed);
   const sched = new Scheduler(rng, EPOCH);
   // The callers' retries across restarts and with other cards, the restarts that compact the
@@ -233,7 +246,8 @@ async function runWorld(
   } else {
     const model = new SimLedger(() => sched.now());
     ledger = model;
-    endpoint = ({ method, url, apiKey, body }) => ledgerOverHttp(model, method, url, apiKey, body);
+    endpoint = ({ method, url, apiKey, body, ifNoneMatch }) =>
+      ledgerOverHttp(model, method, url, apiKey, body, ifNoneMatch);
   }
   /** What the world does at the ledger from a callback: done before the next event. */
   const atLedger = (work: void | Promise<void>) => {
@@ -258,6 +272,7 @@ async function runWorld(
     const keys = tillShops.flatMap((_, till) =>
       Array.from({ length: KEYS_PER_SHOP }, (__, n) => keyOf(till, shop, n)),
     );
+    if (blocks) keys.push(operatorKeyOf(shop));
     const float = floats?.settings[shop];
     await ledger.addShop(
       {
@@ -294,6 +309,7 @@ async function runWorld(
       journal: undefined,
       postBeforeAnswer: rng.chance(0.3),
       disksLost: [],
+      cardListFile: {},
     };
     till.life.alive = false;
     till.reader.onLanded = (write) => {
@@ -356,6 +372,11 @@ async function runWorld(
       .reduce((sum, movement) => sum + movement.credits, 0) +
     (floats ? floats.inBook(ledger as SimLedger, writes) : 0);
   const totalAtStart = total();
+  blocks?.openBooks(
+    ledger as SimLedger,
+    SHOPS.map((shop) => shop.id),
+    cards,
+  );
   floats?.watchBook(total);
 
   const logOf = (till: Till): Logger => ({
@@ -435,11 +456,52 @@ async function runWorld(
         : {}),
     });
     for (const key of till.earlierKeys) engine.retireKey(key);
+    if (blocks) watchCardList(till, client, life);
     till.client = client;
     till.journal = journal;
     till.engine = engine;
     engine.start();
     note(`${till.name}: started`);
+  };
+  /**
+   * The production card-list watcher of a worker process, over its ledger client (the
+   * simulated network), polled on the simulation's clock as the service's timer would, its
+   * file on the till's disk (block-scenarios.ts).
+   */
+  const watchCardList = (till: Till, client: LedgerClient, life: Life) => {
+    const file = till.cardListFile;
+    const watcher = new CardListWatcher({
+      ledger: {
+        getCardList: (apiKey, heldSeq) => {
+          const sent = { at: sched.now(), key: apiKey };
+          return client.getCardList(apiKey, heldSeq).then((list) => {
+            if (sent.at >= (till.polled?.at ?? 0)) till.polled = sent;
+            return list;
+          });
+        },
+      },
+      apiKey: () => till.key,
+      fingerprint,
+      dataDir: '/data',
+      file: {
+        name: '/data/card-list.json',
+        read: () => file.text,
+        write: (text) => {
+          file.previous = file.text;
+          file.text = text;
+        },
+      },
+      everyMs: CARD_LIST_EVERY_MS,
+      log: logOf(till),
+    });
+    till.cardList = watcher;
+    till.polled = undefined;
+    const draw = (blocks as BlockScenario).rng;
+    const poll = () => {
+      void watcher.poll();
+      sched.at(CARD_LIST_EVERY_MS, poll, life, draw);
+    };
+    sched.at(0, poll, life, draw);
   };
   /**
    * Movements a till's journal has decided from their card (what the card showed, or a
@@ -463,14 +525,19 @@ async function runWorld(
     till.client = undefined;
     till.engine = undefined;
     till.journal = undefined;
+    till.cardList?.close();
+    till.cardList = undefined;
     if (retrying) retryUnanswered(till);
   };
   const crash = (till: Till) => {
     if (!till.life.alive) return;
     stop(till);
     till.files.crash(rng);
+    // The card list is written whole and renamed, unsynced: a crash keeps the new or the old.
+    if (blocks?.rng.chance(0.3)) till.cardListFile.text = till.cardListFile.previous;
     if (rng.chance(0.05)) {
       till.files.lose();
+      till.cardListFile = {};
       till.disksLost.push(sched.time);
       till.lastJournal = undefined;
       reached('disk-lost');
@@ -578,12 +645,21 @@ async function runWorld(
         .filter((movement) => movement.idempotency?.scope === record.scope)
         .at(-1),
     );
+    // The till's card list: blocked cards refused and emptied, replacements picked up.
+    const cardList = till.cardList;
+    if (cardList && record.card) {
+      const polled = till.polled?.key === till.key ? till.polled.at : undefined;
+      blocks?.asked(record, till, cardList.blockOf(record.card.uid) !== undefined, polled);
+    }
+    const rules = cardList ? { blocks: cardList, changes: cardList } : {};
     const recharge = (customer: LedgerCustomer) =>
       rechargeCard(access, movements, {
         request: request as { credits: number },
         customer,
         keyFingerprint: print,
         idempotency,
+        ...rules,
+        ...(cardList ? { holds: cardList } : {}),
       });
     // Whether the till was online when asked: a sale offline from start to answer kept the
     // offline bounds (its till may learn it is offline while the card is written). How long it
@@ -602,8 +678,9 @@ async function runWorld(
               recharge: (request as { recharge: string }).recharge,
               keyFingerprint: print,
               idempotency,
+              ...(cardList ? { blocks: cardList } : {}),
             })
-          : dischargeCard(access, movements, { keyFingerprint: print, idempotency });
+          : dischargeCard(access, movements, { keyFingerprint: print, idempotency, ...rules });
     call.then(
       (answer) => {
         record.outcome = { status: 200, body: answer };
@@ -647,6 +724,9 @@ async function runWorld(
         note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
         if (code === 'IdempotencyKeyOtherCard') reached('refused-other-card');
         if (kind === 'undo') reached(`undo-refused-${code}`);
+        if (code === 'CardBlocked') {
+          reached(record.knewBlock ? 'blocked-refused-by-list' : 'blocked-refused-by-ledger');
+        }
         const floatPath = floats?.refused(code, detail);
         if (floatPath) reached(floatPath);
         // The POS retries with the same Idempotency-Key, often after putting the card back.
@@ -1135,6 +1215,51 @@ async function runWorld(
     }
   }
 
+  // Blocked cards, found cards and replacements (block-scenarios.ts).
+  const blockWorld: BlockWorld | undefined = blocks && {
+    sched,
+    ledger: ledger as SimLedger,
+    shopIds: SHOPS.map((shop) => shop.id),
+    cards,
+    tillsOf,
+    tillsFor,
+    note,
+    reached,
+    present,
+    ask: (till, kind, request) => void ask(till, kind, request as RequestRecord['request']),
+    newCard: (shop, draw) => {
+      const n = cards.length;
+      const desfire = draw.chance(0.35);
+      const uid = `04A0B0${desfire ? 'D0E0F0' : ''}${(0x80 + n).toString(16).toUpperCase()}`;
+      const chip: Chip = desfire
+        ? {
+            type: 'desfire',
+            card: desfireWalletCard(
+              Buffer.from(uid, 'hex'),
+              DESFIRE_AID,
+              0,
+              (walletKeys[shop] as WalletKeys).desfireKeysFor(uid).own,
+            ),
+            powered: powerOn(),
+          }
+        : { type: 'classic', slots: [Buffer.alloc(16), valueBlock(0, 0)] };
+      const card: SimCard = {
+        uid,
+        chip,
+        home: shop,
+        at: null,
+        spentOffline: 0,
+        writtenAt: new Set(),
+        lost: false,
+      };
+      note(`card ${uid} of shop ${shop}, new: ${describe(truthOf(card))}`);
+      return card;
+    },
+    operatorKey: operatorKeyOf,
+    newId: (draw) => uuidFrom(draw),
+  };
+  if (blockWorld) blocks?.schedule(blockWorld, FAULTS_UNTIL);
+
   for (const till of tills) sched.at(0, () => void boot(till), null);
   await sched.runUntil(FAULTS_UNTIL);
 
@@ -1270,6 +1395,11 @@ async function runWorld(
     await sched.runUntil(sched.time + 10_000);
     reached('held-card-asked');
   }
+  // The replacements not made yet are made, and each new card still waited for is presented.
+  if (blockWorld) {
+    blocks?.settle(blockWorld);
+    await sched.runUntil(sched.time + 15_000);
+  }
 
   // Liveness: with the faults gone, a recharge and a payout of every card at a till of its shop
   // succeed (unless the card is corrupt, or holds more than that shop put on it).
@@ -1313,8 +1443,17 @@ async function runWorld(
     writes,
     probes,
     totalAtStart,
-    total: total(),
+    // What emptyings of blocked cards took off them, less what replacements put on new ones.
+    total: total() + (blocks ? blocks.bookDelta(ledger as SimLedger) : 0),
     creditCostCents: CREDIT_COST_CENTS,
+    ...(blocks
+      ? {
+          blocks: {
+            blockedAtHome: (card: SimCard) => blocks.blockedAtHome(card),
+            accountGap: (card: SimCard) => blocks.accountGap(ledger as SimLedger, card),
+          },
+        }
+      : {}),
   });
   problems.push(...floatProblems);
   if (cardRules) {
@@ -1337,6 +1476,16 @@ async function runWorld(
       ),
     );
   }
+  if (blocks) {
+    problems.push(
+      ...blocks.check(
+        ledger as SimLedger,
+        SHOPS.map((shop) => shop.id),
+        cards,
+        requests,
+      ),
+    );
+  }
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
   const topUpsAskedAgain = floats ? (ledger as SimLedger).floats.topUpsAskedAgain : 0;
   if (topUpsAskedAgain > 0) paths.set('float-top-up-asked-again', topUpsAskedAgain);
@@ -1349,6 +1498,12 @@ async function runWorld(
   for (const till of tills) if (till.files.tornTails > 0) reached('journal-torn-tail');
   for (const movement of ledger.movements.values()) {
     if (movement.compensates !== null) reached(`compensation-${movement.state}`);
+    if (movement.kind === 'block-clear' && movement.state === 'posted') {
+      reached('blocked-card-emptied');
+    }
+    if (movement.kind === 'replacement' && movement.state === 'posted') {
+      reached('replacement-picked-up');
+    }
     if (movement.evidence !== null) reached('decided-on-evidence');
   }
   for (const till of tills) {
