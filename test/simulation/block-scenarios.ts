@@ -34,7 +34,6 @@ export const CARD_LIST_EVERY_MS = 30_000;
 export interface BlockWorld {
   sched: Scheduler;
   ledger: SimLedger;
-  shopIds: readonly string[];
   cards: SimCard[];
   tillsOf: (shop: number) => Till[];
   /**

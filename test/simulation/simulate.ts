@@ -12,8 +12,9 @@
  *                                               fails (the model answered otherwise)
  *   npm run simulate -- --seeds 200 --floats    the shops give their tills floats
  *                                               (float-scenarios.ts)
- *   npm run simulate -- --seeds 300 --cards     bonus tiers and cashiers' undos
- *                                               (card-scenarios.ts)
+ *   npm run simulate -- --seeds 300 --cards     bonus tiers and cashiers' undos, blocked
+ *                                               cards and replacements (card-scenarios.ts,
+ *                                               block-scenarios.ts)
  *
  * A failing seed prints the one command that replays it exactly. At the end, how often the
  * runs reached each path worth reaching.

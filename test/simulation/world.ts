@@ -1219,7 +1219,6 @@ async function runWorld(
   const blockWorld: BlockWorld | undefined = blocks && {
     sched,
     ledger: ledger as SimLedger,
-    shopIds: SHOPS.map((shop) => shop.id),
     cards,
     tillsOf,
     tillsFor,
