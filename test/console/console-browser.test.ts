@@ -449,6 +449,35 @@ describe('the takings chart', () => {
       await context.close();
     }
   });
+  test('when nothing on the chart is pointed at, then its legend gives the newest day’s figures, and again once the pointer leaves', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await logIn(context, 'anna');
+      await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=30&date=${DAY}`);
+      const canvas = page.locator('#takings-chart canvas');
+      await canvas.waitFor();
+      const { totals } = await dayReport(server.db, await readShop(server.db, chartShop), DAY);
+      const legend = async () =>
+        (await page.locator('#takings-chart .u-legend .u-value').allTextContents()).map((text) =>
+          text.trim(),
+        );
+      const newest = ['10 Jun 2026', `€${totals.eurosTaken}`];
+      assert.deepEqual((await legend()).slice(0, 2), newest);
+      const box = await canvas.boundingBox();
+      assert.ok(box, 'the chart is drawn');
+      await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
+      const pointed = await legend();
+      assert.notEqual(
+        pointed[0],
+        newest[0],
+        `an earlier day is pointed at: ${pointed.join(' | ')}`,
+      );
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height + 150);
+      assert.deepEqual((await legend()).slice(0, 2), newest);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('the audit page', () => {

@@ -23,8 +23,16 @@ export const takingsChartScript = /* js */ `'use strict';
   var tick = new Intl.DateTimeFormat('en-GB', long
     ? { timeZone: 'UTC', month: 'short', year: '2-digit' }
     : { timeZone: 'UTC', day: 'numeric', month: 'short' });
+  var newest = days.length - 1;
+  // With nothing pointed at, the legend gives the newest day's figures rather than empty ones,
+  // which an owner would take for missing takings.
+  function showNewest(u) {
+    if (u.cursor.idx == null && newest >= 0) u.setLegend({ idx: newest }, false);
+  }
   var opts = Object.assign(size(), {
-    scales: { x: { time: true } },
+    // Half a day either side, so the first and last days' bars are whole, not cut at the edges.
+    scales: { x: { time: true, range: function (u, min, max) { return [min - 43200, max + 43200]; } } },
+    hooks: { ready: [showNewest], setCursor: [showNewest] },
     series: [
       { label: 'Day', value: function (u, ts) { return ts == null ? '' : dayName.format(new Date(ts * 1000)); } },
       { label: 'Taken', stroke: '#0b5cad', fill: 'rgba(11,92,173,0.35)', width: 1,
