@@ -449,7 +449,7 @@ describe('the takings chart', () => {
       await context.close();
     }
   });
-  test('when nothing on the chart is pointed at, then its legend gives the newest day’s figures, and again once the pointer leaves', async () => {
+  test('when nothing on the chart is pointed at, then its legend gives the newest day’s figures (the newest week’s over a year), and again once the pointer leaves', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const page = await logIn(context, 'anna');
@@ -474,6 +474,13 @@ describe('the takings chart', () => {
       );
       await page.mouse.move(box.x + box.width / 2, box.y + box.height + 150);
       assert.deepEqual((await legend()).slice(0, 2), newest);
+
+      // A year is drawn a bar a week: the newest week began on Monday 8 June.
+      await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=365&date=${DAY}`);
+      await canvas.waitFor();
+      const labels = await page.locator('#takings-chart .u-legend .u-label').allTextContents();
+      assert.equal(labels[0]?.trim(), 'Week of', labels.join(' | '));
+      assert.equal((await legend())[0], '8 Jun 2026');
     } finally {
       await context.close();
     }
