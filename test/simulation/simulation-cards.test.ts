@@ -56,7 +56,7 @@ const MUST_REACH = [
   ].map((code) => `undo-refused-${code}`),
 ];
 
-test(`when seeds ${fixed.from}..${fixed.from + fixed.count - 1} of the shop with bonus tiers and undos run, then every invariant holds and every undo path is reached`, async (t) => {
+test(`when seeds ${fixed.from}..${fixed.from + fixed.count - 1} of the shop with bonus tiers, undos, blocks and replacements run, then every invariant holds and every path is reached`, async (t) => {
   const lines: string[] = [];
   const paths = new Map<string, number>();
   const failures = [];
