@@ -136,3 +136,31 @@ test("when the list names a card held for an operator's word, then it is held he
   assert.deepEqual(restarted.heldFor(BLOCKED), [{ ...held, state: 'posted' }]);
   restarted.close();
 });
+
+test('when the watcher is given a file of its own, then it keeps the list there and a new watcher starts from it', async () => {
+  const ledger = new ListLedger();
+  ledger.current = list(5, [BLOCKED]);
+  const kept: { text?: string } = {};
+  const file = {
+    name: 'simulated/card-list.json',
+    read: () => kept.text,
+    write: (text: string) => {
+      kept.text = text;
+    },
+  };
+  const options = {
+    ledger,
+    apiKey: () => 'key-a',
+    fingerprint: (apiKey: string) => `fp-${apiKey}`,
+    dataDir,
+    file,
+    everyMs: 60_000,
+    log: memoryLogger(),
+  };
+  await new CardListWatcher(options).poll();
+  assert.equal(JSON.parse(kept.text ?? '{}').list.seq, 5);
+  ledger.down = true;
+  const restarted = new CardListWatcher(options);
+  assert.deepEqual(restarted.blockOf(BLOCKED), { since: '2026-11-26T09:00:00.000Z' });
+  assert.throws(() => readFileSync(join(dataDir, CARD_LIST_FILE)), /ENOENT/);
+});
