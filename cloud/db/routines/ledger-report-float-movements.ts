@@ -1,7 +1,7 @@
 export const ledgerReportFloatMovements = {
   name: 'ledger_report_float_movements',
   sql: /* sql */ `
--- POST /v1/floats/reports: a batch of float movements, one transaction, each answered on its
+-- POST /v1/float-reports: a batch of float movements, one transaction, each answered on its
 -- own, in the order given (a card's movements in the order its till made them). A revoked key
 -- still reports: what its till sold before it knew is on cards (each movement flagged
 -- key-revoked); an unknown key, or another shop's, is refused.
