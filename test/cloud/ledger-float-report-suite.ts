@@ -240,7 +240,9 @@ export function defineFloatReportTests(context: () => FloatSuiteContext): void {
           }
         }
         if (next(8) === 0) items.push({ ...(items[0] as FloatMovementReport) });
-        const reporter = next(7) === 0 ? finder : set.tillId;
+        // Now and then a till reports what it found on cards (and another till's as other-till).
+        const byFinder = next(7) === 0;
+        const reporter = (shop: typeof set) => (byFinder ? finder : shop.tillId);
         const as = (shop: typeof set) =>
           items.map((item) => ({
             ...item,
@@ -248,23 +250,19 @@ export function defineFloatReportTests(context: () => FloatSuiteContext): void {
           }));
         const setwise = await db.query<{ answer: { results: unknown[] } }>(
           'SELECT ledger_report_float_movements($1, $2, $3::jsonb) AS answer',
-          [set.customerId, reporter === finder ? finder : set.tillId, JSON.stringify(as(set))],
+          [set.customerId, reporter(set), JSON.stringify(as(set))],
         );
         const oneByOne = await db.transaction(async (tx) => {
           await tx.query(
             `INSERT INTO tills (customer_id, id, last_report_at) VALUES ($1, $2, now())
              ON CONFLICT (customer_id, id) DO UPDATE SET last_report_at = now()`,
-            [single.customerId, reporter === finder ? finder : single.tillId],
+            [single.customerId, reporter(single)],
           );
           const results: unknown[] = [];
           for (const item of as(single)) {
             const { rows } = await tx.query<{ answer: unknown }>(
               'SELECT ledger_report_float_movement($1, $2, $3::jsonb, false) AS answer',
-              [
-                single.customerId,
-                reporter === finder ? finder : single.tillId,
-                JSON.stringify(item),
-              ],
+              [single.customerId, reporter(single), JSON.stringify(item)],
             );
             results.push(rows[0]?.answer);
           }
