@@ -16,6 +16,7 @@ import { openDatabase } from '../../cloud/db/open-database.ts';
 import { parseDecimal } from '../../common/decimal.ts';
 import { applySeed, type Seed } from '../../cloud/seed.ts';
 import { defineFloatTests } from './ledger-float-suite.ts';
+import { defineFloatReportTests } from './ledger-float-report-suite.ts';
 import { defineBonusTests } from './ledger-bonus-suite.ts';
 import { defineCardRulesTests } from './ledger-card-rules-suite.ts';
 import { LedgerClient, type Answer } from './ledger-client.ts';
@@ -2368,6 +2369,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
       });
     });
     defineFloatTests(() => ({ db, newShop }));
+    defineFloatReportTests(() => ({ db, newShop }));
     defineCardRulesTests(() => ({ db, newShop }));
     defineBonusTests(() => ({ db, newShop }));
 

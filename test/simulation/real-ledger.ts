@@ -21,17 +21,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { parseDecimal } from '../../common/decimal.ts';
-import type { CardFlagKind } from '../../common/ledger-contract.ts';
+import type {
+  CardFlagKind,
+  FloatClosing,
+  FloatMovementReport,
+} from '../../common/ledger-contract.ts';
 import { resolveByOperator, revokeKey } from '../../cloud/admin.ts';
 import { importCards } from '../../cloud/card-accounts.ts';
+import { checkLedger } from '../../cloud/check.ts';
 import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
+import { Floats } from '../../cloud/floats.ts';
 import { createLedgerApp } from '../../cloud/http/create-app.ts';
 import { Ledger } from '../../cloud/ledger.ts';
 import { applySeed } from '../../cloud/seed.ts';
+import type { SimFloat } from './sim-floats.ts';
 import type { SimShop, StoredMovement } from './sim-ledger.ts';
 import type { HttpAnswer, LedgerCall } from './sim-network.ts';
-import type { ShopLedger } from './shop-ledger.ts';
+import type { ShopFloats, ShopLedger } from './shop-ledger.ts';
 
 interface MovementJson {
   id: string;
@@ -70,13 +77,34 @@ const SNAPSHOT = `SELECT
   (SELECT json_agg(m ORDER BY m.created_at, m.id) FROM movements m) AS movements,
   (SELECT json_agg(c ORDER BY c.id) FROM customers c) AS customers,
   (SELECT json_agg(a) FROM card_accounts a) AS accounts,
-  (SELECT json_agg(f ORDER BY f.id) FROM card_flags f) AS flags`;
+  (SELECT json_agg(f ORDER BY f.id) FROM card_flags f) AS flags,
+  (SELECT json_agg(f ORDER BY f.opened_at, f.id) FROM floats f) AS floats`;
+
+interface FloatJson {
+  customer_id: string;
+  id: string;
+  till_id: string;
+  id_prefix: string;
+  state: SimFloat['state'];
+  credits: number;
+  granted: number;
+  ids_issued: number;
+  open_request: string;
+  opened_at: string;
+  closed_at: string | null;
+  closed_by: SimFloat['closedBy'];
+  returned: number;
+  written_off: number;
+  write_off_reason: string | null;
+  overdrawn: number;
+}
 
 interface Snapshot {
   movements: MovementJson[] | null;
   customers: { id: string; name: string; credits: number; credit_cost: number | string }[] | null;
   accounts: { customer_id: string; card_id: string; credits: number }[] | null;
   flags: { customer_id: string; card_id: string; kind: CardFlagKind; movement_id: string }[] | null;
+  floats: FloatJson[] | null;
 }
 
 /** The failed-authentication limits, off: the tills share one address and key prefix here. */
@@ -127,6 +155,12 @@ export class RealLedger implements ShopLedger {
   shops = new Map<string, SimShop>();
   movements = new Map<string, StoredMovement>();
   flags: ShopLedger['flags'] = [];
+  /** The floats as the tables hold them; an operator's close goes through cloud/floats.ts. */
+  readonly floats: ShopFloats & { floats: Map<string, SimFloat> } = {
+    floats: new Map(),
+    topUpsAskedAgain: 0,
+    closeByOperator: (shopId, floatId, input) => this.#closeFloat(shopId, floatId, input),
+  };
   #accounts = new Map<string, number>();
   readonly #transitions = new Map<string, number>();
   readonly #db: Database;
@@ -225,6 +259,23 @@ export class RealLedger implements ShopLedger {
     });
   }
 
+  /** `card-wallet-cloud check` on the ledger's database: what does not add up. */
+  check(): Promise<string[]> {
+    return this.#exclusive(async () => (await checkLedger(this.#db)).problems);
+  }
+
+  #closeFloat(
+    shopId: string,
+    floatId: string,
+    input: { movements: FloatMovementReport[]; writeOff: number; reason: string | null },
+  ): Promise<FloatClosing> {
+    return this.#exclusive(async () => {
+      const closing = await new Floats(this.#db).closeByOperator(shopId, floatId, input, OPERATOR);
+      await this.#refresh();
+      return closing;
+    });
+  }
+
   #change(run: () => Promise<void>): Promise<void> {
     return this.#exclusive(async () => {
       await run();
@@ -279,6 +330,7 @@ export class RealLedger implements ShopLedger {
     this.#accounts = new Map(
       (snapshot.accounts ?? []).map((row) => [`${row.customer_id} ${row.card_id}`, row.credits]),
     );
+    this.floats.floats = new Map((snapshot.floats ?? []).map((row) => [row.id, simFloat(row)]));
     this.flags = (snapshot.flags ?? []).map((row) => ({
       kind: row.kind,
       movementId: row.movement_id,
@@ -323,6 +375,27 @@ function storedMovement(row: MovementJson, transitions: number): StoredMovement 
     refunds: row.refunds,
     applies: row.applies,
     tillTime: iso(row.till_time),
+  };
+}
+
+function simFloat(row: FloatJson): SimFloat {
+  return {
+    id: row.id,
+    shop: row.customer_id,
+    tillId: row.till_id,
+    prefix: row.id_prefix,
+    state: row.state,
+    credits: row.credits,
+    granted: row.granted,
+    idsIssued: row.ids_issued,
+    openRequest: row.open_request,
+    openedAt: iso(row.opened_at) as string,
+    closedAt: iso(row.closed_at),
+    closedBy: row.closed_by,
+    returned: row.returned,
+    writtenOff: row.written_off,
+    writeOffReason: row.write_off_reason,
+    overdrawn: row.overdrawn,
   };
 }
 

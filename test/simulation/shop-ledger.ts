@@ -5,8 +5,27 @@
  * an operator's word). Two ledgers answer it: the in-memory model (sim-ledger.ts), and the
  * real one, cloud/ledger.ts on PGlite with the migrations' SQL (real-ledger.ts).
  */
-import type { CardFlagKind } from '../../common/ledger-contract.ts';
+import type {
+  CardFlagKind,
+  FloatClosing,
+  FloatMovementReport,
+} from '../../common/ledger-contract.ts';
+import type { SimFloat } from './sim-floats.ts';
 import type { SimShop, StoredMovement } from './sim-ledger.ts';
+
+/** A shop's till floats as the float scenarios (float-scenarios.ts) read and close them. */
+export interface ShopFloats {
+  /** Every float, by id: what it holds, was written off and drawn beyond it. */
+  readonly floats: ReadonlyMap<string, SimFloat>;
+  /** Top-ups asked again with an id answered before (a lost answer); the model counts them. */
+  readonly topUpsAskedAgain: number;
+  /** An operator closes a float its till cannot (`card-wallet-cloud float close`). */
+  closeByOperator(
+    shopId: string,
+    floatId: string,
+    input: { movements: FloatMovementReport[]; writeOff: number; reason: string | null },
+  ): FloatClosing | Promise<FloatClosing>;
+}
 
 export interface ShopLedger {
   readonly shops: ReadonlyMap<string, SimShop>;
@@ -19,6 +38,7 @@ export interface ShopLedger {
     cardId: string;
     shopId: string;
   }[];
+  readonly floats: ShopFloats;
   /** What a discharge of this card at this shop may still take. */
   cardAccount(shopId: string, cardId: string): number;
   addShop(shop: SimShop, keys: string[]): void | Promise<void>;
@@ -31,6 +51,8 @@ export interface ShopLedger {
    * no till (so without the card: docs/cloud-api.md, "Tills").
    */
   decide(id: string, state: 'posted' | 'voided', evidence: string): void | Promise<void>;
+  /** What `card-wallet-cloud check` finds wrong in the books (the real ledger's SQL only). */
+  check?(): Promise<string[]>;
 }
 
 /** Which ledger a run uses: the in-memory model, or the real one's SQL. */

@@ -149,6 +149,11 @@ export class SimLedger {
   }
 
   addShop(shop: SimShop, keys: string[]): void {
+    // The seed's bound (cloud/seed.ts, docs/cloud-api.md "Settings"): 1 minute to 30 days.
+    const limit = shop.float?.offlineLimitSeconds;
+    if (limit !== undefined && (limit < 60 || limit > 2_592_000)) {
+      throw new Error(`InvalidSeed: float.offlineLimitSeconds ${limit} is not 60 to 2592000`);
+    }
     this.shops.set(shop.id, { provided: shop.credits, ...shop });
     for (const key of keys) this.#keys.set(key, shop.id);
   }

@@ -185,7 +185,7 @@ export interface SimResult {
 export interface SeedOptions {
   /** The in-memory model of the ledger (default), or the real one's SQL on PGlite. */
   ledger?: LedgerKind;
-  /** The shops give their tills floats (float-scenarios.ts); the model ledger only. */
+  /** The shops give their tills floats (float-scenarios.ts). */
   floats?: boolean;
   /** The shops give bonus tiers and cashiers undo recharges (card-scenarios.ts); the model only. */
   cards?: boolean;
@@ -214,7 +214,6 @@ async function runWorld(
   withFloats: boolean,
   withCards: boolean,
 ): Promise<SimResult> {
-  if (withFloats && kind !== 'model') throw new Error('float seeds run on the model ledger');
   if (withCards && kind !== 'model') throw new Error('card seeds run on the model ledger');
   const floats = withFloats ? new FloatScenario(seed) : undefined;
   const cardRules = withCards ? new CardScenario(seed) : undefined;
@@ -370,7 +369,7 @@ async function runWorld(
     [...ledger.movements.values()]
       .filter((movement) => movement.kind === 'recharge' && movement.state === 'pending')
       .reduce((sum, movement) => sum + movement.credits, 0) +
-    (floats ? floats.inBook(ledger as SimLedger, writes) : 0);
+    (floats ? floats.inBook(ledger, writes) : 0);
   const totalAtStart = total();
   blocks?.openBooks(
     ledger as SimLedger,
@@ -684,7 +683,7 @@ async function runWorld(
     call.then(
       (answer) => {
         record.outcome = { status: 200, body: answer };
-        floats?.checkBook({ ledger: ledger as SimLedger, writes, sched }, `after request ${n}`);
+        floats?.checkBook({ ledger, writes, sched }, `after request ${n}`);
         if (floats && 'credits' in request && !record.replayed) {
           const path = floats.answered(till, {
             movementId: record.trace.movementId,
@@ -718,7 +717,7 @@ async function runWorld(
       (error: unknown) => {
         const code = error instanceof AppError ? error.code : String(error);
         record.outcome = { status: 500, code };
-        floats?.checkBook({ ledger: ledger as SimLedger, writes, sched }, `after request ${n}`);
+        floats?.checkBook({ ledger, writes, sched }, `after request ${n}`);
         // With floats, why (a NoCredits says which of the float's bounds).
         const detail = floats && error instanceof AppError ? error.detail : undefined;
         note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
@@ -1309,7 +1308,7 @@ async function runWorld(
     const floatWorld = {
       sched,
       network,
-      ledger: ledger as SimLedger,
+      ledger,
       tills,
       cards,
       writes,
@@ -1426,7 +1425,7 @@ async function runWorld(
   }
   const floatProblems = floats
     ? floats.check({
-        ledger: ledger as SimLedger,
+        ledger,
         writes,
         start: sched.start,
         cards,
@@ -1455,6 +1454,12 @@ async function runWorld(
       : {}),
   });
   problems.push(...floatProblems);
+  // The real ledger's books as the provider checks them (`card-wallet-cloud check`).
+  if (ledger.check) {
+    problems.push(
+      ...(await ledger.check()).map((problem) => `card-wallet-cloud check: ${problem}`),
+    );
+  }
   if (cardRules) {
     const undos = requests.flatMap((record) =>
       record.kind === 'undo' && record.outcome?.status === 200
@@ -1486,7 +1491,7 @@ async function runWorld(
     );
   }
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
-  const topUpsAskedAgain = floats ? (ledger as SimLedger).floats.topUpsAskedAgain : 0;
+  const topUpsAskedAgain = floats ? ledger.floats.topUpsAskedAgain : 0;
   if (topUpsAskedAgain > 0) paths.set('float-top-up-asked-again', topUpsAskedAgain);
   for (const [code, count] of network.refusals) {
     paths.set(`ledger-refused-${code.replace(/\W+/g, '-')}`, count);

@@ -3,6 +3,7 @@ import { ledgerAnswerOf } from './ledger-answer-of.ts';
 import { ledgerChangeBalance } from './ledger-change-balance.ts';
 import { ledgerCloseFloat } from './ledger-close-float.ts';
 import { ledgerCountPosted } from './ledger-count-posted.ts';
+import { ledgerCountPostedRows } from './ledger-count-posted-rows.ts';
 import { ledgerCreateMovement } from './ledger-create-movement.ts';
 import { ledgerFlagCard } from './ledger-flag-card.ts';
 import { ledgerFlagCardRecord } from './ledger-flag-card-record.ts';
@@ -19,6 +20,7 @@ import { ledgerRefusal } from './ledger-refusal.ts';
 import { ledgerReplay } from './ledger-replay.ts';
 import { ledgerReportFloatMovement } from './ledger-report-float-movement.ts';
 import { ledgerReportFloatMovements } from './ledger-report-float-movements.ts';
+import { ledgerReportFloatRun } from './ledger-report-float-run.ts';
 import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
 import { ledgerTillHeartbeat } from './ledger-till-heartbeat.ts';
 import { ledgerTopUpFloat } from './ledger-top-up-float.ts';
@@ -82,6 +84,7 @@ export const routines: readonly Routine[] = [
   ledgerOpenFloat,
   ledgerTopUpFloat,
   ledgerReportFloatMovement,
+  ledgerReportFloatRun,
   ledgerReportFloatMovements,
   ledgerCloseFloat,
   ledgerCreateCardMovement,
@@ -92,6 +95,7 @@ export const routines: readonly Routine[] = [
   ledgerTillHeartbeat,
   ledgerLocalDayStart,
   ledgerCountPosted,
+  ledgerCountPostedRows,
   ledgerRebuildDailyTakings,
 ];
 

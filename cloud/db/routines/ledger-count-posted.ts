@@ -1,10 +1,10 @@
 export const ledgerCountPosted = {
   name: 'ledger_count_posted',
   sql: /* sql */ `
--- A movement posted (created posted, or a pending one posted) counts in its shop's day: the
--- daily_takings row of its local day, till, kind and compensation grows by it (its credits,
--- euros and bonus credits), in the post's
--- own transaction. The day is that of occurred_at in the shop's time zone as it is now: a
+-- A pending movement posted counts in its shop's day (one created posted: ledger_count_posted_
+-- rows, once per statement): the daily_takings row of its local day, till, kind and
+-- compensation grows by it (its credits, euros and bonus credits), in the post's own
+-- transaction. The day is that of occurred_at in the shop's time zone as it is now: a
 -- change of zone waits for posts in flight and they for it (a shared lock against the rebuild's
 -- exclusive one, ledger_rebuild_daily_takings), so no post is counted in a day of the old zone.
 CREATE FUNCTION ledger_count_posted() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -24,8 +24,6 @@ BEGIN
   RETURN NULL;
 END
 $$;
-CREATE TRIGGER movements_count_posted_insert AFTER INSERT ON movements
-  FOR EACH ROW WHEN (NEW.state = 'posted') EXECUTE FUNCTION ledger_count_posted();
 CREATE TRIGGER movements_count_posted_update AFTER UPDATE OF state ON movements
   FOR EACH ROW WHEN (OLD.state <> 'posted' AND NEW.state = 'posted')
   EXECUTE FUNCTION ledger_count_posted();
