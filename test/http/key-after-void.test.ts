@@ -42,13 +42,8 @@ before(async () => {
   dataDirA = mkdtempSync(join(tmpdir(), 'cww-till-a-'));
   tillA = await startTillA();
   tillB = await startTestService(
-    {
-      cloudUrl: proxyB.url,
-      simulator: true,
-      cardTimeoutMs: 1_000,
-      ledgerTimeoutMs: 300,
-      reconcileEveryMs: 1_000,
-    },
+    // Reconciling every second: B posts its compensation soon after the proxy lets it go.
+    { cloudUrl: proxyB.url, simulator: true, reconcileEveryMs: 1_000 },
     { limits: ROOMY_LIMITS },
   );
 });

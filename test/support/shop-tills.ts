@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { CARD_LIST_FILE } from '../../service/cloud/card-list-watcher.ts';
 import { ROOMY_LIMITS, waitUntil } from './card-rig.ts';
 import { apiCaller, shown, type HttpResponse } from './http-client.ts';
 import { startTestLedger, TEST_API_KEY, type TestLedger } from './test-ledger.ts';
@@ -86,7 +87,7 @@ export async function creditsOnCard(till: TestService): Promise<number | null> {
 
 /** Waits until the till's card list (kept in its data folder) names the change. */
 export async function listKnows(till: TestService, changeId: string): Promise<void> {
-  const file = join(till.dataDir, 'card-list.json');
+  const file = join(till.dataDir, CARD_LIST_FILE);
   await waitUntil(
     () => existsSync(file) && readFileSync(file, 'utf8').includes(changeId),
     10_000,
