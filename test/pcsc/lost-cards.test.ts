@@ -89,8 +89,7 @@ function stateOf(card: AnyVirtualCard): RegExp {
     return new RegExp(`^desfire:v1:${walletBalance(card)}:\\d+$`);
   }
   const wallet = decodeWallet(card.block(4), card.block(5));
-  assert.equal(wallet.kind, 'valid');
-  if (wallet.kind !== 'valid') throw new Error('unreachable');
+  if (wallet.kind !== 'valid') throw new Error(`card ${card.id} holds no valid wallet`);
   return new RegExp(`^classic:v1:${wallet.balance}:${wallet.generation}:${wallet.activeSlot}$`);
 }
 
