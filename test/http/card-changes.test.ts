@@ -7,8 +7,6 @@
 // simulator, one real ledger.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkLedger } from '../../cloud/check.ts';
 import { waitUntil } from '../support/card-rig.ts';
@@ -18,6 +16,7 @@ import {
   callLedger,
   callTill,
   creditsOnCard,
+  listKnows,
   placeCard,
   startShopTills,
   type ShopTills,
@@ -84,16 +83,6 @@ async function lostAndReplaced(
   });
   assert.equal(replaced.status, 201, shown(replaced));
   return changeId;
-}
-
-/** Waits until the till's card list (kept in its data folder) names the change. */
-async function listKnows(till: TestService, changeId: string): Promise<void> {
-  const file = join(till.dataDir, 'card-list.json');
-  await waitUntil(
-    () => existsSync(file) && readFileSync(file, 'utf8').includes(changeId),
-    10_000,
-    'the till lists the change',
-  );
 }
 
 describe('replacement cards and corrections', () => {

@@ -41,13 +41,7 @@ before(async () => {
       },
     },
   );
-  tillA = {
-    service: rig.service,
-    apiKey: TEST_API_KEY,
-    reader: rig.reader,
-    present: rig.present,
-    takeAway: rig.takeAway,
-  };
+  tillA = rig.firstTill;
   proxyB = await startFaultProxy(rig.ledger.url);
   tillB = await rig.secondTill({ cloudUrl: proxyB.url });
   for (const till of [tillA, tillB]) {

@@ -20,13 +20,7 @@ let tillA: Till;
 let tillB: Till;
 before(async () => {
   rig = await startCardRig({ reconcileEveryMs: 1_000 }, { ledgerProcess: true });
-  tillA = {
-    service: rig.service,
-    apiKey: TEST_API_KEY,
-    reader: rig.reader,
-    present: rig.present,
-    takeAway: rig.takeAway,
-  };
+  tillA = rig.firstTill;
   tillB = await rig.secondTill({ reconcileEveryMs: 1_000, unknownPendingGraceMs: 3_000 });
 });
 after(() => rig.close());

@@ -103,6 +103,8 @@ export interface CardRig {
   present(card: AnyVirtualCard): Promise<void>;
   /** Takes the card off and waits until the service saw it go. */
   takeAway(): Promise<void>;
+  /** The same till (service, reader, present, takeAway) as a Till, its key TEST_API_KEY. */
+  firstTill: Till;
   /**
    * A card with a UID no other card of this rig has, holding `balance` (null: blank). A balance
    * is imported at the ledger as a card sold before it (its account covers it).
@@ -195,6 +197,7 @@ export async function startCardRig(
     reader: till.reader,
     present: till.present,
     takeAway: till.takeAway,
+    firstTill: till,
     async cardHolding(balance) {
       cardsMade += 1;
       const uid = Buffer.from([0x04, 0x5a, cardsMade >> 8, cardsMade & 0xff]);

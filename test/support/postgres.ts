@@ -223,11 +223,16 @@ function installExitHook(): void {
   }
 }
 
-/** How many connections other than `db`'s own wait for a lock now (pg_stat_activity). */
-export async function lockWaiters(db: Queryable): Promise<number> {
+/**
+ * How many connections other than `db`'s own wait for a lock now (pg_stat_activity); with
+ * `running`, only those whose statement contains it (a routine's name).
+ */
+export async function lockWaiters(db: Queryable, running?: string): Promise<number> {
   const { rows } = await db.query<{ waiting: number | string }>(
     `SELECT count(*) AS waiting FROM pg_stat_activity
-     WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+     WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+       AND ($1::text IS NULL OR strpos(query, $1) > 0)`,
+    [running ?? null],
   );
   return Number(rows[0]?.waiting);
 }

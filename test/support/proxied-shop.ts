@@ -17,9 +17,10 @@ export interface ProxiedShop {
 }
 
 /**
- * Starts the ledger, the proxy and the till (short card and ledger timeouts, roomy rate
- * limits). `float`: the shop's float settings, set before the till starts (it opens its float
- * at once).
+ * Starts the ledger, the proxy and the till (a short card timeout; the default ledger timeout,
+ * as the proxy's `refuse` fails a call at once, and 300 ms made a busy machine look like the
+ * ledger down; roomy rate limits). `float`: the shop's float settings, set before the till
+ * starts (it opens its float at once).
  */
 export async function startProxiedShop(
   options: { float?: Partial<FloatSettings> } = {},
@@ -32,7 +33,7 @@ export async function startProxiedShop(
   if (options.float) await setFloatSettings(ledger.db, customerId, options.float);
   const proxy = await startFaultProxy(ledger.url);
   const service = await startTestService(
-    { cloudUrl: proxy.url, simulator: true, cardTimeoutMs: 1_000, ledgerTimeoutMs: 300 },
+    { cloudUrl: proxy.url, simulator: true, cardTimeoutMs: 1_000 },
     { limits: ROOMY_LIMITS },
   );
   return {

@@ -1,6 +1,9 @@
 // Three tills of one shop on the card simulator, on one real ledger, over real HTTP: for what
 // one till does to a card and the others must see (blocks, replacements, corrections).
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CARD_LIST_FILE } from '../../service/cloud/card-list-watcher.ts';
 import { ROOMY_LIMITS, waitUntil } from './card-rig.ts';
 import { apiCaller, shown, type HttpResponse } from './http-client.ts';
 import { startTestLedger, TEST_API_KEY, type TestLedger } from './test-ledger.ts';
@@ -80,4 +83,14 @@ export async function placeCard(till: TestService, uid: string, credits = 0): Pr
 export async function creditsOnCard(till: TestService): Promise<number | null> {
   const status = await callTill(till, 'GET', '/simulator');
   return (status.json as { card: { credits: number | null } }).card.credits;
+}
+
+/** Waits until the till's card list (kept in its data folder) names the change. */
+export async function listKnows(till: TestService, changeId: string): Promise<void> {
+  const file = join(till.dataDir, CARD_LIST_FILE);
+  await waitUntil(
+    () => existsSync(file) && readFileSync(file, 'utf8').includes(changeId),
+    10_000,
+    'the till lists the change',
+  );
 }
