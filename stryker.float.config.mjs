@@ -20,7 +20,7 @@ export default {
     ...base.tap,
     testFiles: [
       'test/unit/float-*.test.ts',
-      'test/unit/till-float-*.test.ts',
+      'test/unit/till-float*.test.ts',
       'test/unit/till-heartbeat.test.ts',
     ],
   },

@@ -403,6 +403,37 @@ describe('TillFloats: around the plan', () => {
     assert.deepEqual(rig.quotes, ['10.00']);
   });
 
+  test('when the ledger client cannot quote (an older one), then no quote is asked: the tiers learnt last decide', async () => {
+    const rig = rigOf();
+    delete (rig.ledger as { getBonusQuote?: unknown }).getBonusQuote;
+    const quote = await rig.floats.ledgerQuote({
+      keyFingerprint: 'fp-1',
+      customer: TIERED,
+      request: { amount: '10.00' },
+    });
+    assert.equal(quote, undefined);
+  });
+
+  test('when started, then a report and a sync are due at once; closed, neither is left waiting', async () => {
+    const rig = rigOf();
+    rig.floats.start();
+    assert.deepEqual(rig.clock.delays, [0, 0]);
+    assert.equal(rig.clock.pending, 2);
+    await rig.floats.close();
+    assert.equal(rig.clock.pending, 0);
+  });
+
+  test("when the keeper's status changes, then the float passes it on, the same as status() answers", async () => {
+    const rig = rigOf();
+    const told: unknown[] = [];
+    rig.floats.on('status', (status) => told.push(status));
+    // A sync whose shop cannot be learnt (this scripted ledger resolves none) publishes the status.
+    await rig.floats.keeper.sync();
+    assert.equal(told.length, 1);
+    assert.deepEqual(told[0], rig.floats.status());
+    assert.equal(rig.floats.status().floatId, 'float-1');
+  });
+
   test('when a card shows float recharges, then only valid ids this till neither made nor found yet are journaled as found, once, and a report is started', async () => {
     const rig = rigOf();
     sold(rig, 1, 10);
