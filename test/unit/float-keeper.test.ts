@@ -468,6 +468,14 @@ describe('FloatKeeper: a ledger that does not answer', () => {
     assert.equal(rig.clock.pending, pending, 'closed: no probe');
   });
 
+  test('when a sync is answered, then no probe is set: the next sync comes at the steady pace', async () => {
+    const rig = keeperOf();
+    await rig.keeper.sync();
+    await rig.keeper.sync();
+    assert.equal(rig.keeper.online, true);
+    assert.deepEqual(rig.clock.delays, [0], 'only the sync the float size asked for');
+  });
+
   test('when the reporter reports, then the status is published if it changed', async () => {
     const rig = await withFloat();
     const toReport: number[] = [];

@@ -412,6 +412,8 @@ describe('FloatReporter', () => {
     const movements = [sale(1, 10)];
     const made = bookOf(movements);
     let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let sent = 0;
     const ledger = ledgerOf();
     const gated = {
       reports: ledger.reports,
@@ -419,7 +421,8 @@ describe('FloatReporter', () => {
         apiKey: string,
         report: { tillId: string; movements: FloatMovementReport[] },
       ) => {
-        if (ledger.reports.length === 0) await new Promise<void>((resolve) => (release = resolve));
+        sent += 1;
+        await gate;
         return ledger.reportFloatMovements(apiKey, report);
       },
     };
@@ -431,6 +434,8 @@ describe('FloatReporter', () => {
     const second = sale(2, 20);
     made.movements.set(second.id, second);
     const again = reporter.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(sent, 1, 'one report on its way at a time');
     release();
     assert.deepEqual(await Promise.all([first, again]), [true, true]);
     assert.deepEqual(
