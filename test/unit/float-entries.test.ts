@@ -192,6 +192,18 @@ describe("compaction's float lines", () => {
     assert.deepEqual([...foldAll(dropped).found.keys()], ['m1'], 'an unreported one is kept');
   });
 
+  test('when an open request is on its way after a float closed, then compaction keeps it with its id, so it is sent again the same and opens one float', () => {
+    const folds = foldAll([
+      opened,
+      { type: 'float-closed', floatId: 'float-1', at: AT },
+      { type: 'float-open', requestId: 'open-2', keyFingerprint: 'fp-1', at: LATER },
+    ]);
+    const lines = floatEntriesOf(folds, { sold: 0, seq: 0 }, Date.parse(LATER), 0);
+    assert.deepEqual(lines, [
+      { type: 'float-open', requestId: 'open-2', keyFingerprint: 'fp-1', at: LATER },
+    ]);
+  });
+
   test('when the float is closed, then compaction keeps none of its lines; with nothing known, no lines', () => {
     const folds = foldAll([opened, { type: 'float-closed', floatId: 'float-1', at: AT }]);
     assert.deepEqual(floatEntriesOf(folds, { sold: 0, seq: 0 }, 0, 0), []);

@@ -104,6 +104,18 @@ describe('floatStatus', () => {
     assert.match(statusOf({ lastAnsweredAt: early, now: early }).line, /^offline since 08:05: /);
   });
 
+  test('when the last answer was just before midnight, then it was yesterday, minutes ago as it is', () => {
+    const lateEvening = Date.parse('2026-11-26T22:50:00.000Z'); // 23:50 in Rome
+    const status = statusOf({ lastAnsweredAt: lateEvening, now: lateEvening + 20 * 60_000 });
+    assert.match(status.line, /^offline since 23:50 yesterday: .* stop at 23:50$/);
+  });
+
+  test('when the day the clocks went forward (23 hours long) ends before sales stop, then the next day is still tomorrow', () => {
+    const changeDay = Date.parse('2026-03-29T10:00:00.000Z'); // 12:00 in Rome, summer time since 02:00
+    const status = statusOf({ lastAnsweredAt: changeDay, now: changeDay + 60_000 });
+    assert.match(status.line, /offline sales stop at 12:00 tomorrow$/);
+  });
+
   test('when the ledger never answered, then no since, no stop time, and the limit cannot stop it by time', () => {
     const status = statusOf({ lastAnsweredAt: undefined });
     assert.equal(status.state, 'offline');
