@@ -9,8 +9,12 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, test } from 'node:test';
 import { floatMovementId } from '../../common/float-ids.ts';
-import type { FloatSettings } from '../../common/ledger-contract.ts';
-import type { LedgerCustomer, LedgerFloat } from '../../service/cloud/ledger-client.ts';
+import { ledgerErrorCodes, type FloatSettings } from '../../common/ledger-contract.ts';
+import {
+  LedgerRefusal,
+  type LedgerCustomer,
+  type LedgerFloat,
+} from '../../service/cloud/ledger-client.ts';
 import { FloatAccount } from '../../service/wallet/float-account.ts';
 import {
   emptyFloatFolds,
@@ -126,8 +130,6 @@ function ledgerOf(clock: ManualClock) {
       ledger.answered();
       calls.push('till float');
       if (ledger.tillFloat) return ledger.tillFloat;
-      const { LedgerRefusal } = await import('../../service/cloud/ledger-client.ts');
-      const { ledgerErrorCodes } = await import('../../common/ledger-contract.ts');
       throw new LedgerRefusal(404, ledgerErrorCodes.floatNotFound.code);
     },
     getFloat: async (_key: string, floatId: string) => {
