@@ -217,6 +217,20 @@ describe('FloatKeeper: online or not', () => {
     assert.equal(rig.keeper.online, false);
   });
 
+  test('when no timing is given, then the documented defaults hold: offline after 2.5 minutes without an answer, probed every 15 s, synced every minute, the answer noted at most every 10 minutes', async () => {
+    const rig = keeperOf();
+    rig.clock.time = START + 150_000;
+    assert.equal(rig.keeper.online, true);
+    rig.clock.time += 1;
+    assert.equal(rig.keeper.online, false);
+    assert.deepEqual(FLOAT_TIMING, {
+      syncEveryMs: 60_000,
+      probeEveryMs: 15_000,
+      offlineAfterMs: 150_000,
+      notedEveryMs: 600_000,
+    });
+  });
+
   test('when the journal noted a later answer than the client knows (a restart), then that is when the ledger last answered; neither known, undefined', async () => {
     const rig = keeperOf();
     rig.ledger.lastAnsweredAt = null;
@@ -465,9 +479,9 @@ describe('FloatKeeper: a ledger that does not answer', () => {
       1,
     );
     await rig.keeper.close();
-    const pending = rig.clock.pending;
+    assert.equal(rig.clock.pending, 0, 'closed: no probe left to fire (it would hold the process)');
     await rig.keeper.sync();
-    assert.equal(rig.clock.pending, pending, 'closed: no probe');
+    assert.equal(rig.clock.pending, 0, 'closed: no new probe');
   });
 
   test('when a sync is answered, then no probe is set: the next sync comes at the steady pace', async () => {
