@@ -57,6 +57,8 @@ interface LedgerCall {
   what: string;
   apiKey: string;
   by?: ResolveRequest;
+  /** What a create asked for. */
+  created?: Partial<LedgerMovement>;
 }
 
 /**
@@ -87,7 +89,7 @@ function scriptedLedger() {
   };
   const ledger: MovementLedger = {
     createMovement: (apiKey, movement) => {
-      calls.push({ what: `create ${movement.id}`, apiKey });
+      calls.push({ what: `create ${movement.id}`, apiKey, created: movement });
       return answers.create(movement.id);
     },
     postMovement: (apiKey, id, by) => {
@@ -697,6 +699,79 @@ describe('MovementResolver.cardDecides()', () => {
     const made = await rig.resolver.cardDecides(KEY, decided, 'not-written', 'card shows 25');
     assert.equal(made, undefined);
     assert.deepEqual(rig.asked(), ['void x1']);
+  });
+});
+
+describe("MovementResolver.cardDecides() of a card's own movements", () => {
+  const kinds = ['refund', 'correction', 'replacement', 'block-clear'] as const;
+  for (const kind of kinds) {
+    test(`when the card agrees with an operator's word on a ${kind}, then the ledger is told so on the card's evidence, no compensation`, async () => {
+      for (const [state, shows, action] of [
+        ['posted', 'committed', 'post'],
+        ['voided', 'not-written', 'void'],
+      ] as const) {
+        const rig = await resolverRig();
+        const decided = atLedger({
+          id: 'x1',
+          kind,
+          state,
+          credits: 7,
+          tillId: OTHER_TILL,
+          awaitsCard: true,
+        });
+        const made = await rig.resolver.cardDecides(KEY, decided, shows, 'card shows 30');
+        assert.equal(made, undefined, state);
+        assert.deepEqual(rig.asked(), [`${action} x1`], state);
+      }
+    });
+
+    test(`when the card disagrees with an operator's word on a ${kind}, then a compensating ${kind} of its credits sets it right, created and posted by this till`, async () => {
+      for (const [state, shows] of [
+        ['voided', 'committed'],
+        ['posted', 'not-written'],
+      ] as const) {
+        const rig = await resolverRig();
+        rig.answers.create = async (id) => atLedger({ id, kind, credits: 7, compensates: 'x1' });
+        rig.answers.post = async (id) =>
+          atLedger({ id, kind, credits: 7, compensates: 'x1', state: 'posted' });
+        const decided = atLedger({
+          id: 'x1',
+          kind,
+          state,
+          credits: 7,
+          tillId: OTHER_TILL,
+          awaitsCard: true,
+        });
+        const made = await rig.resolver.cardDecides(KEY, decided, shows, 'card shows 30');
+        assert.ok(made, `${state}: ${JSON.stringify(rig.calls)}`);
+        assert.deepEqual(rig.asked(), [`create ${made.id}`, `post ${made.id}`], state);
+        const created = rig.calls[0]?.created;
+        assert.deepEqual(
+          [created?.kind, created?.credits, created?.compensates, created?.cardId],
+          [kind, 7, 'x1', CARD],
+          state,
+        );
+        assert.equal(rig.book.movement(made.id).resolved, 'posted', state);
+      }
+    });
+  }
+
+  test('when the card cannot tell, then the operator’s word on a refund stands: the ledger is told, nothing is compensated', async () => {
+    for (const state of ['posted', 'voided'] as const) {
+      const rig = await resolverRig();
+      const decided = atLedger({
+        id: 'x1',
+        kind: 'refund',
+        state,
+        tillId: OTHER_TILL,
+        awaitsCard: true,
+      });
+      assert.equal(
+        await rig.resolver.cardDecides(KEY, decided, undefined, 'card unreadable'),
+        undefined,
+      );
+      assert.deepEqual(rig.asked(), [`${state === 'posted' ? 'post' : 'void'} x1`]);
+    }
   });
 });
 
