@@ -603,6 +603,42 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`], 'a compensation made again');
   });
 
+  test("when another till compensated an operator's void of this till's refund, then learn journals the refund landed and that refund compensation done, so that none is made again", async () => {
+    const rig = await resolverRig();
+    await rig.book.append({
+      type: 'started',
+      id: 'm1',
+      kind: 'refund',
+      cardId: CARD,
+      keyFingerprint: fingerprint(KEY),
+    });
+    await rig.book.append({ type: 'reserved', id: 'm1', credits: 5, amount: '2.50' });
+    const movement = rig.book.movement('m1');
+    rig.answers.get = async (id) => atLedger({ id, kind: 'refund', state: 'voided' });
+    rig.answers.account = async (cardId) => ({
+      cardId,
+      credits: 0,
+      importedCredits: null,
+      suspect: false,
+      flags: [],
+      movements: [
+        atLedger({
+          id: 'fix',
+          kind: 'refund',
+          state: 'posted',
+          tillId: OTHER_TILL,
+          compensates: 'm1',
+        }),
+      ],
+    });
+    assert.equal(await rig.resolver.learn(movement, { cardSeen: false }), true);
+    assert.equal(movement.card, 'committed');
+    const fix = rig.book.compensationOf('m1');
+    assert.deepEqual([fix?.id, fix?.kind, fix?.resolved], ['fix', 'refund', 'posted']);
+    await rig.resolver.seen(movement, undefined);
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`], 'a compensation made again');
+  });
+
   test('when the card account cannot be read, then learn answers false and journals nothing', async () => {
     const rig = await resolverRig();
     const movement = await rig.movement('m1', 'uncertain');
@@ -643,6 +679,37 @@ describe('MovementResolver.seen()', () => {
       seenLines(rig.log),
     );
   });
+
+  for (const kind of ['refund', 'correction', 'replacement', 'block-clear'] as const) {
+    test(`when the card disagrees with the ledger's word on this till's ${kind}, then a compensating ${kind} is created and posted`, async () => {
+      for (const [learnt, shows] of [
+        ['not-written', 'committed'],
+        ['committed', 'not-written'],
+      ] as const) {
+        const rig = await resolverRig();
+        await rig.book.append({
+          type: 'started',
+          id: 'm1',
+          kind,
+          cardId: CARD,
+          keyFingerprint: fingerprint(KEY),
+        });
+        await rig.book.append({ type: 'reserved', id: 'm1', credits: 5, amount: '2.50' });
+        await rig.book.append({ type: 'card', id: 'm1', outcome: learnt, learnt: true });
+        await rig.book.append({
+          type: 'resolved',
+          id: 'm1',
+          state: learnt === 'committed' ? 'posted' : 'voided',
+        });
+        const movement = rig.book.movement('m1');
+        await rig.resolver.seen(movement, shows);
+        assert.deepEqual(rig.asked(), ['create comp-1', 'post comp-1'], learnt);
+        const made = rig.book.compensationOf('m1');
+        assert.deepEqual([made?.kind, made?.credits], [kind, 5], learnt);
+        assert.equal(rig.calls[0]?.created?.compensates, 'm1');
+      }
+    });
+  }
 
   for (const [outcome, state, action, what] of [
     ['not-written', 'voided', 'void', 'does not hold it'],
