@@ -173,6 +173,14 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
       assert.deepEqual([account.credits, account.paidAmount], [40, '20.00']);
       assert.equal((await shop.customer()).body.credits, pool);
       assert.deepEqual(await refundsOfDays(shop), { count: 0, credits: 0, eurosRefunded: '0.00' });
+      // Undone, it took nothing back: an operator may correct the whole recharge.
+      const correction = {
+        id: randomUUID(),
+        recharge: r.id,
+        credits: 40,
+        reason: 'keyed 40 for 0',
+      };
+      ok(await shop.post(`/v1/cards/${card}/corrections`, correction), 201);
       await bookHolds(db());
     });
 

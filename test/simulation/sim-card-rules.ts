@@ -499,6 +499,11 @@ export class SimCardRules {
     let bonus = 0;
     for (const movement of this.#ledger.movements.values()) {
       if (movement.refunds !== rechargeId || movement.state === 'voided') continue;
+      // Undone by its compensation (its card never held it): it took nothing back.
+      const undone = [...this.#ledger.movements.values()].some(
+        (fix) => fix.compensates === movement.id && fix.undoes === true && fix.state === 'posted',
+      );
+      if (undone) continue;
       credits += movement.credits;
       bonus += movement.bonusCredits;
     }

@@ -554,6 +554,15 @@ describe("the simulated ledger against the real one, on compensations of a card'
       ['/v1/movements', fix2],
       post(fix2.id, tillB),
       [`/v1/cards/${c2}`],
+      // Undone, it took nothing back: the whole recharge may be corrected.
+      [
+        `/v1/cards/${c2}/corrections`,
+        { id: randomUUID(), recharge: r2.id, credits: 55, reason: 'all of it' },
+      ],
+      [
+        `/v1/cards/${c2}/corrections`,
+        { id: randomUUID(), recharge: r2.id, credits: 1, reason: 'more' },
+      ],
       // A correction posted without its card, which does not hold it: undone.
       [`/v1/cards/${c3}/corrections`, correct],
       ['/v1/movements', apply],
