@@ -93,3 +93,46 @@ export function takingsSeries(
 function euros(sum: string | null | undefined): bigint {
   return sum ? parseStoredDecimal(sum) : 0n;
 }
+
+/** Takings summed over a run of days: `date` is its first day, `days` how many it holds. */
+export interface TakingsPeriod extends TakingsDay {
+  days: number;
+}
+
+/** The sum of a run of days, in decimal, as the day report counts it. */
+export function takingsOver(days: readonly TakingsDay[]): TakingsPeriod {
+  let taken = 0n;
+  let paidOut = 0n;
+  let refunded = 0n;
+  let movements = 0;
+  for (const day of days) {
+    taken += parseStoredDecimal(day.taken);
+    paidOut += parseStoredDecimal(day.paidOut);
+    refunded += parseStoredDecimal(day.refunded);
+    movements += day.movements;
+  }
+  return {
+    date: days[0]?.date ?? '',
+    days: days.length,
+    taken: formatDecimal(taken),
+    paidOut: formatDecimal(paidOut),
+    refunded: formatDecimal(refunded),
+    net: formatDecimal(taken - paidOut - refunded),
+    movements,
+  };
+}
+
+/**
+ * The days summed per calendar week (Monday to Sunday), oldest first: a year of daily bars is
+ * too dense to read, a year of weeks is not. The first and last weeks hold only the days of the
+ * series they cover.
+ */
+export function takingsByWeek(series: readonly TakingsDay[]): TakingsPeriod[] {
+  const weeks: TakingsDay[][] = [];
+  for (const day of series) {
+    const week = weeks[weeks.length - 1];
+    if (week && new Date(`${day.date}T00:00:00Z`).getUTCDay() !== 1) week.push(day);
+    else weeks.push([day]);
+  }
+  return weeks.map(takingsOver);
+}

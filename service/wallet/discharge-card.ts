@@ -1,6 +1,7 @@
 import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess, CardOnReader } from './card-access.ts';
+import { onCardRequest } from './card-request.ts';
 import { isChangeWaiting, withCardChanges, type CardChanges } from './card-changes.ts';
 import { clearBlockedCard } from './block-clear.ts';
 import { blockedRefusal, type CardBlocks } from './card-blocks.ts';
@@ -40,22 +41,13 @@ export function dischargeCard(
   movements: MovementEngine,
   input: DischargeInput,
 ): Promise<DischargeAnswer> {
-  return movements.idempotent(input.idempotency, (idempotency) =>
-    cards.withCard(async (card) => {
-      await movements.settle(card);
-      const earlier = await movements.replay<DischargeAnswer>(idempotency, card.cardId);
-      if (earlier) return earlier;
-      // A blocked card is emptied, and refused (CardBlocked).
-      const { blocks, keyFingerprint } = input;
-      await clearBlockedCard(card, movements, { blocks, keyFingerprint });
-
-      // A replacement or correction waiting for the card is applied first.
-      const changes = { changes: input.changes, keyFingerprint };
-      return withCardChanges(card, movements, changes, () =>
-        dischargeOnCard(card, movements, input, idempotency),
-      );
-    }),
-  );
+  return onCardRequest(cards, movements, input, (card, idempotency) => {
+    // A replacement or correction waiting for the card is applied first.
+    const changes = { changes: input.changes, keyFingerprint: input.keyFingerprint };
+    return withCardChanges(card, movements, changes, () =>
+      dischargeOnCard(card, movements, input, idempotency),
+    );
+  });
 }
 
 /** The payout itself, once the card is known to be neither blocked nor awaited by a change. */

@@ -169,17 +169,14 @@ export class LedgerWord {
     } catch {
       return true;
     }
-    const own = movements.find((other) => other.id === movement.id);
+    const own = movements.findIndex((other) => other.id === movement.id);
     // The list holds the card's newest movements only: without this one, newer ones filled it.
-    if (own === undefined) return movements.length === 0;
-    const madeAt = Date.parse(own.createdAt);
-    return !movements.some(
-      (other) =>
-        other.id !== movement.id &&
-        other.compensates !== movement.id &&
-        other.state !== 'voided' &&
-        Date.parse(other.createdAt) > madeAt,
-    );
+    if (own === -1) return movements.length === 0;
+    // Newest first: those listed before it were made after it. Not their times: two movements
+    // of a card can share a millisecond (createdAt's precision) and then neither looks later.
+    return !movements
+      .slice(0, own)
+      .some((other) => other.compensates !== movement.id && other.state !== 'voided');
   }
 
   /** A learnt movement its card can no longer decide (cardMayDecide): the ledger's word stands. */

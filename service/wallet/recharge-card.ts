@@ -4,6 +4,7 @@ import type { LedgerCustomer } from '../cloud/ledger-client.ts';
 import { cardAccountRefusal, otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { errors } from '../errors.ts';
 import type { CardAccess, CardOnReader } from './card-access.ts';
+import { onCardRequest } from './card-request.ts';
 import { withCardChanges, type CardChanges } from './card-changes.ts';
 import { clearBlockedCard } from './block-clear.ts';
 import { blockedRefusal, type CardBlocks } from './card-blocks.ts';
@@ -52,23 +53,14 @@ export function rechargeCard(
   if (request.amount !== undefined && !buysAtLeastOneCredit(request.amount, customer.creditCost)) {
     throw errors.invalidCreditsOrAmount('amount below one credit');
   }
-  return movements.idempotent(input.idempotency, (idempotency) =>
-    cards.withCard(async (card) => {
-      await movements.settle(card);
-      const earlier = await movements.replay<RechargeAnswer>(idempotency, card.cardId);
-      if (earlier) return earlier;
-      // A blocked card is emptied, and refused (CardBlocked).
-      const { blocks, keyFingerprint } = input;
-      await clearBlockedCard(card, movements, { blocks, keyFingerprint });
-
-      await input.personalizer?.beforeRecharge(card);
-      // A replacement or correction waiting for the card is applied first.
-      const changes = { changes: input.changes, keyFingerprint };
-      return withCardChanges(card, movements, changes, () =>
-        rechargeOnCard(card, movements, input, idempotency),
-      );
-    }),
-  );
+  return onCardRequest(cards, movements, input, async (card, idempotency) => {
+    await input.personalizer?.beforeRecharge(card);
+    // A replacement or correction waiting for the card is applied first.
+    const changes = { changes: input.changes, keyFingerprint: input.keyFingerprint };
+    return withCardChanges(card, movements, changes, () =>
+      rechargeOnCard(card, movements, input, idempotency),
+    );
+  });
 }
 
 /** The recharge itself, once the card is known to be neither blocked nor awaited by a change. */

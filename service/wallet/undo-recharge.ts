@@ -3,6 +3,7 @@ import { LedgerRefusal } from '../cloud/ledger-client.ts';
 import { otherTillRefusal } from '../cloud/ledger-refusals.ts';
 import { AppError, errors } from '../errors.ts';
 import type { CardAccess, CardOnReader } from './card-access.ts';
+import { onCardRequest } from './card-request.ts';
 import { clearBlockedCard } from './block-clear.ts';
 import { blockedRefusal, type CardBlocks } from './card-blocks.ts';
 import type { MovementEngine, UndoAnswer } from './movement-engine.ts';
@@ -38,17 +39,10 @@ export function undoRecharge(
   movements: MovementEngine,
   input: UndoInput,
 ): Promise<UndoAnswer> {
-  return movements.idempotent(input.idempotency, (idempotency) =>
-    cards.withCard(async (card) => {
-      await movements.settle(card);
-      const earlier = await movements.replay<UndoAnswer>(idempotency, card.cardId);
-      if (earlier) return earlier;
-      const { blocks, keyFingerprint } = input;
-      await clearBlockedCard(card, movements, { blocks, keyFingerprint });
-      checkJournaled(card, movements, input.recharge);
-      return undoOnCard(card, movements, input, idempotency);
-    }),
-  );
+  return onCardRequest(cards, movements, input, (card, idempotency) => {
+    checkJournaled(card, movements, input.recharge);
+    return undoOnCard(card, movements, input, idempotency);
+  });
 }
 
 /**

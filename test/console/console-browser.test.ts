@@ -482,6 +482,42 @@ describe('the takings chart', () => {
       await context.close();
     }
   });
+  test('when nothing on the chart is pointed at, then its legend gives the newest day’s figures (the newest week’s over a year), and again once the pointer leaves', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await logIn(context, 'anna');
+      await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=30&date=${DAY}`);
+      const canvas = page.locator('#takings-chart canvas');
+      await canvas.waitFor();
+      const { totals } = await dayReport(server.db, await readShop(server.db, chartShop), DAY);
+      const legend = async () =>
+        (await page.locator('#takings-chart .u-legend .u-value').allTextContents()).map((text) =>
+          text.trim(),
+        );
+      const newest = ['10 Jun 2026', `€${totals.eurosTaken}`];
+      assert.deepEqual((await legend()).slice(0, 2), newest);
+      const box = await canvas.boundingBox();
+      assert.ok(box, 'the chart is drawn');
+      await page.mouse.move(box.x + box.width * 0.3, box.y + box.height / 2);
+      const pointed = await legend();
+      assert.notEqual(
+        pointed[0],
+        newest[0],
+        `an earlier day is pointed at: ${pointed.join(' | ')}`,
+      );
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height + 150);
+      assert.deepEqual((await legend()).slice(0, 2), newest);
+
+      // A year is drawn a bar a week: the newest week began on Monday 8 June.
+      await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=365&date=${DAY}`);
+      await canvas.waitFor();
+      const labels = await page.locator('#takings-chart .u-legend .u-label').allTextContents();
+      assert.equal(labels[0]?.trim(), 'Week of', labels.join(' | '));
+      assert.equal((await legend())[0], '8 Jun 2026');
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('the audit page', () => {

@@ -168,9 +168,9 @@ export function engineWith(
   return { journal, keys, engine, store, open: () => journal.open() };
 }
 
-/** Two shops with `credits` each on one simulated ledger, on the wall clock. */
-export function simWithShops(credits = 1_000): SimLedger {
-  const sim = new SimLedger(() => Date.now());
+/** Two shops with `credits` each on one simulated ledger, on the wall clock unless told. */
+export function simWithShops(credits = 1_000, now = () => Date.now()): SimLedger {
+  const sim = new SimLedger(now);
   sim.addShop({ id: SHOP, name: 'A', credits, creditCost: '0.50' }, [KEY]);
   sim.addShop({ id: OTHER_SHOP, name: 'B', credits, creditCost: '0.50' }, [OTHER_KEY]);
   return sim;

@@ -65,33 +65,47 @@ async function cached(ledger: ReturnType<typeof heldLedger>, customers: Customer
   assert.deepEqual(await first, SHOP);
 }
 
+/**
+ * A directory whose shop was looked up `ageMs` ago; `learnt`: the shop the till float learnt;
+ * `reachable`: what the ledger client knows of the ledger now (unchanged when not given).
+ */
+async function cachedAgo(
+  ageMs: number,
+  options: { learnt?: LedgerCustomer; reachable?: boolean | null } = {},
+) {
+  const ledger = heldLedger();
+  const { customers, later } = directory(ledger, options.learnt);
+  await cached(ledger, customers);
+  later(ageMs);
+  const { reachable } = options;
+  if (reachable !== undefined) {
+    ledger.reachability = { reachable, at: reachable === false ? new Date() : null };
+  }
+  return { ledger, customers, later };
+}
+
+/** One turn of the event loop: what a settled lookup sets in motion has run. */
+const aTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('CustomerDirectory while the ledger is known unreachable', () => {
   test('when the cached shop is past fresh but within stale-if-error, then it is answered without waiting for the ledger, which is asked in the background', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger);
-    await cached(ledger, customers);
-    later(31_000);
-    ledger.reachability = { reachable: false, at: new Date() };
+    const { ledger, customers } = await cachedAgo(31_000, { reachable: false });
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     assert.equal(ledger.calls, 2, 'one background lookup shared by both, besides the first');
     assert.equal(ledger.waiting, 1);
     // The background lookup answers: the shop is fresh again, no further call.
     ledger.answer({ ...SHOP, credits: 250 });
-    await new Promise((resolve) => setImmediate(resolve));
+    await aTurn();
     assert.equal((await customers.resolve(KEY)).credits, 250);
     assert.equal(ledger.calls, 2);
   });
 
   test('when the background lookup brings a refusal (a revoked key), then the next resolve waits for the ledger and gets the refusal', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger);
-    await cached(ledger, customers);
-    later(31_000);
-    ledger.reachability = { reachable: false, at: new Date() };
+    const { ledger, customers } = await cachedAgo(31_000, { reachable: false });
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     ledger.answer(errors.invalidApiKey());
-    await new Promise((resolve) => setImmediate(resolve));
+    await aTurn();
     const next = customers.resolve(KEY);
     ledger.answer(errors.invalidApiKey());
     await assert.rejects(next, /invalid api key/);
@@ -112,13 +126,10 @@ describe('CustomerDirectory while the ledger is known unreachable', () => {
       [errors.invalidApiKey(), /invalid api key/],
       [moved, moved],
     ] as const) {
-      const ledger = heldLedger();
-      const { customers, later } = directory(ledger, SHOP);
-      await cached(ledger, customers);
-      later(31_000);
+      const { ledger, customers } = await cachedAgo(31_000, { learnt: SHOP });
       let settled = false;
       const next = customers.resolve(KEY).finally(() => (settled = true));
-      await new Promise((resolve) => setImmediate(resolve));
+      await aTurn();
       assert.equal(settled, false, 'it waits for the ledger, not answering the learnt shop');
       ledger.answer(refusal);
       if (expected instanceof RegExp) await assert.rejects(next, expected);
@@ -127,10 +138,7 @@ describe('CustomerDirectory while the ledger is known unreachable', () => {
   });
 
   test('when the ledger answers and the till float sells for the key, and the lookup finds the ledger gone, then the learnt shop is the answer', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger, SHOP);
-    await cached(ledger, customers);
-    later(601_000);
+    const { ledger, customers } = await cachedAgo(601_000, { learnt: SHOP });
     const next = customers.resolve(KEY);
     ledger.answer(errors.ledgerUnavailable());
     assert.deepEqual(await next, SHOP);
@@ -138,14 +146,10 @@ describe('CustomerDirectory while the ledger is known unreachable', () => {
 
   test('when the ledger is reachable (or not known yet) and no float sells for the key, then a shop past fresh waits for the ledger, so a refusal wins at once', async () => {
     for (const reachable of [true, null]) {
-      const ledger = heldLedger();
-      const { customers, later } = directory(ledger);
-      await cached(ledger, customers);
-      later(31_000);
-      ledger.reachability = { reachable, at: null };
+      const { ledger, customers } = await cachedAgo(31_000, { reachable });
       let settled = false;
       const next = customers.resolve(KEY).finally(() => (settled = true));
-      await new Promise((resolve) => setImmediate(resolve));
+      await aTurn();
       assert.equal(settled, false, `reachable ${String(reachable)}: it waits for the ledger`);
       ledger.answer(errors.invalidApiKey());
       await assert.rejects(next, /invalid api key/);
@@ -164,37 +168,28 @@ describe('CustomerDirectory while the ledger is known unreachable', () => {
 
 describe('CustomerDirectory refreshing ahead', () => {
   test('when a key is used with its entry younger than half of fresh, then it is answered from the cache and the ledger is not asked', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger, SHOP);
-    await cached(ledger, customers);
-    later(14_000);
+    const { ledger, customers } = await cachedAgo(14_000, { learnt: SHOP });
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     assert.equal(ledger.calls, 1);
   });
 
   test('when a key is used with its entry past half of fresh, then it is answered at once and one background lookup renews it, so a use past fresh does not wait', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger, SHOP);
-    await cached(ledger, customers);
-    later(16_000);
+    const { ledger, customers, later } = await cachedAgo(16_000, { learnt: SHOP });
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     assert.equal(ledger.calls, 2, 'one background lookup shared by both uses');
     ledger.answer({ ...SHOP, credits: 250 });
-    await new Promise((resolve) => setImmediate(resolve));
+    await aTurn();
     later(14_500); // past fresh of the first lookup, not half of it since the renewal
     assert.equal((await customers.resolve(KEY)).credits, 250);
     assert.equal(ledger.calls, 2, 'renewed: fresh again without waiting');
   });
 
   test('when the background lookup brings a refusal (a revoked key), then the next use waits for the ledger and is refused, the learnt shop no longer counting even offline', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger, SHOP);
-    await cached(ledger, customers);
-    later(16_000);
+    const { ledger, customers } = await cachedAgo(16_000, { learnt: SHOP });
     assert.deepEqual(await customers.resolve(KEY), SHOP);
     ledger.answer(errors.invalidApiKey());
-    await new Promise((resolve) => setImmediate(resolve));
+    await aTurn();
     const next = customers.resolve(KEY);
     ledger.answer(errors.invalidApiKey());
     await assert.rejects(next, /invalid api key/);
@@ -205,14 +200,11 @@ describe('CustomerDirectory refreshing ahead', () => {
   });
 
   test('when the background lookup brings another shop (the key moved), then the next use answers that shop', async () => {
-    const ledger = heldLedger();
-    const { customers, later } = directory(ledger, SHOP);
-    await cached(ledger, customers);
-    later(16_000);
+    const { ledger, customers } = await cachedAgo(16_000, { learnt: SHOP });
     await customers.resolve(KEY);
     const moved: LedgerCustomer = { ...SHOP, customerId: '00000000-0000-4000-8000-0000000000c2' };
     ledger.answer(moved);
-    await new Promise((resolve) => setImmediate(resolve));
+    await aTurn();
     assert.deepEqual(await customers.resolve(KEY), moved);
   });
 });

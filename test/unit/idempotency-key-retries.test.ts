@@ -12,11 +12,13 @@
  *   key, with its card, answers the write the books count, and writes nothing.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { AppError } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
+import type { RechargeAnswer } from '../../service/wallet/movement-engine.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
-import { randomUUID } from 'node:crypto';
+import type { SimLedger } from '../simulation/sim-ledger.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import {
   CARD,
@@ -95,44 +97,77 @@ describe('a key replayed after a crash between the card line and the answer line
   }
 });
 
+/**
+ * A recharge of 10 with the Idempotency-Key `name` on a card holding 30, its write left
+ * undecided (the card pulled as it landed), which an operator then voided as the card was
+ * reported lost. `ask` asks the same key again (of `engine`, with the card `on`).
+ */
+async function recharge10VoidedUnseen(name: string, store = new MemoryStore()) {
+  const sim = simWithShops();
+  sim.importCard(SHOP, CARD, 30);
+  const till = engineWith(ledgerOf(sim), { store });
+  await till.open();
+  const card = cardOnReader(30);
+  const key = idempotency(name, '{"credits":10}');
+  const ask = (engine = till.engine, on = card) =>
+    rechargeCard(on.access, engine, {
+      request: { credits: 10 },
+      customer,
+      keyFingerprint,
+      idempotency: key,
+    });
+  card.nextWrite = 'lost';
+  await assert.rejects(ask(), (error: AppError) => error.code === 'CardRemovedDuringWrite');
+  const [movement] = till.journal.movements.values();
+  assert.ok(movement);
+  sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+  return { sim, till, card, ask, movement };
+}
+
+/** Another till's compensation of `movementId` (it saw the card holding the write), created. */
+function compensatedAtOtherTill(sim: SimLedger, movementId: string): string {
+  const id = randomUUID();
+  sim.create(KEY, {
+    id,
+    kind: 'recharge',
+    cardId: CARD,
+    credits: 10,
+    tillId: OTHER_TILL,
+    compensates: movementId,
+  });
+  return id;
+}
+
+/** The answer of the first write: 30 + 10 credits, 5.00 paid, the voided movement's id. */
+const firstWrite = (movementId: string) => ({
+  cardId: CARD,
+  credits: 40,
+  rechargeAmount: 5,
+  movementId,
+});
+const written = ({ cardId, credits, rechargeAmount, movementId }: RechargeAnswer) => ({
+  cardId,
+  credits,
+  rechargeAmount,
+  movementId,
+});
+
 describe("a key whose write the ledger's word decided while its card was away", () => {
   test('when the key comes with another card, then MovementUnsettled and that card is not written; with its own card, the answer of the write it holds, and one card moved', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const { engine, journal, open } = engineWith(ledgerOf(sim));
-    await open();
-    const card = cardOnReader(30);
+    const { till, card, ask, movement } = await recharge10VoidedUnseen('k-lost');
+    const { engine } = till;
     const other = cardOnReader(5, '04BBBBBB');
-    const key = idempotency('k-lost', '{"credits":10}');
-    const ask = (on: typeof card) =>
-      rechargeCard(on.access, engine, {
-        request: { credits: 10 },
-        customer,
-        keyFingerprint,
-        idempotency: key,
-      });
-    card.nextWrite = 'lost';
-    await assert.rejects(ask(card), (error: AppError) => error.code === 'CardRemovedDuringWrite');
-    const [movement] = journal.movements.values();
-    assert.ok(movement);
-    // The customer reports the card lost: the operator voids the recharge, the till learns it.
-    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    // The customer reports the card lost: the operator voided the recharge, the till learns it.
     await engine.reconcile();
     assert.equal(movement.learnt, true, 'learnt from the ledger');
 
-    await assert.rejects(ask(other), (error: AppError) => error.code === 'MovementUnsettled');
+    await assert.rejects(
+      ask(engine, other),
+      (error: AppError) => error.code === 'MovementUnsettled',
+    );
     assert.equal(other.writes, 0);
     // The card turns up holding the write: compensated, and the key answers that write.
-    const { cardId, credits, rechargeAmount, movementId } = await ask(card);
-    assert.deepEqual(
-      { cardId, credits, rechargeAmount, movementId },
-      {
-        cardId: CARD,
-        credits: 40,
-        rechargeAmount: 5,
-        movementId: movement.id,
-      },
-    );
+    assert.deepEqual(written(await ask()), firstWrite(movement.id));
     assert.equal(card.held(), 40);
     assert.equal(card.writes, 1);
     await engine.close();
@@ -141,37 +176,11 @@ describe("a key whose write the ledger's word decided while its card was away", 
 
 describe('a key whose write another till compensated, its card written since', () => {
   test('when the key comes again with its card, which shows neither side of the write, then the answer of the write the books count, and nothing is written', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const { engine, journal, open } = engineWith(ledgerOf(sim));
-    await open();
-    const card = cardOnReader(30);
-    const key = idempotency('k-covered', '{"credits":10}');
-    const ask = () =>
-      rechargeCard(card.access, engine, {
-        request: { credits: 10 },
-        customer,
-        keyFingerprint,
-        idempotency: key,
-      });
-    card.nextWrite = 'lost';
-    await assert.rejects(ask(), (error: AppError) => error.code === 'CardRemovedDuringWrite');
-    const [movement] = journal.movements.values();
-    assert.ok(movement);
-    // The card is reported lost and the operator voids the recharge. Found, it is read at
-    // another till, which sets the books right (the card holds the write), then recharges it.
-    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
-    const compensation = randomUUID();
+    const { sim, till, card, ask, movement } = await recharge10VoidedUnseen('k-covered');
+    // Found, the card is read at another till, which sets the books right (the card holds the
+    // write), then recharges it.
     const other = { tillId: OTHER_TILL };
-    sim.create(KEY, {
-      id: compensation,
-      kind: 'recharge',
-      cardId: CARD,
-      credits: 10,
-      ...other,
-      compensates: movement.id,
-    });
-    sim.resolve(KEY, compensation, 'posted', other);
+    sim.resolve(KEY, compensatedAtOtherTill(sim, movement.id), 'posted', other);
     const later = randomUUID();
     sim.create(KEY, {
       id: later,
@@ -185,19 +194,10 @@ describe('a key whose write another till compensated, its card written since', (
     card.slots[0] = encodeValueBlock(45, 3);
     const writes = card.writes;
 
-    const { cardId, credits, rechargeAmount, movementId } = await ask();
-    assert.deepEqual(
-      { cardId, credits, rechargeAmount, movementId },
-      {
-        cardId: CARD,
-        credits: 40,
-        rechargeAmount: 5,
-        movementId: movement.id,
-      },
-    );
+    assert.deepEqual(written(await ask()), firstWrite(movement.id));
     assert.equal(card.writes, writes, 'the card written again');
     assert.equal(sim.movements.size, 3, 'a movement more');
-    await engine.close();
+    await till.engine.close();
   });
 });
 
@@ -206,28 +206,14 @@ describe('a key whose write an operator voided, its card unable to tell when see
     // Seed 959995826: the write landed, the operator voided it (the card reported lost), a
     // machine spent from the found card (it shows neither side of the write), and another till
     // that saw it holding the write compensated the void only later.
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
     const store = new MemoryStore();
-    const first = engineWith(ledgerOf(sim), { store });
-    await first.open();
-    const card = cardOnReader(30);
-    const key = idempotency('k-void-unseen', '{"credits":10}');
-    const ask = (engine: ReturnType<typeof engineWith>['engine']) =>
-      rechargeCard(card.access, engine, {
-        request: { credits: 10 },
-        customer,
-        keyFingerprint,
-        idempotency: key,
-      });
-    card.nextWrite = 'lost';
-    await assert.rejects(
-      ask(first.engine),
-      (error: AppError) => error.code === 'CardRemovedDuringWrite',
-    );
-    const [movement] = first.journal.movements.values();
-    assert.ok(movement);
-    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const {
+      sim,
+      till: first,
+      card,
+      ask,
+      movement,
+    } = await recharge10VoidedUnseen('k-void-unseen', store);
     const landed = card.slots.findIndex((block) => block.equals(encodeValueBlock(40, 2)));
     assert.notEqual(landed, -1, 'the write landed');
     card.slots[landed] = encodeValueBlock(35, 2);
@@ -244,24 +230,11 @@ describe('a key whose write an operator voided, its card unable to tell when see
     const second = engineWith(ledgerOf(sim), { store });
     await second.open();
     await assert.rejects(ask(second.engine), unsettled);
-    const compensation = randomUUID();
-    const other = { tillId: OTHER_TILL };
-    sim.create(KEY, {
-      id: compensation,
-      kind: 'recharge',
-      cardId: CARD,
-      credits: 10,
-      ...other,
-      compensates: movement.id,
-    });
+    const compensation = compensatedAtOtherTill(sim, movement.id);
     await assert.rejects(ask(second.engine), unsettled, 'the compensation still pending');
-    sim.resolve(KEY, compensation, 'posted', other);
+    sim.resolve(KEY, compensation, 'posted', { tillId: OTHER_TILL });
 
-    const { cardId, credits, rechargeAmount, movementId } = await ask(second.engine);
-    assert.deepEqual(
-      { cardId, credits, rechargeAmount, movementId },
-      { cardId: CARD, credits: 40, rechargeAmount: 5, movementId: movement.id },
-    );
+    assert.deepEqual(written(await ask(second.engine)), firstWrite(movement.id));
     assert.equal(card.writes, writes, 'the card written again');
     assert.equal(sim.movements.size, 2, 'the first movement and its compensation only');
     await second.engine.close();

@@ -50,9 +50,10 @@ const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.5
 async function otherTillLeftUndecided(
   kind: 'recharge' | 'discharge',
   write: 'lost' | 'dropped',
-  startBalance = 30,
+  ledgerClock?: () => number,
 ) {
-  const sim = simWithShops();
+  const startBalance = 30;
+  const sim = simWithShops(1_000, ledgerClock);
   sim.importCard(SHOP, CARD, startBalance);
   const ledger = ledgerOf(sim);
   const other = engineWith(ledger, { tillId: OTHER_TILL });
@@ -308,10 +309,13 @@ describe("settleCard, on an operator's word given without the card", () => {
   test("when another till wrote the very block the owner's voided payout planned (the card freed by the operator's void), then the owner's card decides nothing: the void stands, no compensation, no answer", async () => {
     // Seed 689714656: the owner's payout tore (the card kept 30), an operator voided it (the
     // card reported lost), another till found the card did not hold it, paid it out from the
-    // same state, and the owner then read the card holding "its" write.
+    // same state, and the owner then read the card holding "its" write. The ledger's clock
+    // stands still: both payouts are made in one millisecond, as on a fast machine, and only
+    // the order of the ledger's list says which came later.
     const { sim, card, here, other, movement } = await otherTillLeftUndecided(
       'discharge',
       'dropped',
+      () => Date.parse('2026-11-27T03:30:04.777Z'),
     );
     sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
     const paid = await dischargeCard(card.access, here.engine, {

@@ -8,8 +8,15 @@ export const takingsChartScript = /* js */ `'use strict';
   var holder = document.getElementById('takings-chart');
   var data = document.getElementById('takings-data');
   if (!holder || !data || typeof uPlot === 'undefined') return;
-  var days = JSON.parse(data.textContent || '[]');
-  var xs = days.map(function (day) { return Date.parse(day.date + 'T12:00:00Z') / 1000; });
+  // { per: 'day' | 'week', periods: [{ date, days, taken, paidOut, refunded, net }] }: a week
+  // starts on its first day in the span; its bar stands in the middle of its days.
+  var chart = JSON.parse(data.textContent || '{}');
+  var weekly = chart.per === 'week';
+  var days = chart.periods || [];
+  var DAY = 86400;
+  var xs = days.map(function (day) {
+    return Date.parse(day.date + 'T00:00:00Z') / 1000 + ((day.days || 1) * DAY) / 2;
+  });
   var taken = days.map(function (day) { return Number(day.taken); });
   var paid = days.map(function (day) { return Number(day.paidOut); });
   var refunded = days.map(function (day) { return Number(day.refunded); });
@@ -18,15 +25,25 @@ export const takingsChartScript = /* js */ `'use strict';
   function size() {
     return { width: Math.max(280, holder.clientWidth), height: holder.clientWidth < 500 ? 260 : 340 };
   }
-  var long = days.length > 60;
   var dayName = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
-  var tick = new Intl.DateTimeFormat('en-GB', long
+  var tick = new Intl.DateTimeFormat('en-GB', weekly
     ? { timeZone: 'UTC', month: 'short', year: '2-digit' }
     : { timeZone: 'UTC', day: 'numeric', month: 'short' });
+  var half = (weekly ? 7 : 1) * DAY / 2;
+  var newest = days.length - 1;
+  // With nothing pointed at, the legend gives the newest day's figures rather than empty ones,
+  // which an owner would take for missing takings.
+  function showNewest(u) {
+    if (u.cursor.idx == null && newest >= 0) u.setLegend({ idx: newest }, false);
+  }
   var opts = Object.assign(size(), {
-    scales: { x: { time: true } },
+    // Half a bar either side, so the first and last bars are whole, not cut at the edges.
+    scales: { x: { time: true, range: function (u, min, max) { return [min - half, max + half]; } } },
+    hooks: { ready: [showNewest], setCursor: [showNewest] },
     series: [
-      { label: 'Day', value: function (u, ts) { return ts == null ? '' : dayName.format(new Date(ts * 1000)); } },
+      { label: weekly ? 'Week of' : 'Day', value: function (u, ts, si, i) {
+        return i == null || !days[i] ? '' : dayName.format(new Date(days[i].date + 'T00:00:00Z'));
+      } },
       { label: 'Taken', stroke: '#0b5cad', fill: 'rgba(11,92,173,0.35)', width: 1,
         paths: uPlot.paths.bars({ size: [0.7, 40] }), value: euro },
       { label: 'Paid out', stroke: '#a4161a', width: 2, value: euro },
@@ -38,7 +55,7 @@ export const takingsChartScript = /* js */ `'use strict';
       { values: function (u, values) { return values.map(function (v) { return '€' + v; }); }, size: 70 },
     ],
   });
-  var chart = new uPlot(opts, [xs, taken, paid, refunded, net], holder);
-  window.addEventListener('resize', function () { chart.setSize(size()); });
+  var plot = new uPlot(opts, [xs, taken, paid, refunded, net], holder);
+  window.addEventListener('resize', function () { plot.setSize(size()); });
 })();
 `;

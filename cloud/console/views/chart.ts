@@ -1,5 +1,4 @@
-import { formatDecimal, parseStoredDecimal } from '../../../common/decimal.ts';
-import type { TakingsDay } from '../../reports/takings-chart.ts';
+import { takingsByWeek, takingsOver, type TakingsDay } from '../../reports/takings-chart.ts';
 import { euros, longDate } from './format.ts';
 import { html, trusted, type Html } from './html.ts';
 
@@ -10,29 +9,25 @@ function jsonBlock(id: string, value: unknown): Html {
   );
 }
 
+/** Past this many days the chart draws weeks: a bar a day would be too thin to read. */
+const DAILY_BARS_UP_TO = 60;
+
 /**
- * The daily takings chart (uPlot, drawn by /console/assets/takings-chart.js from the JSON in
- * the page) with the same figures as a table for whoever cannot see the chart.
+ * The takings chart (uPlot, drawn by /console/assets/takings-chart.js from the JSON in the
+ * page): a bar a day, or a bar a week over longer spans; the days as a table for whoever
+ * cannot see the chart or wants one day's figures.
  */
 export function chartView(
   series: TakingsDay[],
   links: { days: number; other: string; otherDays: number; day: (date: string) => string },
 ): Html {
-  const first = series[0]?.date ?? '';
-  const last = series[series.length - 1]?.date ?? '';
-  let taken = 0n;
-  let paid = 0n;
-  let refunded = 0n;
-  for (const day of series) {
-    taken += parseStoredDecimal(day.taken);
-    paid += parseStoredDecimal(day.paidOut);
-    refunded += parseStoredDecimal(day.refunded);
-  }
-  const total = formatDecimal;
+  const totals = takingsOver(series);
+  const weekly = series.length > DAILY_BARS_UP_TO;
+  const per = weekly ? 'week' : 'day';
   return html`<p class="lead" data-testid="takings-totals">
-      ${longDate(first)} to ${longDate(last)}: ${euros(total(taken))} taken, ${euros(total(paid))}
-      paid out, ${euros(total(refunded))} refunded; net cash
-      ${euros(total(taken - paid - refunded))}.
+      ${longDate(totals.date)} to ${longDate(series[series.length - 1]?.date ?? '')}:
+      ${euros(totals.taken)} taken, ${euros(totals.paidOut)} paid out, ${euros(totals.refunded)}
+      refunded; net cash ${euros(totals.net)}.
       <a href="${links.other}">Show ${links.otherDays} days</a>
     </p>
     <figure class="chart">
@@ -40,13 +35,13 @@ export function chartView(
         id="takings-chart"
         class="chart-area"
         role="img"
-        aria-label="Euros taken, paid out, refunded and net cash per day, ${links.days} days; the table below has the same figures"
+        aria-label="Euros taken, paid out, refunded and net cash per ${per}, ${links.days} days; the table below has the figures per day"
       ></div>
       <figcaption>
-        Euros taken (bars), paid out and refunded (lines), and net cash (dashed line) per day.
+        Euros taken (bars), paid out and refunded (lines), and net cash (dashed line) per ${per}.
       </figcaption>
     </figure>
-    ${jsonBlock('takings-data', series)}
+    ${jsonBlock('takings-data', { per, periods: weekly ? takingsByWeek(series) : series })}
     <details>
       <summary>The figures as a table</summary>
       <div class="table-wrap" tabindex="0" role="region" aria-label="Takings per day">
