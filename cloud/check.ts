@@ -83,9 +83,10 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
        FROM movements m LEFT JOIN moved e ON e.movement_id = m.id
        GROUP BY m.customer_id, m.id
        HAVING COALESCE(sum(e.delta), 0) <> CASE
-           WHEN m.kind = 'recharge' AND m.state IN ('pending', 'posted') THEN -m.credits
-           WHEN m.kind IN ('discharge', 'refund', 'correction') AND m.state = 'posted'
-             THEN m.credits
+           WHEN (m.kind = 'recharge' OR (m.kind IN ('refund', 'correction') AND m.undoes))
+                AND m.state IN ('pending', 'posted') THEN -m.credits
+           WHEN (m.kind = 'discharge' OR (m.kind IN ('refund', 'correction') AND NOT m.undoes))
+                AND m.state = 'posted' THEN m.credits
            ELSE 0 END
          OR count(e.movement_id) FILTER (WHERE e.customer_id <> m.customer_id) > 0
        ORDER BY m.id`,
@@ -111,23 +112,32 @@ export async function checkLedger(db: Database): Promise<CheckReport> {
     }>(
       `WITH moved AS (
          SELECT customer_id, card_id,
-           sum(CASE WHEN kind IN ('recharge', 'replacement') AND state = 'posted' THEN 1
-                    WHEN kind IN ('discharge', 'refund', 'correction')
-                         AND state IN ('pending', 'posted') THEN -1
-                    ELSE 0 END * credits) AS net,
-           sum(CASE WHEN kind IN ('recharge', 'replacement') AND state = 'posted' THEN 1
-                    WHEN kind IN ('discharge', 'refund', 'correction')
-                         AND state IN ('pending', 'posted') THEN -1
-                    ELSE 0 END * bonus_credits) AS bonus,
-           sum(CASE WHEN kind IN ('recharge', 'replacement') AND state = 'posted' THEN 1
-                    WHEN kind IN ('discharge', 'refund', 'correction')
-                         AND state IN ('pending', 'posted') THEN -1
-                    ELSE 0 END * paid_amount) AS paid
-         FROM movements GROUP BY customer_id, card_id
+           sum(sign * credits) AS net, sum(sign * bonus_credits) AS bonus,
+           sum(sign * paid_amount) AS paid
+         FROM (
+           -- A compensation that undoes (undoes) a refund or correction puts back, one that
+           -- undoes a pickup takes off, what they did.
+           SELECT customer_id, card_id, credits, bonus_credits, paid_amount,
+             CASE WHEN state = 'posted' AND (kind = 'recharge'
+                         OR (kind = 'replacement' AND NOT undoes)
+                         OR (kind IN ('refund', 'correction') AND undoes)) THEN 1
+                  WHEN state IN ('pending', 'posted') AND (kind = 'discharge'
+                         OR (kind IN ('refund', 'correction') AND NOT undoes)
+                         OR (kind = 'replacement' AND undoes)) THEN -1
+                  ELSE 0 END AS sign
+           FROM movements) signed
+         GROUP BY customer_id, card_id
          UNION ALL
-         -- A replacement takes the old card's account with it, unless it was cancelled.
-         SELECT customer_id, from_card, -credits, -bonus_credits, -paid_amount
-         FROM card_changes WHERE kind = 'replacement' AND state <> 'cancelled'),
+         -- A replacement takes the old card's account with it, unless it was cancelled. One
+         -- that waits again (its id an undoing compensation's) took the new card's, and gives
+         -- it to the old card when cancelled.
+         SELECT w.customer_id, w.from_card,
+                CASE WHEN u.id IS NULL THEN -1 ELSE 1 END * w.credits,
+                CASE WHEN u.id IS NULL THEN -1 ELSE 1 END * w.bonus_credits,
+                CASE WHEN u.id IS NULL THEN -1 ELSE 1 END * w.paid_amount
+         FROM card_changes w
+         LEFT JOIN movements u ON u.customer_id = w.customer_id AND u.id = w.id AND u.undoes
+         WHERE w.kind = 'replacement' AND (w.state <> 'cancelled') = (u.id IS NULL)),
        summed AS (
          SELECT customer_id, card_id, sum(net) AS net, sum(bonus) AS bonus, sum(paid) AS paid
          FROM moved GROUP BY customer_id, card_id),

@@ -118,6 +118,9 @@ export class Ledger {
         'amount: must be a decimal string with at most 2 decimals',
       );
     }
+    if (CARD_RULE_KINDS.has(request.kind) && request.compensates !== undefined) {
+      return this.compensateCardMovement(customerId, request, keyHash);
+    }
     if (CARD_RULE_KINDS.has(request.kind)) {
       return this.createCardMovement(customerId, request, keyHash);
     }
@@ -168,6 +171,33 @@ export class Ledger {
         request.refunds?.toLowerCase() ?? null,
         request.applies?.toLowerCase() ?? null,
         request.tillTime ?? null,
+        keyHash ?? null,
+      ],
+      customerId,
+    );
+    return { movement: toMovement(answer, answer.customer_credits), replayed: answer.replayed };
+  }
+
+  /**
+   * A compensation of a refund, correction, replacement or block-clear: a movement of its kind
+   * that sets right, as its card shows, the ledger's final word on it; the ledger takes its
+   * credits from that movement (`ledger_compensate_card_movement`).
+   */
+  private async compensateCardMovement(
+    customerId: string,
+    request: MovementRequest,
+    keyHash: string | undefined,
+  ): Promise<CreatedMovement> {
+    const answer = await this.call(
+      'SELECT * FROM ledger_compensate_card_movement($1, $2, $3, $4, $5, $6, $7, $8)',
+      [
+        customerId,
+        request.id.toLowerCase(),
+        request.kind,
+        request.cardId,
+        request.credits ?? null,
+        request.tillId?.toLowerCase() ?? null,
+        request.compensates?.toLowerCase() ?? null,
         keyHash ?? null,
       ],
       customerId,

@@ -3,6 +3,7 @@
  * streams, environment and signals, and exits). Exit codes: 0 done, 1 failed, 2 invalid
  * arguments (the message names the option).
  */
+import { compensationDue, compensationDueText } from './movements/decision-due.ts';
 import { readFile } from 'node:fs/promises';
 import {
   addCustomer,
@@ -282,7 +283,15 @@ async function movements(io: CliIo, sub: string | undefined, args: string[]): Pr
     // The same bound as GET /v1/movements: one list never holds more than the API gives.
     limit: integer(values, 'limit', 1, MAX_LIST_LIMIT, false),
   };
-  print(io, { movements: await withDatabase(io, values, (db) => listAllMovements(db, filter)) });
+  const listed = await withDatabase(io, values, (db) => listAllMovements(db, filter));
+  const now = new Date();
+  // A compensation left pending past the bound needs an operator (or a till settling its card).
+  const marked = listed.map((movement) =>
+    compensationDue(movement, now)
+      ? { ...movement, needsDecision: compensationDueText(movement) }
+      : movement,
+  );
+  print(io, { movements: marked });
   return 0;
 }
 

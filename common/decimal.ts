@@ -24,13 +24,17 @@ export function parseDecimal(
   return BigInt(integer) * FACTOR + BigInt(fraction.padEnd(DECIMAL_SCALE, '0'));
 }
 
-/** Parses a decimal the database returned (NUMERIC as text, any number of trailing zeros). */
+/**
+ * Parses a decimal the database returned (NUMERIC as text, any number of trailing zeros; a sum
+ * may be negative: a day's compensations that undo refunds).
+ */
 export function parseStoredDecimal(text: string): bigint {
-  const match = /^(\d+)(?:\.(\d*))?$/.exec(text);
+  const match = /^(-?)(\d+)(?:\.(\d*))?$/.exec(text);
   if (!match) throw new Error(`not a stored decimal: ${text}`);
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  const fraction = (match[3] ?? '').replace(/0+$/, '');
   if (fraction.length > DECIMAL_SCALE) throw new Error(`more than 4 decimals: ${text}`);
-  return BigInt(match[1] ?? '0') * FACTOR + BigInt(fraction.padEnd(DECIMAL_SCALE, '0'));
+  const magnitude = BigInt(match[2] ?? '0') * FACTOR + BigInt(fraction.padEnd(DECIMAL_SCALE, '0'));
+  return match[1] === '-' ? -magnitude : magnitude;
 }
 
 /** The canonical text: at least 2 decimals, no trailing zeros beyond them ("0.50", "0.125"). */

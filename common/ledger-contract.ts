@@ -172,7 +172,10 @@ export interface MovementRequest {
   /**
    * The id of an earlier movement of this shop and card that the ledger resolved against what
    * the card shows: this movement sets the books right (no card write goes with it). Refused
-   * ones (NoCredits, CardAccountExceeded) flag the card `compensation-refused`.
+   * ones (NoCredits, CardAccountExceeded, CardChangeTaken) flag the card
+   * `compensation-refused`. A refund, correction, replacement or block-clear is compensated by
+   * one of its own kind, with `tillId` and no other field of its kind (`credits`, if given, its
+   * own): the ledger redoes a voided one and undoes a posted one (docs/cloud-api.md, "Tills").
    */
   compensates?: string;
   /** A refund: this till's recharge it undoes (part of the identity). */

@@ -91,7 +91,7 @@ export type SettledMovement = {
   id: string;
   /** The till that made it; null for a worker that names no till. */
   tillId: string | null;
-  kind: 'recharge' | 'discharge';
+  kind: 'recharge' | 'discharge' | 'refund' | 'correction' | 'replacement' | 'block-clear';
   credits: number;
 };
 

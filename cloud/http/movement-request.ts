@@ -140,8 +140,14 @@ function parseCardRuleMovement(
 ): MovementRequest {
   const invalid = ledgerErrors.invalidMovement;
   const kind = fields.kind as MovementRequest['kind'];
-  const needed = CARD_RULE_FIELDS[kind] ?? [];
-  const allowed = new Set(['id', 'kind', 'cardId', 'cardBefore', 'cardCredits', ...needed]);
+  // A compensation of one (docs/cloud-api.md): the ledger takes the rest from that movement.
+  const compensation = origin.compensates !== undefined;
+  const needed = compensation ? ['tillId'] : (CARD_RULE_FIELDS[kind] ?? []);
+  const allowed = new Set(
+    compensation
+      ? ['id', 'kind', 'cardId', 'compensates', 'credits', ...needed]
+      : ['id', 'kind', 'cardId', 'cardBefore', 'cardCredits', ...needed],
+  );
   const extra = Object.keys(fields).filter((key) => !allowed.has(key));
   if (extra.length > 0) throw invalid(`${extra.join(', ')}: not for a ${kind}`);
   const missing = needed.filter((key) => fields[key] === undefined || fields[key] === null);
@@ -156,6 +162,12 @@ function parseCardRuleMovement(
     cardId,
     ...origin,
   };
+  if (fields.credits !== undefined) {
+    if (!isIntegerFrom(0, fields.credits)) {
+      throw invalid(`credits: must be an integer from 0 to ${MAX_MOVEMENT_CREDITS}`);
+    }
+    result.credits = fields.credits;
+  }
   if (cardCredits !== undefined) {
     if (!isIntegerFrom(0, cardCredits)) {
       throw invalid(`cardCredits: must be an integer from 0 to ${MAX_MOVEMENT_CREDITS}`);

@@ -21,10 +21,11 @@ export async function checkDailyTakings(
     `WITH counted AS (
        SELECT m.customer_id, (m.occurred_at AT TIME ZONE c.time_zone)::date AS day,
               coalesce(m.till_id, '00000000-0000-0000-0000-000000000000') AS till_id, m.kind,
-              m.compensates IS NOT NULL AS compensation, count(*) AS movements,
-              sum(m.credits) AS credits, sum(m.amount) AS euros,
-              sum(m.bonus_credits) AS bonus_credits
-       FROM movements m JOIN customers c ON c.id = m.customer_id
+              m.compensates IS NOT NULL AS compensation, sum(m.sign) AS movements,
+              sum(m.sign * m.credits) AS credits, sum(m.sign * m.amount) AS euros,
+              sum(m.sign * m.bonus_credits) AS bonus_credits
+       FROM (SELECT *, CASE WHEN undoes THEN -1 ELSE 1 END AS sign FROM movements) m
+       JOIN customers c ON c.id = m.customer_id
        WHERE m.state = 'posted'
        GROUP BY 1, 2, 3, 4, 5)
      SELECT coalesce(k.customer_id, n.customer_id) AS customer_id,

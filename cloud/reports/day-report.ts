@@ -17,7 +17,9 @@ import { floatNotReported, type FloatNotReported } from './float-not-reported.ts
  * ledger disagreed) are shown apart and netted into what they compensate the way their kind
  * moves money: a recharge compensation is euros taken, a payout compensation euros paid out.
  * Refunds (a cashier's undo) and corrections (an operator's) are euros given back, each its
- * own line; replacements and block-clears move no cash and are counted apart. Bonus credits
+ * own line; replacements and block-clears move no cash and are counted apart. A compensation of
+ * one of those four counts in its kind's line: one that redoes a movement the ledger voided
+ * adds, one that undoes a movement the ledger posted takes it away (a refund undone is none). Bonus credits
  * given by recharges and forfeited by payouts have their own two figures.
  * Movements created that day and still pending, or voided, are listed apart and count nowhere.
  */

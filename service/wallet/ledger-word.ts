@@ -1,5 +1,4 @@
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
-import { isRechargeOrPayout } from '../../common/ledger-contract.ts';
 import type { Compensations } from './compensations.ts';
 import type { Movement } from './journal-entries.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -93,12 +92,7 @@ export class LedgerWord {
       ...(cardSeen ? (atLedger.resolvedByTill ? {} : { byLedger: true }) : { learnt: true }),
     });
     await this.#book.append({ type: 'resolved', id: movement.id, state: atLedger.state });
-    // A compensation is a recharge or a payout; the guard narrows the ledger's kind to the journal's.
-    if (
-      compensation &&
-      isRechargeOrPayout(compensation.kind) &&
-      !this.#book.movements.has(compensation.id)
-    ) {
+    if (compensation && !this.#book.movements.has(compensation.id)) {
       // Another till's: done, so that this till neither compensates again nor resolves it.
       const { id, kind, cardId, credits } = compensation;
       const keyFingerprint = movement.keyFingerprint;
@@ -228,14 +222,8 @@ export class LedgerWord {
     evidence: string,
   ): Promise<Movement | undefined> {
     const state = atLedger.state === 'posted' ? 'posted' : 'voided';
-    const { kind } = atLedger;
-    if (!isRechargeOrPayout(kind)) {
-      // A refund, correction, pickup or block-clear has no compensating kind in the ledger's
-      // contract yet: the books cannot be set right from the card, so the word stays unconfirmed.
-      throw new Error(`movement ${atLedger.id} is a ${kind}: this worker cannot decide it`);
-    }
     const compensation = compensationOfWrite(
-      { kind, credits: atLedger.credits, card: shows },
+      { kind: atLedger.kind, credits: atLedger.credits, card: shows },
       state,
     );
     if (!compensation) {

@@ -118,18 +118,24 @@ export function compensationFor(
   return compensationOfWrite({ kind: movement.kind, credits, card: movement.card }, ledger);
 }
 
-/** The same rule for any movement's write, by what its card shows (undefined: unknown). */
+/**
+ * The same rule for any movement's write, by what its card shows (undefined: unknown). A
+ * refund, correction, pickup or block-clear is set right by a movement of its own kind, both
+ * ways: the ledger redoes it when it voided it, and undoes it when it posted it
+ * (docs/cloud-api.md, "Compensations of a card's own movements"); one the ledger never held
+ * has nothing to set right.
+ */
 export function compensationOfWrite(
   write: { kind: MovementKind; credits: number; card: 'committed' | 'not-written' | undefined },
   ledger: 'posted' | 'voided' | 'absent',
 ): { kind: MovementKind; credits: number } | undefined {
   const { kind, credits } = write;
-  // A card rule's movement is set right by its rule (a voided pickup waits again; a
-  // block-clear moves no credits): no compensating recharge or payout.
-  if (!isRechargeOrPayout(kind)) return undefined;
-  if (write.card === 'committed' && ledger !== 'posted') return { kind, credits };
+  const ownKind = !isRechargeOrPayout(kind);
+  if (write.card === 'committed' && ledger !== 'posted') {
+    return ownKind && ledger === 'absent' ? undefined : { kind, credits };
+  }
   if (write.card === 'not-written' && ledger === 'posted') {
-    return { kind: kind === 'recharge' ? 'discharge' : 'recharge', credits };
+    return { kind: ownKind ? kind : kind === 'recharge' ? 'discharge' : 'recharge', credits };
   }
   return undefined;
 }

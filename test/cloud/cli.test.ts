@@ -377,6 +377,87 @@ describe('card-wallet-cloud CLI', () => {
   });
 
   describe('tills', () => {
+    test("when another till's compensation has been pending for more than 24 hours, then movements list marks it as needing a decision, and nothing else", async () => {
+      const shop = JSON.parse(
+        (
+          await cli([
+            'customer',
+            'add',
+            '--name',
+            'Shop with a compensation left pending',
+            '--credits',
+            '100',
+            '--credit-cost',
+            '1',
+            '--database',
+            folder,
+          ])
+        ).stdout,
+      ) as { customerId: string };
+      const [front, back] = [randomUUID(), randomUUID()];
+      const [recharge, fix, fresh] = [randomUUID(), randomUUID(), randomUUID()];
+      const db = await openDatabase(folder, { poolSize: 1 });
+      try {
+        const ledger = new Ledger(db);
+        const card = { kind: 'recharge' as const, cardId: '04A1B2C4', credits: 10 };
+        await ledger.createMovement(shop.customerId, { id: recharge, ...card, tillId: front });
+        await ledger.postMovement(shop.customerId, recharge, { tillId: front });
+        // Till B read the card, found the recharge not on it, and never posted its compensation.
+        await ledger.createMovement(shop.customerId, {
+          id: fix,
+          kind: 'discharge',
+          cardId: card.cardId,
+          credits: 10,
+          tillId: back,
+          compensates: recharge,
+        });
+        await ledger.createMovement(shop.customerId, {
+          id: fresh,
+          ...card,
+          cardId: '04A1B2C5',
+          tillId: back,
+        });
+        await db.query(
+          `UPDATE movements SET created_at = now() - interval '25 hours' WHERE id = ANY($1)`,
+          [[fix, fresh]],
+        );
+      } finally {
+        await db.close();
+      }
+      const listed = await cli([
+        'movements',
+        'list',
+        '--state',
+        'pending',
+        '--customer',
+        shop.customerId,
+        '--database',
+        folder,
+      ]);
+      assert.equal(listed.code, 0, listed.stderr);
+      const movements = (
+        JSON.parse(listed.stdout) as { movements: { id: string; needsDecision?: string }[] }
+      ).movements;
+      assert.deepEqual(movements.map((m) => m.id).sort(), [fix, fresh].sort());
+      const marked = movements.find((m) => m.id === fix)?.needsDecision ?? '';
+      assert.match(marked, new RegExp(`compensation of till ${back} \\(of ${recharge}\\)`));
+      assert.match(marked, /movements post --evidence/);
+      // A plain movement waits for its card, however long: not marked.
+      assert.equal(movements.find((m) => m.id === fresh)?.needsDecision, undefined);
+      // Decided, so that the folder's other tests see no pending movement of this shop.
+      for (const [id, till] of [
+        [fix, back],
+        [fresh, back],
+      ] as const) {
+        const db2 = await openDatabase(folder, { poolSize: 1 });
+        try {
+          await new Ledger(db2).voidMovement(shop.customerId, id, { tillId: till });
+        } finally {
+          await db2.close();
+        }
+      }
+    });
+
     test("when an operator voids a gone till's pending movement with evidence, then it is voided, the evidence is kept, and the till's pending list no longer shows it", async () => {
       const shop = JSON.parse(
         (

@@ -18,6 +18,7 @@ import { applySeed, type Seed } from '../../cloud/seed.ts';
 import { defineFloatTests } from './ledger-float-suite.ts';
 import { defineFloatReportTests } from './ledger-float-report-suite.ts';
 import { defineBonusTests } from './ledger-bonus-suite.ts';
+import { defineCardCompensationTests } from './ledger-card-compensations-suite.ts';
 import { defineCardRulesTests } from './ledger-card-rules-suite.ts';
 import { LedgerClient, type Answer } from './ledger-client.ts';
 import { watchedDatabase, type Unit } from './watched-database.ts';
@@ -2371,6 +2372,7 @@ export function defineLedgerSuite(name: string, openBackend: () => Promise<Backe
     defineFloatTests(() => ({ db, newShop }));
     defineFloatReportTests(() => ({ db, newShop }));
     defineCardRulesTests(() => ({ db, newShop }));
+    defineCardCompensationTests(() => ({ db, newShop }));
     defineBonusTests(() => ({ db, newShop }));
 
     describe('storage guarantees', () => {

@@ -361,6 +361,39 @@ describe('an owner in the back office', () => {
     );
   });
 
+  test("when another till's compensation has been pending for more than 24 hours, then the held cards page marks it as needing a decision, and only it", async () => {
+    const recharge = await sale(FRONT, 'recharge', 12, '2026-05-01T10:00:00Z', '04A100CC');
+    const client = new LedgerClient(server.url, apiKey);
+    const fixId = randomUUID();
+    // The back room read the card without the recharge on it and never posted its payout.
+    const fix = await client.create({
+      id: fixId,
+      kind: 'discharge',
+      cardId: '04A100CC',
+      credits: 12,
+      tillId: BACK,
+      compensates: recharge,
+    });
+    assert.equal(fix.status, 201, JSON.stringify(fix.body));
+    await server.db.query(
+      `UPDATE movements SET created_at = now() - interval '25 hours' WHERE id = $1`,
+      [fixId],
+    );
+    try {
+      await page.goto(`${server.url}/console/shops/${shop}/cards`);
+      const mark = page.getByTestId(`needs-decision-${fixId}`);
+      await mark.waitFor();
+      const text = ((await mark.textContent()) ?? '').replace(/\s+/g, ' ');
+      assert.match(text, /Needs a decision\. A compensation back room made/);
+      assert.match(text, /Settle the card on the reader at any till/);
+      assert.equal(await page.locator('[data-testid^="needs-decision-"]').count(), 1);
+      await accessible(page, 'held cards with a compensation due');
+    } finally {
+      const voided = await client.resolve(fixId, 'void', { tillId: BACK });
+      assert.equal(voided.status, 200, JSON.stringify(voided.body));
+    }
+  });
+
   test('when the owner revokes a key, saying why, then the key opens nothing from then on', async () => {
     await page.goto(`${server.url}/console/shops/${shop}/keys`);
     const fingerprint = createHash('sha256').update(spareKey).digest('hex').slice(0, 8);

@@ -433,6 +433,36 @@ export class SimCardRules {
     change.movementId = movement.id;
   }
 
+  /** Whether a card change still waits for its card, applied by no movement not voided. */
+  waiting(changeId: string): boolean {
+    const taken = [...this.#ledger.movements.values()].some(
+      (movement) => movement.applies === changeId && movement.state !== 'voided',
+    );
+    return !taken && this.changes.get(changeId)?.state === 'waiting';
+  }
+
+  /**
+   * A compensation undoing a pickup, posted (ledger_resolve_movement): the credits wait again,
+   * as a new replacement with the compensation's id.
+   */
+  waitAgain(shop: SimShop, compensation: StoredMovement): void {
+    const pickup = this.#ledger.movements.get(compensation.compensates ?? '');
+    const change = pickup?.applies ? this.changes.get(pickup.applies) : undefined;
+    if (!pickup || !change) return;
+    this.#add(shop, {
+      id: compensation.id,
+      kind: 'replacement',
+      cardId: change.cardId,
+      fromCard: change.fromCard,
+      corrects: null,
+      credits: compensation.credits,
+      bonusCredits: compensation.bonusCredits,
+      paid: compensation.paidAmount,
+      reason: `pickup ${pickup.id} did not reach card ${compensation.cardId}: the replacement waits again`,
+      by: 'ledger',
+    });
+  }
+
   #checkUndo(shop: SimShop, request: MovementRequest, recharge: StoredMovement): void {
     if (recharge.tillId !== (request.tillId?.toLowerCase() ?? null)) {
       throw refuse('movementOfAnotherTill');
@@ -469,6 +499,11 @@ export class SimCardRules {
     let bonus = 0;
     for (const movement of this.#ledger.movements.values()) {
       if (movement.refunds !== rechargeId || movement.state === 'voided') continue;
+      // Undone by its compensation (its card never held it): it took nothing back.
+      const undone = [...this.#ledger.movements.values()].some(
+        (fix) => fix.compensates === movement.id && fix.undoes === true && fix.state === 'posted',
+      );
+      if (undone) continue;
       credits += movement.credits;
       bonus += movement.bonusCredits;
     }

@@ -453,3 +453,153 @@ describe("the simulated ledger against the real one, on a lost card's whole stor
     }
   });
 });
+
+describe("the simulated ledger against the real one, on compensations of a card's own movements", () => {
+  test('when an operator posts or voids a refund, correction, pickup or block-clear without the card and a till compensates each as the card shows, then every answer is the same', async () => {
+    const rules = RULES[0] as CardRules;
+    const customer = await addCustomer(server.db, {
+      name: 'Compensation contract shop',
+      credits: 900,
+      creditCost: 5000n,
+    });
+    const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+    await setCardRules(server.db, customer.customerId, rules);
+    const sim = new SimLedger(() => Date.now());
+    sim.addShop(
+      {
+        id: customer.customerId,
+        name: customer.name,
+        credits: 900,
+        creditCost: '0.50',
+        cards: rules,
+      },
+      [apiKey],
+    );
+    const real = new LedgerClient(server.url).withKey(apiKey);
+    const [tillA, tillB] = [randomUUID(), randomUUID()];
+    const now = () => new Date().toISOString();
+    const evidence = { evidence: 'operator: decided without the card' };
+    const movement = (kind: string, cardId: string, tillId: string, more: Body = {}) => ({
+      id: randomUUID(),
+      kind,
+      cardId,
+      tillId,
+      cardBefore: `test:${randomUUID()}`,
+      ...more,
+    });
+    const fix = (of: { id: string; kind: string; cardId: string }, more: Body = {}) => ({
+      id: randomUUID(),
+      kind: of.kind,
+      cardId: of.cardId,
+      tillId: tillB,
+      compensates: of.id,
+      ...more,
+    });
+    const post = (id: string, tillId: string) =>
+      [`/v1/movements/${id}/post`, { tillId, occurredAt: now() }] as const;
+    const [c1, c2, c3, c4, c5, c5new] = [
+      '0D0000B1',
+      '0D0000B2',
+      '0D0000B3',
+      '0D0000B4',
+      '0D0000B5',
+      '0D0000B6',
+    ];
+    const r1 = movement('recharge', c1, tillA, { credits: 40 });
+    const r2 = movement('recharge', c2, tillA, { amount: '25.00' });
+    const r3 = movement('recharge', c3, tillA, { credits: 30 });
+    const r4 = movement('recharge', c4, tillA, { credits: 20 });
+    const r5 = movement('recharge', c5, tillA, { credits: 16 });
+    const undo = (r: { id: string; cardId: string }, cardCredits: number) =>
+      movement('refund', r.cardId, tillA, { refunds: r.id, tillTime: now(), cardCredits });
+    const refund1 = undo(r1, 40);
+    const refund2 = undo(r2, 55);
+    const fix1 = fix(refund1);
+    const fix2 = fix(refund2);
+    const correct = { id: randomUUID(), recharge: r3.id, credits: 10, reason: 'keyed 30 for 20' };
+    const apply = movement('correction', c3, tillA, { applies: correct.id, cardCredits: 30 });
+    const fix3 = fix(apply);
+    const clear = movement('block-clear', c4, tillA, { cardCredits: 20 });
+    const fix4 = fix(clear);
+    const replace = { id: randomUUID(), newCardId: c5new, reason: 'lost' };
+    const pickup = movement('replacement', c5new, tillA, { applies: replace.id });
+    const fix5 = fix(pickup);
+    const again = movement('replacement', c5new, tillB, { applies: fix5.id });
+    const steps: (readonly [string, Body?])[] = [
+      ['/v1/movements', r1],
+      post(r1.id, tillA),
+      ['/v1/movements', r2],
+      post(r2.id, tillA),
+      ['/v1/movements', r3],
+      post(r3.id, tillA),
+      ['/v1/movements', r4],
+      post(r4.id, tillA),
+      ['/v1/movements', r5],
+      post(r5.id, tillA),
+      // A refund voided, its card holding it: redone.
+      ['/v1/movements', refund1],
+      ['/v1/movements', fix1],
+      [`/v1/movements/${refund1.id}/void`, evidence],
+      ['/v1/movements', movement('recharge', c1, tillB, { credits: 1 })],
+      ['/v1/movements', fix(refund1, { kind: 'correction' })],
+      ['/v1/movements', fix(refund1, { credits: 39 })],
+      ['/v1/movements', fix1],
+      ['/v1/movements', fix1],
+      ['/v1/movements', fix(refund1)],
+      post(fix1.id, tillB),
+      [`/v1/cards/${c1}`],
+      // A bonus recharge's refund posted, its card not holding it: undone.
+      ['/v1/movements', refund2],
+      [`/v1/movements/${refund2.id}/post`, evidence],
+      ['/v1/movements', fix2],
+      post(fix2.id, tillB),
+      [`/v1/cards/${c2}`],
+      // Undone, it took nothing back: the whole recharge may be corrected.
+      [
+        `/v1/cards/${c2}/corrections`,
+        { id: randomUUID(), recharge: r2.id, credits: 55, reason: 'all of it' },
+      ],
+      [
+        `/v1/cards/${c2}/corrections`,
+        { id: randomUUID(), recharge: r2.id, credits: 1, reason: 'more' },
+      ],
+      // A correction posted without its card, which does not hold it: undone.
+      [`/v1/cards/${c3}/corrections`, correct],
+      ['/v1/movements', apply],
+      [`/v1/movements/${apply.id}/post`, evidence],
+      ['/v1/movements', fix3],
+      post(fix3.id, tillB),
+      [`/v1/cards/${c3}`],
+      // A block-clear voided, the card emptied after all: recorded.
+      [`/v1/cards/${c4}/block`, { reason: 'lost' }],
+      ['/v1/movements', clear],
+      [`/v1/movements/${clear.id}/void`, evidence],
+      ['/v1/movements', fix4],
+      post(fix4.id, tillB),
+      // A pickup posted, its card without the credits: they wait again, and are picked up.
+      [`/v1/cards/${c5}/block`, { reason: 'lost' }],
+      [`/v1/cards/${c5}/replace`, replace],
+      ['/v1/movements', pickup],
+      [`/v1/movements/${pickup.id}/post`, evidence],
+      ['/v1/movements', fix5],
+      post(fix5.id, tillB),
+      ['/v1/card-list'],
+      [`/v1/cards/${c5new}`],
+      ['/v1/movements', again],
+      post(again.id, tillB),
+      [`/v1/cards/${c5new}`],
+      ['/v1/card-list'],
+      ['/v1/customer'],
+    ];
+    for (const [path, body] of steps) {
+      const method = body === undefined ? 'GET' : 'POST';
+      const realAnswer = method === 'GET' ? await real.get(path) : await real.post(path, body);
+      const simulated = ledgerOverHttp(sim, method, path, apiKey, body);
+      assert.deepEqual(
+        essence({ ...simulated, contentType: 'application/json' }),
+        essence(realAnswer),
+        `${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
+      );
+    }
+  });
+});

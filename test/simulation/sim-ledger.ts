@@ -107,6 +107,8 @@ export interface StoredMovement {
   refunds: string | null;
   applies: string | null;
   tillTime: string | null;
+  /** A compensation that takes back what its refund, correction, pickup or block-clear did. */
+  undoes?: boolean;
 }
 
 export class SimLedger {
@@ -337,20 +339,25 @@ export class SimLedger {
         existing.kind === request.kind &&
         existing.cardId === request.cardId &&
         existing.tillId === tillId &&
-        (byRules
-          ? existing.applies === (request.applies?.toLowerCase() ?? null) &&
-            (request.kind !== 'refund' ||
-              existing.refunds === (request.refunds?.toLowerCase() ?? null))
-          : existing.compensates === compensates &&
-            (requestedAmount === null
-              ? existing.requestedAmount === null && existing.credits === request.credits
-              : existing.requestedAmount === requestedAmount));
+        (byRules && compensates !== null
+          ? existing.compensates === compensates
+          : byRules
+            ? existing.applies === (request.applies?.toLowerCase() ?? null) &&
+              (request.kind !== 'refund' ||
+                existing.refunds === (request.refunds?.toLowerCase() ?? null))
+            : existing.compensates === compensates &&
+              (requestedAmount === null
+                ? existing.requestedAmount === null && existing.credits === request.credits
+                : existing.requestedAmount === requestedAmount));
       if (!same) throw refuse('movementIdConflict');
       return { movement: this.#view(existing), replayed: true };
     }
     const tombstone = this.#tombstones.get(id);
     if (tombstone !== undefined) {
       throw tombstone === shop.id ? refuse('movementAlreadyVoided') : refuse('movementIdConflict');
+    }
+    if (byRules && compensates !== null) {
+      return this.#compensateByRules(shop, id, tillId, request, compensates);
     }
     if (byRules) return this.#createByRules(shop, id, tillId, request);
     const cost = parseStoredDecimal(shop.creditCost);
@@ -551,6 +558,99 @@ export class SimLedger {
     return { movement: this.#view(stored), replayed: false };
   }
 
+  /**
+   * ledger_compensate_card_movement: a refund, correction, replacement or block-clear that
+   * sets right the ledger's final word on one of its kind, as its card shows it: redone when
+   * that one was voided, undone (`undoes`) when it was posted.
+   */
+  #compensateByRules(
+    shop: SimShop,
+    id: string,
+    tillId: string | null,
+    request: MovementRequest,
+    compensates: string,
+  ): { movement: Movement; replayed: boolean } {
+    const original = this.movements.get(compensates);
+    if (
+      !original ||
+      original.shop !== shop.id ||
+      original.cardId !== request.cardId ||
+      original.state === 'pending' ||
+      original.compensates !== null ||
+      original.kind !== request.kind ||
+      (request.credits !== undefined && request.credits !== original.credits)
+    ) {
+      throw refuse('invalidCompensation');
+    }
+    const other = [...this.movements.values()].some(
+      (movement) => movement.shop === shop.id && movement.compensates === compensates,
+    );
+    if (other) throw refuse('movementCompensated');
+    const undoes = original.state === 'posted';
+    const takeBack = original.kind === 'refund' || original.kind === 'correction';
+    const fromAccount = (takeBack && !undoes) || (original.kind === 'replacement' && undoes);
+    let refused: keyof typeof ledgerErrorCodes | undefined;
+    if (takeBack && undoes && shop.credits < original.credits) refused = 'noCredits';
+    if (fromAccount) {
+      const account = this.cardAccountParts(shop.id, request.cardId);
+      if (
+        account.bonus < original.bonusCredits ||
+        account.credits - account.bonus < original.credits - original.bonusCredits ||
+        account.paid < original.paidAmount
+      ) {
+        refused = 'cardAccountExceeded';
+      }
+    }
+    if (original.applies !== null && !undoes && !this.cardRules.waiting(original.applies)) {
+      refused = 'cardChangeTaken';
+    }
+    if (refused !== undefined) {
+      this.flags.push({
+        kind: 'compensation-refused',
+        movementId: id,
+        cardId: request.cardId,
+        shopId: shop.id,
+      });
+      this.#cardReadFor(shop, original);
+      throw refuse(refused);
+    }
+    const stored: StoredMovement = {
+      ...original,
+      id,
+      state: 'pending',
+      createdAt: new Date(this.#now()).toISOString(),
+      resolvedAt: null,
+      transitions: 0,
+      tillId,
+      cardBefore: null,
+      compensates,
+      resolvedByTill: null,
+      evidence: null,
+      awaitsCard: false,
+      cardEvidence: null,
+      occurredAt: null,
+      reference: null,
+      refunds: undoes ? null : original.refunds,
+      applies: undoes ? null : original.applies,
+      tillTime: null,
+      undoes,
+    };
+    this.movements.set(id, stored);
+    if (tillId !== null) this.floats.heardFrom(shop.id, tillId);
+    this.#cardReadFor(shop, original);
+    if (takeBack && undoes) shop.credits -= stored.credits;
+    if (fromAccount) {
+      this.changeCardAccount(
+        shop.id,
+        stored.cardId,
+        -stored.credits,
+        -stored.bonusCredits,
+        -stored.paidAmount,
+      );
+    }
+    return { movement: this.#view(stored), replayed: false };
+  }
+
   /** Another till's movement pending on the card, an operator's word awaiting it, a float report. */
   #checkTillHolds(shop: SimShop, cardId: string, tillId: string): void {
     const other = [...this.movements.values()].find(
@@ -689,15 +789,26 @@ export class SimLedger {
       movement.compensates === null;
     // Held now: the card list names it.
     if (movement.awaitsCard) this.cardRules.listChanged(shop);
-    const takes = ['discharge', 'refund', 'correction'].includes(movement.kind);
+    const undoes = movement.undoes === true;
+    const takeBack = movement.kind === 'refund' || movement.kind === 'correction';
+    // A compensation undoing a refund or correction moves credits as a recharge does.
+    const takes = movement.kind === 'discharge' || (takeBack && !undoes);
+    const gives =
+      movement.kind === 'recharge' ||
+      (movement.kind === 'replacement' && !undoes) ||
+      (takeBack && undoes);
     if (movement.kind === 'recharge' && target === 'voided') this.floats.release(shop, movement);
+    if (takeBack && undoes && target === 'voided') shop.credits += movement.credits;
     if (takes && target === 'posted') shop.credits += movement.credits;
     if (movement.applies !== null && target === 'posted') this.cardRules.applied(shop, movement);
+    if (movement.kind === 'replacement' && undoes && target === 'posted') {
+      this.cardRules.waitAgain(shop, movement);
+    }
     // A card's account grows when a recharge or replacement is final, and gets back what a
-    // voided payout, refund or correction took.
+    // voided payout, refund or correction took (or a voided compensation undoing a pickup).
     if (
-      ((movement.kind === 'recharge' || movement.kind === 'replacement') && target === 'posted') ||
-      (takes && target === 'voided')
+      (gives && target === 'posted') ||
+      ((takes || (movement.kind === 'replacement' && undoes)) && target === 'voided')
     ) {
       this.changeCardAccount(
         shop.id,

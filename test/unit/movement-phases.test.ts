@@ -10,6 +10,7 @@ import { errors } from '../../service/errors.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import {
   compensationFor,
+  compensationOfWrite,
   decidePending,
   phaseOf,
   replayable,
@@ -163,6 +164,46 @@ describe('compensationFor', () => {
       compensationFor(compensating({ reserved, card: 'committed' }), 'voided'),
       undefined,
     );
+  });
+});
+
+describe("compensationOfWrite, a card's own movements", () => {
+  const kinds = ['refund', 'correction', 'replacement', 'block-clear'] as const;
+  test('when the ledger voided a write its card holds, then a movement of the same kind redoes it', () => {
+    for (const kind of kinds) {
+      assert.deepEqual(compensationOfWrite({ kind, credits: 7, card: 'committed' }, 'voided'), {
+        kind,
+        credits: 7,
+      });
+    }
+  });
+
+  test('when the ledger posted a write its card does not hold, then a movement of the same kind undoes it', () => {
+    for (const kind of kinds) {
+      assert.deepEqual(compensationOfWrite({ kind, credits: 7, card: 'not-written' }, 'posted'), {
+        kind,
+        credits: 7,
+      });
+    }
+  });
+
+  test('when the card agrees, cannot tell, or the ledger never held the write, then none', () => {
+    for (const kind of kinds) {
+      for (const [card, ledger] of [
+        ['committed', 'posted'],
+        ['not-written', 'voided'],
+        ['not-written', 'absent'],
+        ['committed', 'absent'],
+        [undefined, 'posted'],
+        [undefined, 'voided'],
+      ] as const) {
+        assert.equal(
+          compensationOfWrite({ kind, credits: 7, card }, ledger),
+          undefined,
+          `${kind} ${card} ${ledger}`,
+        );
+      }
+    }
   });
 });
 

@@ -57,6 +57,8 @@ interface LedgerCall {
   what: string;
   apiKey: string;
   by?: ResolveRequest;
+  /** What a create asked for. */
+  created?: Partial<LedgerMovement>;
 }
 
 /**
@@ -87,7 +89,7 @@ function scriptedLedger() {
   };
   const ledger: MovementLedger = {
     createMovement: (apiKey, movement) => {
-      calls.push({ what: `create ${movement.id}`, apiKey });
+      calls.push({ what: `create ${movement.id}`, apiKey, created: movement });
       return answers.create(movement.id);
     },
     postMovement: (apiKey, id, by) => {
@@ -601,6 +603,42 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`], 'a compensation made again');
   });
 
+  test("when another till compensated an operator's void of this till's refund, then learn journals the refund landed and that refund compensation done, so that none is made again", async () => {
+    const rig = await resolverRig();
+    await rig.book.append({
+      type: 'started',
+      id: 'm1',
+      kind: 'refund',
+      cardId: CARD,
+      keyFingerprint: fingerprint(KEY),
+    });
+    await rig.book.append({ type: 'reserved', id: 'm1', credits: 5, amount: '2.50' });
+    const movement = rig.book.movement('m1');
+    rig.answers.get = async (id) => atLedger({ id, kind: 'refund', state: 'voided' });
+    rig.answers.account = async (cardId) => ({
+      cardId,
+      credits: 0,
+      importedCredits: null,
+      suspect: false,
+      flags: [],
+      movements: [
+        atLedger({
+          id: 'fix',
+          kind: 'refund',
+          state: 'posted',
+          tillId: OTHER_TILL,
+          compensates: 'm1',
+        }),
+      ],
+    });
+    assert.equal(await rig.resolver.learn(movement, { cardSeen: false }), true);
+    assert.equal(movement.card, 'committed');
+    const fix = rig.book.compensationOf('m1');
+    assert.deepEqual([fix?.id, fix?.kind, fix?.resolved], ['fix', 'refund', 'posted']);
+    await rig.resolver.seen(movement, undefined);
+    assert.deepEqual(rig.asked(), ['get m1', `account ${CARD}`], 'a compensation made again');
+  });
+
   test('when the card account cannot be read, then learn answers false and journals nothing', async () => {
     const rig = await resolverRig();
     const movement = await rig.movement('m1', 'uncertain');
@@ -641,6 +679,37 @@ describe('MovementResolver.seen()', () => {
       seenLines(rig.log),
     );
   });
+
+  for (const kind of ['refund', 'correction', 'replacement', 'block-clear'] as const) {
+    test(`when the card disagrees with the ledger's word on this till's ${kind}, then a compensating ${kind} is created and posted`, async () => {
+      for (const [learnt, shows] of [
+        ['not-written', 'committed'],
+        ['committed', 'not-written'],
+      ] as const) {
+        const rig = await resolverRig();
+        await rig.book.append({
+          type: 'started',
+          id: 'm1',
+          kind,
+          cardId: CARD,
+          keyFingerprint: fingerprint(KEY),
+        });
+        await rig.book.append({ type: 'reserved', id: 'm1', credits: 5, amount: '2.50' });
+        await rig.book.append({ type: 'card', id: 'm1', outcome: learnt, learnt: true });
+        await rig.book.append({
+          type: 'resolved',
+          id: 'm1',
+          state: learnt === 'committed' ? 'posted' : 'voided',
+        });
+        const movement = rig.book.movement('m1');
+        await rig.resolver.seen(movement, shows);
+        assert.deepEqual(rig.asked(), ['create comp-1', 'post comp-1'], learnt);
+        const made = rig.book.compensationOf('m1');
+        assert.deepEqual([made?.kind, made?.credits], [kind, 5], learnt);
+        assert.equal(rig.calls[0]?.created?.compensates, 'm1');
+      }
+    });
+  }
 
   for (const [outcome, state, action, what] of [
     ['not-written', 'voided', 'void', 'does not hold it'],
@@ -697,6 +766,79 @@ describe('MovementResolver.cardDecides()', () => {
     const made = await rig.resolver.cardDecides(KEY, decided, 'not-written', 'card shows 25');
     assert.equal(made, undefined);
     assert.deepEqual(rig.asked(), ['void x1']);
+  });
+});
+
+describe("MovementResolver.cardDecides() of a card's own movements", () => {
+  const kinds = ['refund', 'correction', 'replacement', 'block-clear'] as const;
+  for (const kind of kinds) {
+    test(`when the card agrees with an operator's word on a ${kind}, then the ledger is told so on the card's evidence, no compensation`, async () => {
+      for (const [state, shows, action] of [
+        ['posted', 'committed', 'post'],
+        ['voided', 'not-written', 'void'],
+      ] as const) {
+        const rig = await resolverRig();
+        const decided = atLedger({
+          id: 'x1',
+          kind,
+          state,
+          credits: 7,
+          tillId: OTHER_TILL,
+          awaitsCard: true,
+        });
+        const made = await rig.resolver.cardDecides(KEY, decided, shows, 'card shows 30');
+        assert.equal(made, undefined, state);
+        assert.deepEqual(rig.asked(), [`${action} x1`], state);
+      }
+    });
+
+    test(`when the card disagrees with an operator's word on a ${kind}, then a compensating ${kind} of its credits sets it right, created and posted by this till`, async () => {
+      for (const [state, shows] of [
+        ['voided', 'committed'],
+        ['posted', 'not-written'],
+      ] as const) {
+        const rig = await resolverRig();
+        rig.answers.create = async (id) => atLedger({ id, kind, credits: 7, compensates: 'x1' });
+        rig.answers.post = async (id) =>
+          atLedger({ id, kind, credits: 7, compensates: 'x1', state: 'posted' });
+        const decided = atLedger({
+          id: 'x1',
+          kind,
+          state,
+          credits: 7,
+          tillId: OTHER_TILL,
+          awaitsCard: true,
+        });
+        const made = await rig.resolver.cardDecides(KEY, decided, shows, 'card shows 30');
+        assert.ok(made, `${state}: ${JSON.stringify(rig.calls)}`);
+        assert.deepEqual(rig.asked(), [`create ${made.id}`, `post ${made.id}`], state);
+        const created = rig.calls[0]?.created;
+        assert.deepEqual(
+          [created?.kind, created?.credits, created?.compensates, created?.cardId],
+          [kind, 7, 'x1', CARD],
+          state,
+        );
+        assert.equal(rig.book.movement(made.id).resolved, 'posted', state);
+      }
+    });
+  }
+
+  test('when the card cannot tell, then the operator’s word on a refund stands: the ledger is told, nothing is compensated', async () => {
+    for (const state of ['posted', 'voided'] as const) {
+      const rig = await resolverRig();
+      const decided = atLedger({
+        id: 'x1',
+        kind: 'refund',
+        state,
+        tillId: OTHER_TILL,
+        awaitsCard: true,
+      });
+      assert.equal(
+        await rig.resolver.cardDecides(KEY, decided, undefined, 'card unreadable'),
+        undefined,
+      );
+      assert.deepEqual(rig.asked(), [`${state === 'posted' ? 'post' : 'void'} x1`]);
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import type { HeldAndFlagged } from '../../cards/held-and-flagged.ts';
+import { compensationDue } from '../../movements/decision-due.ts';
 import type { Movement } from '../../records.ts';
 import { ago, count, euros, localTime } from './format.ts';
 import { html, type Html } from './html.ts';
@@ -40,6 +41,18 @@ function decideForm(ctx: { csrfToken: string }, shopId: string, m: Movement): Ht
   </form>`;
 }
 
+/**
+ * A compensation its till left pending past the bound (decision-due.ts): no card write decides
+ * it, so it needs a decision.
+ */
+function dueNote(names: TillNames, m: Movement): Html {
+  return html`<p class="flash flash-problem" data-testid="needs-decision-${m.id}">
+    <strong>Needs a decision.</strong> A compensation ${tillOf(names, m.tillId)} made to set the
+    books right, left pending for more than 24 hours: no card write decides it. Settle the card on
+    the reader at any till (it posts it, the card as evidence), or post it here, saying why.
+  </p>`;
+}
+
 export function cardsView(
   ctx: { csrfToken: string },
   shop: { id: string; timeZone: string },
@@ -71,6 +84,7 @@ export function cardsView(
                     Started ${localTime(m.createdAt, shop.timeZone)} (${ago(m.createdAt, now)}) by
                     ${tillOf(names, m.tillId)}. <a href="${base}/movements/${m.id}">History</a>
                   </p>
+                  ${compensationDue(m, now) ? dueNote(names, m) : html``}
                   ${decideForm(ctx, shop.id, m)}
                 </article>`,
             )

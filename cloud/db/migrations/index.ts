@@ -11,6 +11,7 @@ import { migration010 } from './010-back-office.ts';
 import { migration011 } from './011-card-records.ts';
 import { migration012 } from './012-references.ts';
 import { migration013 } from './013-lost-cards-refunds-bonuses.ts';
+import { migration015 } from './015-card-rule-compensations.ts';
 
 export interface Migration {
   version: number;
@@ -33,4 +34,5 @@ export const migrations: readonly Migration[] = [
   migration011,
   migration012,
   migration013,
+  migration015,
 ];

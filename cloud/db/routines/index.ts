@@ -35,6 +35,8 @@ import { ledgerCardListChanged } from './ledger-card-list-changed.ts';
 import { ledgerCardReadFor } from './ledger-card-read-for.ts';
 import { ledgerCorrectCard } from './ledger-correct-card.ts';
 import { ledgerCreateCardMovement } from './ledger-create-card-movement.ts';
+import { ledgerCompensateCardMovement } from './ledger-compensate-card-movement.ts';
+import { ledgerUndone } from './ledger-undone.ts';
 import { ledgerPayoutSplit } from './ledger-payout-split.ts';
 import { ledgerReplaceCard } from './ledger-replace-card.ts';
 import { ledgerTakeBackSplit } from './ledger-take-back-split.ts';
@@ -87,7 +89,9 @@ export const routines: readonly Routine[] = [
   ledgerReportFloatRun,
   ledgerReportFloatMovements,
   ledgerCloseFloat,
+  ledgerUndone,
   ledgerCreateCardMovement,
+  ledgerCompensateCardMovement,
   ledgerBlockCard,
   ledgerReplaceCard,
   ledgerCorrectCard,

@@ -36,10 +36,12 @@ BEGIN
     RETURN jsonb_build_object('error', 'CardBlocked', 'detail',
       format('card %s is blocked: replace it instead', p_card));
   END IF;
-  -- What refunds, corrections applied and corrections waiting have not claimed yet.
+  -- What refunds, corrections applied and corrections waiting have not claimed yet (one its
+  -- compensation undid claims nothing).
   v_left := r.credits
-    - (SELECT COALESCE(sum(credits), 0) FROM movements
-       WHERE customer_id = p_customer AND refunds = r.id AND state <> 'voided')::bigint
+    - (SELECT COALESCE(sum(t.credits), 0) FROM movements t
+       WHERE t.customer_id = p_customer AND t.refunds = r.id AND t.state <> 'voided'
+         AND NOT ledger_undone(p_customer, t.id))::bigint
     - (SELECT COALESCE(sum(credits), 0) FROM card_changes
        WHERE customer_id = p_customer AND corrects = r.id AND state = 'waiting')::bigint;
   IF p_credits > v_left THEN

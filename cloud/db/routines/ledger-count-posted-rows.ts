@@ -2,7 +2,8 @@ export const ledgerCountPostedRows = {
   name: 'ledger_count_posted_rows',
   sql: /* sql */ `
 -- Movements created posted count in their shops' days as ledger_count_posted counts a pending
--- one posted (the same shared lock against a change of zone, the same daily_takings rows), but
+-- one posted (the same shared lock against a change of zone, the same daily_takings rows, a
+-- compensation that undoes its movement taken away), but
 -- once per statement: a float report inserts a run of movements in one statement, and a row
 -- trigger would update its day's row once per movement (a new row version each time, which
 -- the next update steps over: bench/float-reports.ts).
@@ -14,8 +15,10 @@ BEGIN
                                   credits, euros, bonus_credits)
   SELECT n.customer_id, (n.occurred_at AT TIME ZONE c.time_zone)::date,
          coalesce(n.till_id, '00000000-0000-0000-0000-000000000000'), n.kind,
-         n.compensates IS NOT NULL, count(*), sum(n.credits), sum(n.amount), sum(n.bonus_credits)
-  FROM inserted n JOIN customers c ON c.id = n.customer_id
+         n.compensates IS NOT NULL, sum(n.sign), sum(n.sign * n.credits),
+         sum(n.sign * n.amount), sum(n.sign * n.bonus_credits)
+  FROM (SELECT *, CASE WHEN undoes THEN -1 ELSE 1 END AS sign FROM inserted) n
+  JOIN customers c ON c.id = n.customer_id
   WHERE n.state = 'posted'
   GROUP BY 1, 2, 3, 4, 5
   ON CONFLICT (customer_id, day, till_id, kind, compensation) DO UPDATE

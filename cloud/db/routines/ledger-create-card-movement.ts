@@ -174,16 +174,17 @@ BEGIN
   IF p_refunds IS NOT NULL THEN
     SELECT * INTO a FROM card_accounts
     WHERE customer_id = p_customer AND card_id = p_card FOR NO KEY UPDATE;
-    -- What the recharge put on that earlier refunds and corrections have not taken back.
+    -- What the recharge put on that earlier refunds and corrections have not taken back (one
+    -- its compensation undid took nothing).
     SELECT * INTO v_taken FROM ledger_take_back_split(
       COALESCE(a.credits, 0), COALESCE(a.bonus_credits, 0), COALESCE(a.paid_amount, 0),
-      least(r.credits - (SELECT COALESCE(sum(credits), 0) FROM movements
-                         WHERE customer_id = p_customer AND refunds = r.id
-                           AND state <> 'voided')::bigint,
+      least(r.credits - (SELECT COALESCE(sum(t.credits), 0) FROM movements t
+                         WHERE t.customer_id = p_customer AND t.refunds = r.id
+                           AND t.state <> 'voided' AND NOT ledger_undone(p_customer, t.id))::bigint,
             p_card_credits, CASE WHEN p_kind = 'correction' THEN w.credits ELSE r.credits END),
-      r.bonus_credits - (SELECT COALESCE(sum(bonus_credits), 0) FROM movements
-                         WHERE customer_id = p_customer AND refunds = r.id
-                           AND state <> 'voided')::bigint,
+      r.bonus_credits - (SELECT COALESCE(sum(t.bonus_credits), 0) FROM movements t
+                         WHERE t.customer_id = p_customer AND t.refunds = r.id
+                           AND t.state <> 'voided' AND NOT ledger_undone(p_customer, t.id))::bigint,
       r.credit_cost);
     v_credits := v_taken.credits;
     v_bonus := v_taken.bonus;

@@ -17,9 +17,10 @@ BEGIN
                              euros, bonus_credits)
   SELECT m.customer_id, (m.occurred_at AT TIME ZONE c.time_zone)::date,
          coalesce(m.till_id, '00000000-0000-0000-0000-000000000000'), m.kind,
-         m.compensates IS NOT NULL, count(*), sum(m.credits), sum(m.amount),
-         sum(m.bonus_credits)
-  FROM movements m JOIN customers c ON c.id = m.customer_id
+         m.compensates IS NOT NULL, sum(m.sign), sum(m.sign * m.credits), sum(m.sign * m.amount),
+         sum(m.sign * m.bonus_credits)
+  FROM (SELECT *, CASE WHEN undoes THEN -1 ELSE 1 END AS sign FROM movements) m
+       JOIN customers c ON c.id = m.customer_id
   WHERE m.state = 'posted' AND (p_customer IS NULL OR m.customer_id = p_customer)
   GROUP BY 1, 2, 3, 4, 5;
   GET DIAGNOSTICS v_rows = ROW_COUNT;

@@ -77,7 +77,8 @@ BEGIN
     PERFORM ledger_card_list_changed(p_customer);
   END IF;
   -- The pool changes back only when credits come home: a voided recharge releases its
-  -- reservation, a posted payout, refund or correction returns the card's credits.
+  -- reservation, a posted payout, refund or correction returns the card's credits. A
+  -- compensation that undoes a refund or correction (m.undoes) reserved them, as a recharge.
   IF m.kind = 'recharge' AND p_target = 'voided' AND m.float_id IS NOT NULL
      AND EXISTS (SELECT 1 FROM floats WHERE customer_id = p_customer AND id = m.float_id
                  AND state = 'open') THEN
@@ -88,7 +89,9 @@ BEGIN
     -- A reservation released to the pool (and a closed float's undecided recharge: its
     -- float's balance went to the pool).
     v_pool := ledger_change_balance(p_customer, m.credits, 'release', p_id);
-  ELSIF m.kind IN ('discharge', 'refund', 'correction') AND p_target = 'posted'
+  ELSIF m.kind IN ('refund', 'correction') AND m.undoes AND p_target = 'voided' THEN
+    v_pool := ledger_change_balance(p_customer, m.credits, 'release', p_id);
+  ELSIF m.kind IN ('discharge', 'refund', 'correction') AND NOT m.undoes AND p_target = 'posted'
         AND m.credits > 0 THEN
     v_pool := ledger_change_balance(p_customer, m.credits, 'return', p_id);
   ELSE
@@ -100,10 +103,28 @@ BEGIN
     UPDATE card_changes SET state = 'applied', resolved_at = now(), movement_id = m.id
     WHERE customer_id = p_customer AND id = m.applies AND state = 'waiting';
   END IF;
+  IF m.undoes AND m.kind = 'replacement' AND p_target = 'posted' THEN
+    -- A pickup its card does not hold: its credits wait again, as a new replacement (this
+    -- movement's id) of the change it applied.
+    INSERT INTO card_changes (customer_id, id, kind, card_id, from_card, credits, bonus_credits,
+                              paid_amount, reason, created_by)
+    SELECT p_customer, m.id, 'replacement', w.card_id, w.from_card, m.credits, m.bonus_credits,
+           m.paid_amount,
+           format('pickup %s did not reach card %s: the replacement waits again', o.id,
+                  m.card_id),
+           'ledger'
+    FROM movements o JOIN card_changes w ON w.customer_id = o.customer_id AND w.id = o.applies
+    WHERE o.customer_id = p_customer AND o.id = m.compensates;
+    PERFORM ledger_card_list_changed(p_customer);
+  END IF;
   -- A card's account grows when a recharge or a replacement is final, and gets back what a
-  -- voided payout, refund or correction took.
-  IF (m.kind IN ('recharge', 'replacement') AND p_target = 'posted')
-     OR (m.kind IN ('discharge', 'refund', 'correction') AND p_target = 'voided') THEN
+  -- voided payout, refund or correction took; a compensation that undoes (m.undoes) a refund
+  -- or correction puts back, and a voided one that undoes a pickup gives back, what it took.
+  IF (m.kind IN ('recharge', 'replacement') AND NOT m.undoes AND p_target = 'posted')
+     OR (m.kind IN ('refund', 'correction') AND m.undoes AND p_target = 'posted')
+     OR (m.kind = 'discharge' AND p_target = 'voided')
+     OR (m.kind IN ('refund', 'correction') AND NOT m.undoes AND p_target = 'voided')
+     OR (m.kind = 'replacement' AND m.undoes AND p_target = 'voided') THEN
     PERFORM ledger_card_account_change(p_customer, m.card_id, m.credits, m.bonus_credits,
                                        m.paid_amount);
   END IF;
