@@ -156,17 +156,24 @@ export class PcscHost extends EventEmitter<HostEvents> {
 
   #beat(child: UtilityProcessLike): void {
     if (this.#child !== child) return;
-    const now = Date.now();
     if (this.#pingSentAt !== undefined) {
       // A host that never answered yet is given the start-up allowance.
       const within = this.#answered ? this.#options.answerWithinMs : this.#options.openWithinMs;
-      if (now - this.#pingSentAt >= within)
-        this.#let(
-          `the PC/SC host stopped answering (no heartbeat for ${within} ms); it was restarted`,
-        );
+      const silent = () =>
+        this.#child === child &&
+        this.#pingSentAt !== undefined &&
+        Date.now() - this.#pingSentAt >= within;
+      if (silent()) {
+        afterMessagesRead(() => {
+          if (silent())
+            this.#let(
+              `the PC/SC host stopped answering (no heartbeat for ${within} ms); it was restarted`,
+            );
+        });
+      }
       return;
     }
-    this.#pingSentAt = now;
+    this.#pingSentAt = Date.now();
     child.postMessage({ kind: 'ping', id: this.#nextId++ });
   }
 
@@ -177,10 +184,16 @@ export class PcscHost extends EventEmitter<HostEvents> {
     what: string,
     callback: Callback,
   ): void {
-    const timer = setTimeout(() => {
-      if (this.#child === child)
-        this.#let(`${what} got no answer from the PC/SC host in ${withinMs} ms; it was restarted`);
-    }, withinMs);
+    const timer = setTimeout(
+      () =>
+        afterMessagesRead(() => {
+          if (this.#child === child && this.#pending.get(message.id)?.timer === timer)
+            this.#let(
+              `${what} got no answer from the PC/SC host in ${withinMs} ms; it was restarted`,
+            );
+        }),
+      withinMs,
+    );
     timer.unref();
     this.#pending.set(message.id, { callback, timer });
     child.postMessage(message);
@@ -381,4 +394,14 @@ class HostCardReader extends EventEmitter {
       callback(error, reply);
     });
   }
+}
+
+/**
+ * Runs `verdict` once the messages that reached this process are read: a timer runs before the
+ * loop reads what arrived meanwhile, so after main itself stalled (a busy till, a long GC, a
+ * wake from sleep) an answer already here would be taken for silence and a healthy host
+ * restarted. setImmediate runs after the loop's poll phase, where those messages are read.
+ */
+function afterMessagesRead(verdict: () => void): void {
+  setImmediate(verdict);
 }

@@ -180,6 +180,41 @@ describe('the PC/SC host in a utility process', () => {
     );
   });
 
+  test('when the main process itself stalls past the answer allowance, then the pong and the card call’s answer that arrived meanwhile count: the host is not taken for silent, not restarted', async () => {
+    const { host, utilityProcess } = supervisedHost(['card'], { answerWithinMs: 500 });
+    const { manager, events } = readersOver(host);
+    await until(manager, () => manager.status.card !== null);
+    // A busy machine, a long GC, a till waking from sleep: main runs nothing for 1.5 s just
+    // after it sent a heartbeat, then a card call, while the host answers both at once; then
+    // main's timers run before it reads those answers.
+    const [child] = utilityProcess.forked;
+    assert.ok(child);
+    const send = child.postMessage.bind(child);
+    const stallAfter = new Set(['ping', 'call']);
+    child.postMessage = (message: { kind: string }) => {
+      send(message);
+      if (!stallAfter.delete(message.kind)) return;
+      // In the loop's check phase: its timers come next, before the answers are read.
+      setImmediate(() => {
+        const until_ = Date.now() + 1_500;
+        while (Date.now() < until_);
+      });
+    };
+    while (stallAfter.has('ping')) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The reader's own bound on the operation may run out on a stalled main: the manager's
+    // business. The host's supervisor must not blame the host.
+    await manager.withCard((session) => session.readWallet()).catch(() => undefined);
+    assert.equal(stallAfter.size, 0, 'main stalled after a heartbeat and after a card call');
+    // Some heartbeats more, on a loop that runs again.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(utilityProcess.forked.length, 1, JSON.stringify(events));
+    assert.equal(host.running, true);
+    assert.deepEqual(
+      events.filter((event) => event.type === 'problem' && /PC\/SC host/.test(event.message)),
+      [],
+    );
+  });
+
   test('when the smart-card service is away, then the host answers with the binding error and stays up', async () => {
     const { host, utilityProcess } = supervisedHost(['no-service']);
     const { manager } = readersOver(host);
