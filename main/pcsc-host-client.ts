@@ -400,7 +400,10 @@ class HostCardReader extends EventEmitter {
  * Runs `verdict` once the messages that reached this process are read: a timer runs before the
  * loop reads what arrived meanwhile, so after main itself stalled (a busy till, a long GC, a
  * wake from sleep) an answer already here would be taken for silence and a healthy host
- * restarted. setImmediate runs after the loop's poll phase, where those messages are read.
+ * restarted. setImmediate runs after the loop's poll phase, where Node reads those messages
+ * (the electron mock's child process). Electron's main process takes utilityProcess messages
+ * from Chromium's message loop, which it interleaves with libuv's; whether they are read
+ * before this turn's immediates there is not verified (Electron cannot run here).
  */
 function afterMessagesRead(verdict: () => void): void {
   setImmediate(verdict);
