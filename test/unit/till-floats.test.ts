@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { floatMovementId } from '../../common/float-ids.ts';
-import { ledgerErrorCodes, type FloatSettings } from '../../common/ledger-contract.ts';
+import { ledgerErrorCodes } from '../../common/ledger-contract.ts';
 import type { CardWallet } from '../../service/card/card-face.ts';
 import { LedgerRefusal, type LedgerCustomer } from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
@@ -29,25 +29,9 @@ import {
   type FloatPlan,
   type TillFloatsLedger,
 } from '../../service/wallet/till-floats.ts';
+import { PREFIX, SETTINGS, SHOP, START, TILL } from '../support/float-fixtures.ts';
 import { ManualClock } from '../support/money-rig.ts';
 
-const TILL = '00000000-0000-4000-8000-00000000a001';
-const PREFIX = 'a1b2c3d4e5f6';
-const START = Date.parse('2026-11-26T10:00:00.000Z');
-const SETTINGS: FloatSettings = {
-  size: 200,
-  lowWater: 50,
-  offlineCap: 40,
-  offlineLimitSeconds: 3600,
-  cardTypes: ['classic', 'desfire'],
-};
-const SHOP = {
-  customerId: 'shop-1',
-  name: 'A',
-  credits: 1000,
-  creditCost: '0.50',
-  float: SETTINGS,
-} as unknown as LedgerCustomer;
 const TIERED = {
   ...SHOP,
   cards: { bonusTiers: [{ minAmount: '10.00', bonusCredits: 3 }] },
