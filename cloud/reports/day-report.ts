@@ -19,8 +19,9 @@ import { floatNotReported, type FloatNotReported } from './float-not-reported.ts
  * Refunds (a cashier's undo) and corrections (an operator's) are euros given back, each its
  * own line; replacements and block-clears move no cash and are counted apart. A compensation of
  * one of those four counts in its kind's line: one that redoes a movement the ledger voided
- * adds, one that undoes a movement the ledger posted takes it away (a refund undone is none). Bonus credits
- * given by recharges and forfeited by payouts have their own two figures.
+ * adds, one that undoes a movement the ledger posted takes it away (a refund undone is none);
+ * the Compensations figures count them apart, by what they did. Bonus credits given by
+ * recharges and forfeited by payouts have their own two figures.
  * Movements created that day and still pending, or voided, are listed apart and count nowhere.
  */
 export interface Tally {
@@ -32,10 +33,25 @@ export interface Tally {
   bonusCredits: number;
 }
 
+/** How many compensations of a card rule's movements, per kind. */
+export interface CardRuleCounts {
+  refunds: number;
+  corrections: number;
+  replacements: number;
+  blockClears: number;
+}
+
 export interface DayTotals {
   recharges: Tally;
   payouts: Tally;
-  compensations: { recharges: Tally; payouts: Tally };
+  compensations: {
+    recharges: Tally;
+    payouts: Tally;
+    /** Of a movement the ledger had voided and its card held: done after all (in its line). */
+    redone: CardRuleCounts;
+    /** Of a movement the ledger had posted and its card lacked: taken away (from its line). */
+    undone: CardRuleCounts;
+  };
   /** Cashiers' undos of recharges: credits taken back, euros given back. */
   refunds: Tally;
   /** Operators' corrections of recharges, applied at a till: as refunds. */
@@ -120,6 +136,14 @@ export const LISTED_LIMIT = 500;
 /** daily_takings' till of movements made before tills were named. */
 const NO_TILL = '00000000-0000-0000-0000-000000000000';
 
+/** Posted compensations of a card rule's movements that day, counted by till, kind and undoes. */
+export interface CardRuleCompensationRow {
+  till_id: string | null;
+  kind: MovementKind;
+  undoes: boolean;
+  count: number | string;
+}
+
 /** Posted movements of a day summed by till, kind and compensation. */
 export interface SumRow {
   till_id: string | null;
@@ -165,12 +189,33 @@ const BUCKETS = [
   'blockClears',
 ] as const;
 
-type Sums = Record<(typeof BUCKETS)[number], Bucket> & { pending: number; voided: number };
+type Sums = Record<(typeof BUCKETS)[number], Bucket> & {
+  pending: number;
+  voided: number;
+  redone: CardRuleCounts;
+  undone: CardRuleCounts;
+};
+
+/** All kinds' compensations of a CardRuleCounts. */
+export const cardRuleTotal = (counts: CardRuleCounts): number =>
+  counts.refunds + counts.corrections + counts.replacements + counts.blockClears;
+
+const noCardRuleCounts = (): CardRuleCounts => ({
+  refunds: 0,
+  corrections: 0,
+  replacements: 0,
+  blockClears: 0,
+});
 
 function emptySums(): Sums {
-  const sums = { pending: 0, voided: 0 } as Sums;
-  for (const bucket of BUCKETS) sums[bucket] = emptyTally();
-  return sums;
+  const buckets = Object.fromEntries(BUCKETS.map((bucket) => [bucket, emptyTally()]));
+  return {
+    ...(buckets as Record<(typeof BUCKETS)[number], Bucket>),
+    pending: 0,
+    voided: 0,
+    redone: noCardRuleCounts(),
+    undone: noCardRuleCounts(),
+  };
 }
 
 function tally(t: Bucket): Tally {
@@ -189,7 +234,12 @@ function totalsOf(sums: Sums): DayTotals {
   return {
     recharges: tally(sums.recharges),
     payouts: tally(sums.payouts),
-    compensations: { recharges: tally(sums.compRecharges), payouts: tally(sums.compPayouts) },
+    compensations: {
+      recharges: tally(sums.compRecharges),
+      payouts: tally(sums.compPayouts),
+      redone: { ...sums.redone },
+      undone: { ...sums.undone },
+    },
     refunds: tally(sums.refunds),
     corrections: tally(sums.corrections),
     replacements: tally(sums.replacements),
@@ -220,6 +270,19 @@ const BUCKET_OF: Record<MovementKind, { plain: keyof Sums; compensation: keyof S
   'block-clear': { plain: 'blockClears', compensation: 'blockClears' },
 };
 
+/** The CardRuleCounts field of a card rule's kind. */
+const COUNT_OF: Partial<Record<MovementKind, keyof CardRuleCounts>> = {
+  refund: 'refunds',
+  correction: 'corrections',
+  replacement: 'replacements',
+  'block-clear': 'blockClears',
+};
+
+function addCompensation(sums: Sums, row: CardRuleCompensationRow): void {
+  const field = COUNT_OF[row.kind];
+  if (field) sums[row.undoes ? 'undone' : 'redone'][field] += Number(row.count);
+}
+
 function add(sums: Sums, row: SumRow): void {
   const line = BUCKET_OF[row.kind];
   const bucket = sums[row.compensation ? line.compensation : line.plain] as Bucket;
@@ -238,12 +301,14 @@ export interface StateCountRow {
 
 /**
  * The day's figures, for the shop and per till, from its posted movements summed by till,
- * kind and compensation and its pending and voided ones counted by till.
+ * kind and compensation, its pending and voided ones counted by till, and its compensations of
+ * card rules' movements counted by till, kind and what they did.
  */
 export function dayFigures(
   sumRows: readonly SumRow[],
   countRows: readonly StateCountRow[],
   names: ReadonlyMap<string, string>,
+  compensationRows: readonly CardRuleCompensationRow[] = [],
 ): Pick<DayReport, 'totals' | 'tills'> {
   const all = emptySums();
   const perTill = new Map<string | null, Sums>();
@@ -259,6 +324,10 @@ export function dayFigures(
   for (const row of countRows) {
     all[row.state] += Number(row.count);
     sumsOf(row.till_id)[row.state] += Number(row.count);
+  }
+  for (const row of compensationRows) {
+    addCompensation(all, row);
+    addCompensation(sumsOf(row.till_id), row);
   }
   const tills = [...perTill.entries()]
     .map(([tillId, tillSums]) => ({
@@ -321,9 +390,19 @@ export async function readDayReport(db: Queryable, shop: Shop, date: string): Pr
      GROUP BY 1, 2`,
     [shop.id, start, end],
   );
+  // daily_takings nets them into their kinds' lines: these few are counted apart, by what
+  // they did (movements_customer_compensations keeps the read to the day's compensations).
+  const compensations = await db.query<CardRuleCompensationRow>(
+    `SELECT till_id, kind, undoes, count(*) AS count FROM movements
+     WHERE customer_id = $1 AND compensates IS NOT NULL AND state = 'posted'
+       AND kind IN ('refund', 'correction', 'replacement', 'block-clear')
+       AND occurred_at >= $2 AND occurred_at < $3
+     GROUP BY 1, 2, 3`,
+    [shop.id, start, end],
+  );
   const names = await tillNames(db, shop.id);
   const today = (await shopToday(db, shop)) === date;
-  const figures = dayFigures(sums.rows, counts.rows, names);
+  const figures = dayFigures(sums.rows, counts.rows, names, compensations.rows);
   const toListed = (row: ListedRow): ListedMovement => ({
     id: row.id,
     tillId: row.till_id,

@@ -1,13 +1,15 @@
-import { noTotals, type DayReport, type DayTotals } from './day-report.ts';
+import { cardRuleTotal, noTotals, type DayReport, type DayTotals } from './day-report.ts';
 
 /**
  * The day report's figures as CSV (RFC 4180, CRLF line ends): one row per till that moved
  * anything that day, then the shop's total (`till` = `all tills`). Every column a spreadsheet
  * needs to redo the sums; euros as plain decimals with a dot. Columns added later (refunds,
- * corrections, bonuses, replacements, then the float's) come last, so a sheet that reads by
- * position still works. On today's report the float recharges not reported yet fill the last
- * three columns (a till holding some that moved nothing else gets a row of zeros); on other
- * days they are empty.
+ * corrections, bonuses, replacements, the float's, then the card rules' compensations) come
+ * last, so a sheet that reads by position still works. On today's report the float recharges
+ * not reported yet fill the three float columns (a till holding some that moved nothing else
+ * gets a row of zeros); on other days they are empty. The compensations of refunds,
+ * corrections, pickups and block-clears are counted by what they did (redone or undone); their
+ * credits and euros are in their kinds' columns already.
  */
 export const DAY_CSV_COLUMNS = [
   'date',
@@ -46,6 +48,8 @@ export const DAY_CSV_COLUMNS = [
   'float_not_reported',
   'float_not_reported_credits',
   'float_as_of',
+  'card_rule_compensations_redone',
+  'card_rule_compensations_undone',
 ] as const;
 
 /**
@@ -109,9 +113,12 @@ export function dayReportCsv(report: DayReport): string {
       csvField(report.shop.timeZone),
       csvField(till),
       csvField(tillId),
-      ...[...figures(totals), ...floatCells(tillId, total)].map((value) =>
-        csvField(value, { text: false }),
-      ),
+      ...[
+        ...figures(totals),
+        ...floatCells(tillId, total),
+        cardRuleTotal(totals.compensations.redone),
+        cardRuleTotal(totals.compensations.undone),
+      ].map((value) => csvField(value, { text: false })),
     ].join(',');
   const listed = new Set(report.tills.map((till) => till.tillId));
   const tills = [

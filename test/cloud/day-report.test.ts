@@ -144,12 +144,15 @@ describe('the day report, Europe/Brussels', () => {
     const report = await dayReport(db, await readShop(db, shopId), day);
     assert.equal(report.hours, 24);
     const none = { count: 0, credits: 0, euros: '0.00', bonusCredits: 0 };
+    const noCardRules = { refunds: 0, corrections: 0, replacements: 0, blockClears: 0 };
     assert.deepEqual(report.totals, {
       recharges: { count: 2, credits: 40, euros: '20.00', bonusCredits: 0 },
       payouts: { count: 1, credits: 6, euros: '3.00', bonusCredits: 0 },
       compensations: {
         recharges: { count: 1, credits: 6, euros: '3.00', bonusCredits: 0 },
         payouts: none,
+        redone: noCardRules,
+        undone: noCardRules,
       },
       refunds: none,
       corrections: none,
@@ -185,11 +188,11 @@ describe('the day report, Europe/Brussels', () => {
     assert.match(csv[0] ?? '', /^date,time_zone,till,till_id,recharges,/);
     assert.equal(
       csv[1],
-      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,`,
+      `2026-06-10,Europe/Brussels,front counter,${FRONT},1,30,15.00,1,6,3.00,0,0,0.00,0,0,0.00,15.00,3.00,0.00,12.00,0,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,,0,0`,
     );
     assert.equal(
       csv[3],
-      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,',
+      '2026-06-10,Europe/Brussels,all tills,,2,40,20.00,1,6,3.00,1,6,3.00,0,0,0.00,23.00,3.00,0.00,20.00,1,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,,0,0',
     );
   });
 
@@ -267,24 +270,27 @@ describe('the day report, Europe/Brussels', () => {
     const csv = dayReportCsv(report).split('\r\n');
     assert.match(
       csv[0] ?? '',
-      /,pending,voided,refunds,refund_credits,refund_euros,corrections,correction_credits,correction_euros,bonus_given,bonus_forfeited,replacements,replacement_credits,block_clears,float_not_reported,float_not_reported_credits,float_as_of$/,
+      /,pending,voided,refunds,refund_credits,refund_euros,corrections,correction_credits,correction_euros,bonus_given,bonus_forfeited,replacements,replacement_credits,block_clears,float_not_reported,float_not_reported_credits,float_as_of,card_rule_compensations_redone,card_rule_compensations_undone$/,
     );
     assert.equal(
       csv[1],
-      `${today},Europe/Brussels,front counter,${FRONT},1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,2,15,${front?.asOf}`,
+      `${today},Europe/Brussels,front counter,${FRONT},1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,2,15,${front?.asOf},0,0`,
     );
     assert.equal(
       csv[2],
-      `${today},Europe/Brussels,unnamed till,${THIRD},0,0,0.00,0,0,0.00,0,0,0.00,0,0,0.00,0.00,0.00,0.00,0.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,1,4,${third?.asOf}`,
+      `${today},Europe/Brussels,unnamed till,${THIRD},0,0,0.00,0,0,0.00,0,0,0.00,0,0,0.00,0.00,0.00,0.00,0.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,1,4,${third?.asOf},0,0`,
     );
     assert.equal(
       csv[3],
-      `${today},Europe/Brussels,all tills,,1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,3,19,`,
+      `${today},Europe/Brussels,all tills,,1,8,4.00,0,0,0.00,0,0,0.00,0,0,0.00,4.00,0.00,0.00,4.00,0,0,0,0,0.00,0,0,0.00,0,0,0,0,0,3,19,,0,0`,
     );
 
     const past = await dayReport(db, shop, '2026-06-10');
     assert.equal(past.floatRechargesNotReported, null);
-    assert.match(dayReportCsv(past).split('\r\n')[1] ?? '', /,0,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,$/);
+    assert.match(
+      dayReportCsv(past).split('\r\n')[1] ?? '',
+      /,0,1,0,0,0.00,0,0,0.00,0,0,0,0,0,,,,0,0$/,
+    );
     await recordHeartbeat(db, shopId, FRONT, heartbeat(null), null);
     await recordHeartbeat(db, shopId, THIRD, heartbeat(null), null);
   });
@@ -455,7 +461,7 @@ describe('the day report of refunds, corrections and bonuses, on the 25-hour day
     const csv = dayReportCsv(report).split('\r\n');
     assert.equal(
       csv.at(-2),
-      '2026-10-25,Europe/Brussels,all tills,,3,128,60.00,1,44,20.00,0,0,0.00,0,0,0.00,60.00,20.00,30.00,10.00,0,0,1,54,25.00,1,10,5.00,8,4,0,0,0,,,',
+      '2026-10-25,Europe/Brussels,all tills,,3,128,60.00,1,44,20.00,0,0,0.00,0,0,0.00,60.00,20.00,30.00,10.00,0,0,1,54,25.00,1,10,5.00,8,4,0,0,0,,,,0,0',
     );
     // The takings chart counts the day alike: the refund and the correction come off its net.
     const [chartDay] = await takingsByDay(db, await readShop(db, bonusShop), day, 1);
@@ -467,6 +473,75 @@ describe('the day report of refunds, corrections and bonuses, on the 25-hour day
       net: '10.00',
       movements: 6, // three recharges, the payout, the refund and the correction
     });
+    assert.deepEqual((await checkLedger(db)).problems, []);
+  });
+
+  test('when a till undoes a posted refund its card lacks and redoes a voided one its card holds, then the refunds line counts one, the compensations count one of each by till, and the CSV and check agree', async () => {
+    const date = '2026-10-27'; // CET: from 2026-10-26T23:00Z
+    /** A refund of a fresh 20-credit recharge at the front, decided by `decision`. */
+    const refund = async (cardId: string, hour: number, decision: 'post' | 'void') => {
+      const sale = await recharge(cardId, { credits: 20 }, `${date}T${hour}:00:00Z`);
+      const id = randomUUID();
+      await ledger.createMovement(bonusShop, {
+        id,
+        kind: 'refund',
+        cardId,
+        refunds: sale.id,
+        tillId: FRONT,
+        cardCredits: 20,
+        tillTime: `${date}T${hour}:05:00Z`,
+      });
+      const by = { tillId: FRONT, occurredAt: `${date}T${hour}:05:00Z` };
+      if (decision === 'post') await ledger.postMovement(bonusShop, id, by);
+      else await ledger.voidMovement(bonusShop, id, by);
+      return id;
+    };
+    /** The back till's compensation of `of`, as its card shows it. */
+    const compensate = async (of: string, cardId: string, hour: number) => {
+      const id = randomUUID();
+      await ledger.createMovement(bonusShop, {
+        id,
+        kind: 'refund',
+        cardId,
+        tillId: BACK,
+        compensates: of,
+      });
+      await ledger.postMovement(bonusShop, id, {
+        tillId: BACK,
+        occurredAt: `${date}T${hour}:30:00Z`,
+      });
+    };
+    // Posted by an operator, but the card never lost the credits: undone.
+    await compensate(await refund('04D00011', 10, 'post'), '04D00011', 10);
+    // Voided by an operator, but the card did lose them: redone.
+    await compensate(await refund('04D00012', 12, 'void'), '04D00012', 12);
+
+    const report = await dayReport(db, await readShop(db, bonusShop), date);
+    const { refunds, compensations } = report.totals;
+    const noCardRules = { refunds: 0, corrections: 0, replacements: 0, blockClears: 0 };
+    assert.deepEqual(
+      { refunds, redone: compensations.redone, undone: compensations.undone },
+      {
+        refunds: { count: 1, credits: 20, euros: '10.00', bonusCredits: 0 },
+        redone: { ...noCardRules, refunds: 1 },
+        undone: { ...noCardRules, refunds: 1 },
+      },
+      JSON.stringify(report.totals),
+    );
+    assert.deepEqual(
+      report.tills.map((till) => [
+        till.tillId,
+        till.totals.refunds.count,
+        till.totals.compensations.redone.refunds,
+        till.totals.compensations.undone.refunds,
+      ]),
+      [
+        [FRONT, 1, 0, 0], // the refund posted by the operator (the voided one counts nowhere)
+        [BACK, 0, 1, 1], // one redone, one undone: no refund on balance
+      ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    );
+    const csv = dayReportCsv(report).split('\r\n');
+    assert.match(csv.at(-2) ?? '', /^2026-10-27,Europe\/Brussels,all tills,.*,,,,1,1$/);
     assert.deepEqual((await checkLedger(db)).problems, []);
   });
 

@@ -350,6 +350,32 @@ describe('an owner and a lost card', () => {
       '1 refund: 54 credits, €25.00',
     );
     assert.equal(await figure('bonus-given'), '8 credits');
+
+    // A second refund the ledger voided though its card lost the credits: a till redoes it.
+    const second = await posted(
+      { kind: 'recharge', cardId: '04D10003', credits: 10 },
+      `${DAY}T10:00:00Z`,
+    );
+    const voided = randomUUID();
+    const refund = {
+      id: voided,
+      kind: 'refund',
+      cardId: '04D10003',
+      refunds: second.id,
+      tillId: FRONT,
+      cardCredits: 10,
+      tillTime: `${DAY}T10:02:00Z`,
+    };
+    assert.equal((await api().create(refund as never)).status, 201);
+    assert.equal((await api().resolve(voided, 'void', { tillId: FRONT })).status, 200);
+    await posted({ kind: 'refund', cardId: '04D10003', compensates: voided }, `${DAY}T11:00:00Z`);
+    await page.goto(`${server.url}/console/shops/${shop}/day?date=${DAY}`);
+    assert.equal(await figure('refunded'), '€30.00');
+    const redone = page.locator('[data-compensation="redone-refunds"]');
+    assert.equal(
+      ((await redone.textContent()) ?? '').replace(/\s+/g, ' ').trim(),
+      '1 refund redone',
+    );
   });
 });
 

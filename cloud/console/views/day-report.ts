@@ -1,4 +1,10 @@
-import type { DayReport, DayTotals, ListedMovement } from '../../reports/day-report.ts';
+import {
+  cardRuleTotal,
+  type CardRuleCounts,
+  type DayReport,
+  type DayTotals,
+  type ListedMovement,
+} from '../../reports/day-report.ts';
 import { cardRuleLines } from './day-report-card-lines.ts';
 import { count, euros, localTime, longDate, tillName } from './format.ts';
 import { html, type Html } from './html.ts';
@@ -47,9 +53,7 @@ export function tillTable(report: DayReport): Html {
       <td class="num net-cash">${euros(totals.netCashExpected)}</td>
       ${tallyCells(totals.recharges)} ${tallyCells(totals.payouts)}
       ${refunds ? html`<td class="num">${euros(totals.eurosRefunded)}</td>` : ''}
-      <td class="num">
-        ${count(totals.compensations.recharges.count + totals.compensations.payouts.count)}
-      </td>
+      <td class="num">${count(compensationCount(totals))}</td>
     </tr>`;
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Figures by till">
     <table class="figures-table" data-testid="till-table">
@@ -85,9 +89,35 @@ export function tillTable(report: DayReport): Html {
   </div>`;
 }
 
+/** Every compensation of the day, whatever it set right. */
+function compensationCount(totals: DayTotals): number {
+  const { recharges, payouts, redone, undone } = totals.compensations;
+  return recharges.count + payouts.count + cardRuleTotal(redone) + cardRuleTotal(undone);
+}
+
+const CARD_RULE_NOUNS: Record<keyof CardRuleCounts, [string, string]> = {
+  refunds: ['refund', 'refunds'],
+  corrections: ['correction', 'corrections'],
+  replacements: ['replacement pickup', 'replacement pickups'],
+  blockClears: ['blocked card emptied', 'blocked cards emptied'],
+};
+
+/** "1 refund redone: …" per kind with any; the line the kind counts in says the rest. */
+function cardRuleCompensationItems(counts: CardRuleCounts, what: string): Html[] {
+  return (Object.keys(CARD_RULE_NOUNS) as (keyof CardRuleCounts)[])
+    .filter((kind) => counts[kind] > 0)
+    .map((kind) => {
+      const [one, many] = CARD_RULE_NOUNS[kind];
+      return html`<li data-compensation="${what}-${kind}">
+        ${count(counts[kind])} ${counts[kind] === 1 ? one : many} ${what}
+      </li>`;
+    });
+}
+
 function compensationsNote(totals: DayTotals): Html {
-  const { recharges, payouts } = totals.compensations;
-  if (recharges.count + payouts.count === 0) return html``;
+  const { recharges, payouts, redone, undone } = totals.compensations;
+  if (compensationCount(totals) === 0) return html``;
+  const cardRules = cardRuleTotal(redone) + cardRuleTotal(undone) > 0;
   return html`<section aria-labelledby="compensations">
     <h2 id="compensations">Compensations</h2>
     <p>
@@ -111,7 +141,18 @@ function compensationsNote(totals: DayTotals): Html {
             </li>`
           : ''
       }
+      ${cardRuleCompensationItems(redone, 'redone')} ${cardRuleCompensationItems(undone, 'undone')}
     </ul>
+    ${
+      cardRules
+        ? html`<p class="hint">
+            <em>Redone</em>: the ledger had voided it but its card held it, so it counts after all.
+            <em>Undone</em>: the ledger had posted it but its card did not hold it, so it is taken
+            away again (a refund undone is no refund). The lines of their kinds below count them so
+            already.
+          </p>`
+        : ''
+    }
   </section>`;
 }
 
