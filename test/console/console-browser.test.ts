@@ -492,7 +492,7 @@ describe('the takings chart', () => {
       const { totals } = await dayReport(server.db, await readShop(server.db, chartShop), DAY);
       const legend = async () =>
         (await page.locator('#takings-chart .u-legend .u-value').allTextContents()).map((text) =>
-          text.trim(),
+          text.replace(/\s+/g, ' ').trim(),
         );
       const newest = ['10 Jun 2026', `€${totals.eurosTaken}`];
       assert.deepEqual((await legend()).slice(0, 2), newest);
@@ -508,12 +508,23 @@ describe('the takings chart', () => {
       await page.mouse.move(box.x + box.width / 2, box.y + box.height + 150);
       assert.deepEqual((await legend()).slice(0, 2), newest);
 
-      // A year is drawn a bar a week: the newest week began on Monday 8 June.
+      // A year is drawn a bar a week: the newest week began on Monday 8 June, and the span
+      // ends on its Wednesday, so its bar holds three days and says so.
       await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=365&date=${DAY}`);
       await canvas.waitFor();
       const labels = await page.locator('#takings-chart .u-legend .u-label').allTextContents();
-      assert.equal(labels[0]?.trim(), 'Week of', labels.join(' | '));
-      assert.equal((await legend())[0], '8 Jun 2026');
+      assert.equal(labels[0]?.trim(), 'Week', labels.join(' | '));
+      assert.equal((await legend())[0], '8 – 10 Jun 2026 (3 days)');
+      await page.mouse.move(box.x + box.width * 0.5, box.y + box.height / 2);
+      // A whole week inside the span: "15 – 21 Jun 2025", or "29 Jun – 5 Jul 2025".
+      assert.match((await legend())[0] ?? '', /^\d+( \w{3})? – \d+ \w{3} 20\d\d$/);
+
+      // Ending today (the shop's local day), the newest day and week are still being sold into.
+      for (const days of [30, 365]) {
+        await page.goto(`${server.url}/console/shops/${chartShop}/chart?days=${days}`);
+        await canvas.waitFor();
+        assert.match((await legend())[0] ?? '', / \(so far\)$/, `${days} days`);
+      }
     } finally {
       await context.close();
     }

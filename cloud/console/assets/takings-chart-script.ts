@@ -8,8 +8,9 @@ export const takingsChartScript = /* js */ `'use strict';
   var holder = document.getElementById('takings-chart');
   var data = document.getElementById('takings-data');
   if (!holder || !data || typeof uPlot === 'undefined') return;
-  // { per: 'day' | 'week', periods: [{ date, days, taken, paidOut, refunded, net }] }: a week
-  // starts on its first day in the span; its bar stands in the middle of its days.
+  // { per: 'day' | 'week', today, periods: [{ date, days, taken, paidOut, refunded, net }] }: a
+  // week starts on its first day in the span; its bar stands in the middle of its days. today
+  // is the shop's local date: the period holding it is still being sold into.
   var chart = JSON.parse(data.textContent || '{}');
   var weekly = chart.per === 'week';
   var days = chart.periods || [];
@@ -26,6 +27,18 @@ export const takingsChartScript = /* js */ `'use strict';
     return { width: Math.max(280, holder.clientWidth), height: holder.clientWidth < 500 ? 260 : 340 };
   }
   var dayName = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short', year: 'numeric' });
+  // "8–14 Jun 2026"; a week cut by the span's edge says how many days its bar holds, and the
+  // newest period says "so far" while the shop is still selling into it, so a short or half-sold
+  // bar is not taken for a poor week.
+  function periodName(period) {
+    var first = new Date(period.date + 'T00:00:00Z');
+    var count = period.days || 1;
+    var last = new Date(first.getTime() + (count - 1) * DAY * 1000);
+    var name = count > 1 ? dayName.formatRange(first, last) : dayName.format(first);
+    if (last.toISOString().slice(0, 10) === chart.today) return name + ' (so far)';
+    if (weekly && count < 7) return name + ' (' + count + (count === 1 ? ' day)' : ' days)');
+    return name;
+  }
   var tick = new Intl.DateTimeFormat('en-GB', weekly
     ? { timeZone: 'UTC', month: 'short', year: '2-digit' }
     : { timeZone: 'UTC', day: 'numeric', month: 'short' });
@@ -41,8 +54,8 @@ export const takingsChartScript = /* js */ `'use strict';
     scales: { x: { time: true, range: function (u, min, max) { return [min - half, max + half]; } } },
     hooks: { ready: [showNewest], setCursor: [showNewest] },
     series: [
-      { label: weekly ? 'Week of' : 'Day', value: function (u, ts, si, i) {
-        return i == null || !days[i] ? '' : dayName.format(new Date(days[i].date + 'T00:00:00Z'));
+      { label: weekly ? 'Week' : 'Day', value: function (u, ts, si, i) {
+        return i == null || !days[i] ? '' : periodName(days[i]);
       } },
       { label: 'Taken', stroke: '#0b5cad', fill: 'rgba(11,92,173,0.35)', width: 1,
         paths: uPlot.paths.bars({ size: [0.7, 40] }), value: euro },

@@ -20,6 +20,8 @@ const DAILY_BARS_UP_TO = 60;
 export function chartView(
   series: TakingsDay[],
   links: { days: number; other: string; otherDays: number; day: (date: string) => string },
+  /** The shop's local date: a chart that ends on it shows its newest day or week "so far". */
+  today: string,
 ): Html {
   const totals = takingsOver(series);
   const weekly = series.length > DAILY_BARS_UP_TO;
@@ -41,7 +43,7 @@ export function chartView(
         Euros taken (bars), paid out and refunded (lines), and net cash (dashed line) per ${per}.
       </figcaption>
     </figure>
-    ${jsonBlock('takings-data', { per, periods: weekly ? takingsByWeek(series) : series })}
+    ${jsonBlock('takings-data', { per, today, periods: weekly ? takingsByWeek(series) : series })}
     <details>
       <summary>The figures as a table</summary>
       <div class="table-wrap" tabindex="0" role="region" aria-label="Takings per day">

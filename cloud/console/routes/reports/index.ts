@@ -56,7 +56,8 @@ const reportRoutes: FastifyPluginAsync = async (fastify) => {
     const shop = await request.shopFor('manage');
     const query = parseForm(chartQuery, request.query);
     const days = Number(query.days);
-    const last = query.date ?? (await shopToday(db, shop));
+    const today = await shopToday(db, shop);
+    const last = query.date ?? today;
     const series = await takingsByDay(db, shop, last, days);
     const base = `/console/shops/${shop.id}`;
     const otherDays = days === 30 ? 365 : 30;
@@ -65,12 +66,16 @@ const reportRoutes: FastifyPluginAsync = async (fastify) => {
       page(
         await pageContext(request, reply, shop),
         `Takings, ${days} days`,
-        chartView(series, {
-          days,
-          otherDays,
-          other: `${base}/chart?days=${otherDays}&date=${last}`,
-          day: (date) => `${base}/day?date=${date}`,
-        }),
+        chartView(
+          series,
+          {
+            days,
+            otherDays,
+            other: `${base}/chart?days=${otherDays}&date=${last}`,
+            day: (date) => `${base}/day?date=${date}`,
+          },
+          today,
+        ),
         {
           scripts: ['/console/assets/uplot.js', '/console/assets/takings-chart.js'],
           styles: ['/console/assets/uplot.css'],
