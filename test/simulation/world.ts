@@ -1405,7 +1405,16 @@ async function runWorld(
   for (const card of cards) {
     const home = tillsOf(card.home);
     const last = [...writes].reverse().find((write) => write.cardId === card.uid);
-    const till = home.find((candidate) => candidate.name === last?.till) ?? home[0];
+    // A card a till of its shop still has a movement pending for goes back to that till, as
+    // MovementPendingAtOtherTill tells the cashier (a pickup the replacements above left
+    // unfinished, the new card pulled mid-write, has no other way to be decided).
+    const pending = [...ledger.movements.values()].find(
+      (movement) => movement.cardId === card.uid && movement.state === 'pending',
+    );
+    const till =
+      home.find((candidate) => candidate.id === pending?.tillId) ??
+      home.find((candidate) => candidate.name === last?.till) ??
+      home[0];
     if (!till) continue;
     present(card, till);
     const recharge = ask(till, 'recharge', { credits: rng.between(1, 5) }, `probe-${card.uid}`);
