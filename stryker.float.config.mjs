@@ -2,6 +2,7 @@
 /**
  * Mutation testing of the till float's money files, file by file (docs/testing.md, "The till
  * float's money files"): `npx stryker run stryker.float.config.mjs --mutate service/wallet/float-sale.ts`.
+ * The float's files and the journal's lines (journal-entries.ts), which a float recharge is.
  *
  * The money core's settings (stryker.config.mjs), with only the unit test files that reach the
  * float: the whole unit suite and the simulation's 100 seeds make the first (coverage) run alone
@@ -15,13 +16,21 @@ import base from './stryker.config.mjs';
 
 export default {
   ...base,
-  mutate: ['service/wallet/float-*.ts', 'service/wallet/till-floats.ts'],
+  mutate: [
+    'service/wallet/float-*.ts',
+    'service/wallet/till-floats.ts',
+    'service/wallet/journal-entries.ts',
+  ],
   tap: {
     ...base.tap,
+    // The float's tests, and the tests of the journal's lines and their fold and compaction
+    // (journal-entries.ts, which holds a float recharge's lines).
     testFiles: [
       'test/unit/float-*.test.ts',
       'test/unit/till-float*.test.ts',
       'test/unit/till-heartbeat.test.ts',
+      'test/unit/journal-entries.test.ts',
+      'test/unit/movement-journal*.test.ts',
     ],
   },
   htmlReporter: { fileName: 'reports/mutation-float/mutation.html' },
