@@ -13,10 +13,9 @@ import { FloatAccount } from '../../service/wallet/float-account.ts';
 import { FloatReporter, REPORT_BATCH } from '../../service/wallet/float-reporter.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import type { MovementBook } from '../../service/wallet/movement-book.ts';
+import { PREFIX, TILL } from '../support/float-fixtures.ts';
 import { ManualClock } from '../support/money-rig.ts';
 
-const PREFIX = 'a1b2c3d4e5f6';
-const TILL = '00000000-0000-4000-8000-00000000a001';
 const id = (seq: number) => floatMovementId(PREFIX, seq);
 
 /** A float sale as the journal folds it: written (default), not written, or undecided. */
