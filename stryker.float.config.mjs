@@ -2,7 +2,6 @@
 /**
  * Mutation testing of the till float's money files, file by file (docs/testing.md, "The till
  * float's money files"): `npx stryker run stryker.float.config.mjs --mutate service/wallet/float-sale.ts`.
- * The float's files and the journal's lines (journal-entries.ts), which a float recharge is.
  *
  * The money core's settings (stryker.config.mjs), with only the unit test files that reach the
  * float: the whole unit suite and the simulation's 100 seeds make the first (coverage) run alone
@@ -23,8 +22,8 @@ export default {
   ],
   tap: {
     ...base.tap,
-    // The float's tests, and the tests of the journal's lines and their fold and compaction
-    // (journal-entries.ts, which holds a float recharge's lines).
+    // The float's tests, and those of the journal's lines (journal-entries.ts: a float
+    // recharge's among them), their fold and their compaction.
     testFiles: [
       'test/unit/float-*.test.ts',
       'test/unit/till-float*.test.ts',

@@ -234,7 +234,7 @@ describe('entriesOf', () => {
     const movement = fold(lines).get('m1') as Movement;
     const compacted = entriesOf(movement);
     assert.deepEqual(compacted, [
-      { ...lines[0], at },
+      lines[0],
       { type: 'reserved', id: 'm1', credits: 12, amount: '5.00', bonusCredits: 2, intent, at },
       {
         type: 'card',
