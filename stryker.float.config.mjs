@@ -15,13 +15,21 @@ import base from './stryker.config.mjs';
 
 export default {
   ...base,
-  mutate: ['service/wallet/float-*.ts', 'service/wallet/till-floats.ts'],
+  mutate: [
+    'service/wallet/float-*.ts',
+    'service/wallet/till-floats.ts',
+    'service/wallet/journal-entries.ts',
+  ],
   tap: {
     ...base.tap,
+    // The float's tests, and those of the journal's lines (journal-entries.ts: a float
+    // recharge's among them), their fold and their compaction.
     testFiles: [
       'test/unit/float-*.test.ts',
       'test/unit/till-float*.test.ts',
       'test/unit/till-heartbeat.test.ts',
+      'test/unit/journal-entries.test.ts',
+      'test/unit/movement-journal*.test.ts',
     ],
   },
   htmlReporter: { fileName: 'reports/mutation-float/mutation.html' },

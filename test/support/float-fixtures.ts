@@ -1,5 +1,7 @@
+import { floatMovementId } from '../../common/float-ids.ts';
 import type { FloatSettings } from '../../common/ledger-contract.ts';
 import type { LedgerCustomer } from '../../service/cloud/ledger-client.ts';
+import type { Movement } from '../../service/wallet/journal-entries.ts';
 
 /** The till, its float ids' prefix and the start of the clock the float unit tests share. */
 export const TILL = '00000000-0000-4000-8000-00000000a001';
@@ -23,3 +25,20 @@ export const SHOP = {
   creditCost: '0.50',
   float: SETTINGS,
 } as unknown as LedgerCustomer;
+
+/**
+ * Puts into `movements` a float sale of `float-1` (number `seq` of PREFIX's ids, `credits`
+ * credits) whose card write is committed and not reported yet, as the journal folds it.
+ */
+export function floatSale(movements: Map<string, Movement>, seq: number, credits: number): void {
+  const id = floatMovementId(PREFIX, seq);
+  movements.set(id, {
+    id,
+    kind: 'recharge',
+    cardId: '04A1',
+    keyFingerprint: 'fp-1',
+    float: { floatId: 'float-1', seq, credits, creditCost: '0.50', cardBefore: 'classic:v1:x' },
+    reserved: { credits },
+    card: 'committed',
+  } as unknown as Movement);
+}

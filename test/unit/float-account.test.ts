@@ -10,8 +10,7 @@ import { FloatAccount, needsReport } from '../../service/wallet/float-account.ts
 import type { TillFloat } from '../../service/wallet/float-entries.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import type { MovementBook } from '../../service/wallet/movement-book.ts';
-
-const PREFIX = 'a1b2c3d4e5f6';
+import { PREFIX } from '../support/float-fixtures.ts';
 
 function floatOf(overrides: Partial<TillFloat> = {}): TillFloat {
   return {

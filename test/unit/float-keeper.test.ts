@@ -30,7 +30,7 @@ import {
 import type { FloatReporter } from '../../service/wallet/float-reporter.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import type { MovementBook } from '../../service/wallet/movement-book.ts';
-import { PREFIX, SETTINGS, SHOP, START, TILL } from '../support/float-fixtures.ts';
+import { floatSale, PREFIX, SETTINGS, SHOP, START, TILL } from '../support/float-fixtures.ts';
 import { ManualClock } from '../support/money-rig.ts';
 
 function bookOf(clock: ManualClock) {
@@ -168,20 +168,6 @@ async function withFloat(options: Parameters<typeof keeperOf>[0] = {}) {
   return rig;
 }
 
-/** A written float sale of float-1 in the book. */
-function sell(rig: Awaited<ReturnType<typeof withFloat>>, seq: number, credits: number): void {
-  const id = floatMovementId(PREFIX, seq);
-  rig.movements.set(id, {
-    id,
-    kind: 'recharge',
-    cardId: '04A1',
-    keyFingerprint: 'fp-1',
-    float: { floatId: 'float-1', seq, credits, creditCost: '0.50', cardBefore: 'classic:v1:x' },
-    reserved: { credits },
-    card: 'committed',
-  } as unknown as Movement);
-}
-
 const ofType = (entries: Record<string, unknown>[], type: string) =>
   entries.filter((entry) => entry.type === type);
 
@@ -295,10 +281,10 @@ describe('FloatKeeper: opening and topping up', () => {
 
   test('when sales leave the float below its low-water mark, then it is topped up to its size; at the mark, not', async () => {
     const rig = await withFloat();
-    sell(rig, 1, 150);
+    floatSale(rig.movements, 1, 150);
     await rig.keeper.sync();
     assert.deepEqual(rig.ledger.calls, ['get float-1'], 'at the mark: 50 left');
-    sell(rig, 2, 1);
+    floatSale(rig.movements, 2, 1);
     await rig.keeper.sync();
     assert.deepEqual(rig.ledger.calls, [
       'get float-1',
@@ -311,20 +297,20 @@ describe('FloatKeeper: opening and topping up', () => {
   test('when the float is used up and its low-water mark is 0, then it is topped up all the same', async () => {
     const rig = await withFloat();
     rig.ledger.customer = { ...SHOP, float: { ...SETTINGS, lowWater: 0 } };
-    sell(rig, 1, 200);
+    floatSale(rig.movements, 1, 200);
     await rig.keeper.sync();
     assert.deepEqual(rig.ledger.calls.slice(1), [`topup float-1 request-2 200 0 ${TILL}`]);
   });
 
   test('when fewer than IDS_LOW ids are left but credits above the mark, then the top-up asks for ids and for no credits beyond the size', async () => {
     const rig = await withFloat();
-    for (let seq = 1; seq <= 100 - IDS_LOW + 1; seq += 1) sell(rig, seq, 0);
+    for (let seq = 1; seq <= 100 - IDS_LOW + 1; seq += 1) floatSale(rig.movements, seq, 0);
     assert.equal(rig.account.idsLeft(rig.folds.float as never), IDS_LOW - 1);
     await rig.keeper.sync();
     assert.deepEqual(rig.ledger.calls.slice(1), [`topup float-1 request-2 0 100 ${TILL}`]);
     rig.ledger.calls.length = 0;
     // Exactly IDS_LOW left (200 issued, 150 used): nothing to ask.
-    for (let seq = 52; seq <= 200 - IDS_LOW; seq += 1) sell(rig, seq, 0);
+    for (let seq = 52; seq <= 200 - IDS_LOW; seq += 1) floatSale(rig.movements, seq, 0);
     assert.equal(rig.account.idsLeft(rig.folds.float as never), IDS_LOW);
     await rig.keeper.sync();
     assert.deepEqual(rig.ledger.calls, ['get float-1']);
@@ -339,7 +325,7 @@ describe('FloatKeeper: opening and topping up', () => {
 
   test('when a top-up was asked and not answered, then the next sync asks it again with its id before deciding on a new one', async () => {
     const rig = await withFloat();
-    sell(rig, 1, 180);
+    floatSale(rig.movements, 1, 180);
     rig.ledger.topUpFloat = async () => {
       throw new Error('the answer was lost');
     };
@@ -392,7 +378,7 @@ describe('FloatKeeper: closing', () => {
     await rig.keeper.sync();
     await rig.keeper.sync();
     rig.reporter.answer = true;
-    sell(rig, 1, 10);
+    floatSale(rig.movements, 1, 10);
     rig.book.owned.set(floatMovementId(PREFIX, 1), 'fp-1');
     await rig.keeper.sync();
     assert.deepEqual(rig.ledger.calls, []);

@@ -11,12 +11,12 @@ import { LedgerRefusal, type LedgerFloat } from '../../service/cloud/ledger-clie
 import { errors } from '../../service/errors.ts';
 import { FloatOpening, IDS_PER_REQUEST } from '../../service/wallet/float-opening.ts';
 import type { MovementBook } from '../../service/wallet/movement-book.ts';
+import { PREFIX, TILL } from '../support/float-fixtures.ts';
 
-const TILL = '00000000-0000-4000-8000-00000000a001';
 const notFound = () => new LedgerRefusal(404, ledgerErrorCodes.floatNotFound.code);
 const FLOAT = {
   id: 'float-1',
-  idPrefix: 'a1b2c3d4e5f6',
+  idPrefix: PREFIX,
   idsIssued: 100,
   granted: 200,
   credits: 200,
@@ -89,7 +89,7 @@ describe('FloatOpening', () => {
       floatId: 'float-1',
       requestId: 'request-1',
       keyFingerprint: 'fp',
-      prefix: 'a1b2c3d4e5f6',
+      prefix: PREFIX,
       idsIssued: 100,
       granted: 200,
     });

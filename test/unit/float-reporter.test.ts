@@ -13,10 +13,9 @@ import { FloatAccount } from '../../service/wallet/float-account.ts';
 import { FloatReporter, REPORT_BATCH } from '../../service/wallet/float-reporter.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import type { MovementBook } from '../../service/wallet/movement-book.ts';
+import { PREFIX, TILL } from '../support/float-fixtures.ts';
 import { ManualClock } from '../support/money-rig.ts';
 
-const PREFIX = 'a1b2c3d4e5f6';
-const TILL = '00000000-0000-4000-8000-00000000a001';
 const id = (seq: number) => floatMovementId(PREFIX, seq);
 
 /** A float sale as the journal folds it: written (default), not written, or undecided. */
@@ -245,6 +244,22 @@ describe('FloatReporter', () => {
     assert.equal(reporter.pending, 0);
   });
 
+  test('when exactly REPORT_BATCH sales wait, then they go in one report and no empty one follows', async () => {
+    const made = bookOf(Array.from({ length: REPORT_BATCH }, (_, at) => sale(at + 1, 1)));
+    const ledger = ledgerOf((movements) =>
+      movements.length === 0
+        ? new Error('400 InvalidReport: movements')
+        : movements.map(() => ({})),
+    );
+    const reporter = reporterOf(made, ledger);
+    assert.equal(await reporter.flush(), true, made.logs.map((log) => log.text).join('\n'));
+    assert.deepEqual(
+      ledger.reports.map((report) => report.movements.length),
+      [REPORT_BATCH],
+    );
+    assert.equal(reporter.pending, 0);
+  });
+
   test("when the ledger answers an id in other letters' case, or leaves one out, then the one answered is journaled and the other reported again", async () => {
     const made = bookOf([sale(1, 10), sale(2, 20)]);
     let leaveOut = true;
@@ -381,6 +396,17 @@ describe('FloatReporter', () => {
     assert.equal(reporter.pending, 0);
     await reporter.flush();
     assert.equal(ledger.reports.length, 1, 'nothing left to report');
+  });
+
+  test('when the ledger refuses a found recharge with several flags and no detail, then the log names each flag and an empty detail', async () => {
+    const at = '2026-11-26T10:30:00.000Z';
+    const made = bookOf([], { found: [['f-1', { cardId: '04AA', credits: 7, at }]] });
+    const ledger = ledgerOf(() => [{ outcome: 'refused', flags: ['forged-id', 'other-shop'] }]);
+    await reporterOf(made, ledger).flush();
+    assert.deepEqual(made.logs, [
+      { level: 'warn', text: 'found float recharge f-1: forged-id, other-shop ()' },
+    ]);
+    assert.deepEqual(made.entries, [{ type: 'found-reported', movementId: 'f-1' }]);
   });
 
   test('when sales were made with a key no longer held, then they wait, the operator told, while the rest is reported with its own key', async () => {

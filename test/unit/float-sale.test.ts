@@ -12,8 +12,9 @@ import { planWrite } from '../../service/card/wallet-card.ts';
 import { startFloatSale, type FloatSaleInput } from '../../service/wallet/float-sale.ts';
 import type { MovementBook } from '../../service/wallet/movement-book.ts';
 import type { FloatPlan } from '../../service/wallet/till-floats.ts';
+import { PREFIX } from '../support/float-fixtures.ts';
 
-const ID = floatMovementId('a1b2c3d4e5f6', 1);
+const ID = floatMovementId(PREFIX, 1);
 
 function bookOf(failing = false) {
   const appends: Record<string, unknown>[][] = [];

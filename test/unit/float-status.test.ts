@@ -99,6 +99,15 @@ describe('floatStatus', () => {
     );
   });
 
+  test('when a date is days apart and its month and day are below ten, then they have two digits', () => {
+    const march = Date.parse('2027-03-05T09:42:00.000Z'); // 10:42 in Rome
+    const status = statusOf({ lastAnsweredAt: march, now: march + 3 * 86_400_000 });
+    assert.equal(
+      status.line,
+      'offline since 10:42 on 2027-03-05: 7 recharges to report, float 340 of 500 credits left, offline sales stopped at 10:42 on 2027-03-06',
+    );
+  });
+
   test('when a time is before ten, then its hour and minute have two digits', () => {
     const early = Date.parse('2026-11-26T07:05:00.000Z'); // 08:05 in Rome
     assert.match(statusOf({ lastAnsweredAt: early, now: early }).line, /^offline since 08:05: /);

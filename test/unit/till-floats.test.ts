@@ -29,7 +29,7 @@ import {
   type FloatPlan,
   type TillFloatsLedger,
 } from '../../service/wallet/till-floats.ts';
-import { PREFIX, SETTINGS, SHOP, START, TILL } from '../support/float-fixtures.ts';
+import { floatSale, PREFIX, SETTINGS, SHOP, START, TILL } from '../support/float-fixtures.ts';
 import { ManualClock } from '../support/money-rig.ts';
 
 const TIERED = {
@@ -155,23 +155,10 @@ function refusal(result: ReturnType<typeof plan>): string {
   return result.refusal.detail ?? '';
 }
 
-function sold(rig: ReturnType<typeof rigOf>, seq: number, credits: number): void {
-  const id = floatMovementId(PREFIX, seq);
-  rig.movements.set(id, {
-    id,
-    kind: 'recharge',
-    cardId: '04A1',
-    keyFingerprint: 'fp-1',
-    float: { floatId: 'float-1', seq, credits, creditCost: '0.50', cardBefore: 'classic:v1:x' },
-    reserved: { credits },
-    card: 'committed',
-  } as unknown as Movement);
-}
-
 describe('TillFloats.plan: a recharge the float covers', () => {
   test('when the float covers a recharge by credits, then it is paid from it with the next id, at the shop credit cost', () => {
     const rig = rigOf();
-    sold(rig, 1, 10);
+    floatSale(rig.movements, 1, 10);
     const result = plan(rig, { credits: 30 }) as FloatPlan;
     assert.equal(result.float.floatId, 'float-1');
     assert.deepEqual(
@@ -190,7 +177,7 @@ describe('TillFloats.plan: a recharge the float covers', () => {
 
   test('when a recharge takes exactly what the float has left, or offline exactly the cap, then it is paid from the float', () => {
     const rig = rigOf();
-    sold(rig, 1, 170);
+    floatSale(rig.movements, 1, 170);
     assert.equal((plan(rig, { credits: 30 }) as FloatPlan).credits, 30);
     rig.offline();
     assert.equal((plan(rig, { credits: 30 }) as FloatPlan).credits, 30);
@@ -295,13 +282,13 @@ describe('TillFloats.plan: what the float does not pay', () => {
     {
       name: 'the float is used up',
       detail: 'offline: the float is used up: 29 credits left',
-      arrange: (rig) => sold(rig, 1, 171),
+      arrange: (rig) => floatSale(rig.movements, 1, 171),
     },
     {
       name: 'its ids are used up',
       detail: 'offline: the float has no movement ids left',
       rig: { idsIssued: 1 },
-      arrange: (rig) => sold(rig, 1, 1),
+      arrange: (rig) => floatSale(rig.movements, 1, 1),
     },
   ];
   for (const c of cases) {
@@ -420,7 +407,7 @@ describe('TillFloats: around the plan', () => {
 
   test('when a card shows float recharges, then only valid ids this till neither made nor found yet are journaled as found, once, and a report is started', async () => {
     const rig = rigOf();
-    sold(rig, 1, 10);
+    floatSale(rig.movements, 1, 10);
     const other = floatMovementId('0f0f0f0f0f0f', 7);
     const card = wallet({
       floatEvidence: [
@@ -443,7 +430,7 @@ describe('TillFloats: around the plan', () => {
 
   test('when the reports before a ledger decision do not land, then it is LedgerUnavailable saying so; when they do, it goes on', async () => {
     const rig = rigOf();
-    sold(rig, 1, 10);
+    floatSale(rig.movements, 1, 10);
     rig.ledger.reportAnswers = false;
     await assert.rejects(rig.floats.reportBeforeLedger(), (error: AppError) => {
       assert.equal(error.code, 'LedgerUnavailable');
@@ -471,18 +458,18 @@ describe('TillFloats: around the plan', () => {
       return rig.clock.delays;
     };
     assert.deepEqual(
-      timers((rig) => sold(rig, 1, 150)),
+      timers((rig) => floatSale(rig.movements, 1, 150)),
       [0],
       'at the mark',
     );
     assert.deepEqual(
-      timers((rig) => sold(rig, 1, 151)),
+      timers((rig) => floatSale(rig.movements, 1, 151)),
       [0, 0],
       'below it',
     );
     const noMark = { ...SHOP, float: undefined } as unknown as LedgerCustomer;
     assert.deepEqual(
-      timers((rig) => sold(rig, 1, 199), {}, noMark),
+      timers((rig) => floatSale(rig.movements, 1, 199), {}, noMark),
       [0],
       'no mark learnt',
     );
@@ -492,7 +479,7 @@ describe('TillFloats: around the plan', () => {
       'exactly IDS_LOW ids left',
     );
     assert.deepEqual(
-      timers((rig) => sold(rig, 1, 0), { idsIssued: 50 }),
+      timers((rig) => floatSale(rig.movements, 1, 0), { idsIssued: 50 }),
       [0, 0],
       'fewer',
     );
@@ -505,8 +492,8 @@ describe('TillFloats: around the plan', () => {
 
   test("when the heartbeat asks, then it gets what is left and this till's own unreported sales; no float, null", async () => {
     const rig = rigOf();
-    sold(rig, 1, 10);
-    sold(rig, 2, 15);
+    floatSale(rig.movements, 1, 10);
+    floatSale(rig.movements, 2, 15);
     rig.offline();
     rig.clock.time = START + FLOAT_TIMING.offlineAfterMs + 1;
     await rig.book.append({
