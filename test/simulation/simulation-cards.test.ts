@@ -61,3 +61,24 @@ test(`when seeds ${fixed.from}..${fixed.from + fixed.count - 1} of the shop with
   const missed = MUST_REACH.filter((path) => !paths.has(path));
   assert.deepEqual(missed, [], `never reached: ${missed.join(', ')}`);
 });
+
+/**
+ * Seeds found by fresh ranges, kept as they failed (each with what it found); they run with the
+ * fixed range's settings.
+ */
+const KEPT = [
+  // A pickup the replacements' last round left pending (the new card pulled from its till
+  // mid-write at two tills at once) was never decided: the liveness probe took the card to
+  // another till, which answered MovementPendingAtOtherTill. The probe now takes a card to the
+  // till its movement is pending at, as that answer tells the cashier (a simulation defect).
+  389428842,
+];
+
+test('when the kept card seeds run, then every invariant holds', async () => {
+  const lines: string[] = [];
+  let failed = 0;
+  for (const seed of KEPT) {
+    failed += (await runSeeds(seed, 1, { cards: true, print: (line) => lines.push(line) })).length;
+  }
+  assert.equal(failed, 0, lines.slice(0, 60).join('\n'));
+});
