@@ -48,8 +48,11 @@ export type FloatEntry =
   | { type: 'found-reported'; movementId: string; at: string }
   /** The shop as last learnt for a key: what the till works from while offline. */
   | { type: 'shop'; keyFingerprint: string; customer: LedgerCustomer; at: string }
-  /** The ledger answered (journaled now and then: the offline limit counts from it). */
-  | { type: 'ledger-seen'; at: string };
+  /**
+   * The ledger answered at `seenAt` (journaled now and then: the offline limit counts from it);
+   * lines written before 2.5.0 have none, and were written when it answered (`at`).
+   */
+  | { type: 'ledger-seen'; seenAt?: string; at: string };
 
 export const FLOAT_ENTRY_TYPES: ReadonlySet<string> = new Set([
   'float-open',
@@ -175,7 +178,7 @@ export function foldFloatEntry(folds: FloatFolds, entry: FloatEntry): void {
       folds.shops.set(entry.keyFingerprint, { customer: entry.customer, at: entry.at });
       break;
     case 'ledger-seen':
-      folds.ledgerSeenAt = entry.at;
+      folds.ledgerSeenAt = entry.seenAt ?? entry.at;
       break;
   }
 }

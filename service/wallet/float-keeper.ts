@@ -257,11 +257,17 @@ export class FloatKeeper extends EventEmitter<{ status: [FloatStatus] }> {
     this.#book.log.info(`float ${float.floatId} closed: what it held went back to the pool`);
   }
 
+  /**
+   * Notes when the ledger itself last answered: not when a shop was learnt, which an offline
+   * till resolves from its cache or journal. Noted at the learning's time, every offline sync
+   * would push the offline limit on, and an outage would never stop float sales.
+   */
   async #noteSeen(): Promise<void> {
+    const answered = this.#ledger.lastAnsweredAt;
+    if (answered === null) return;
     const noted = this.#book.journal.floats.ledgerSeenAt;
-    const now = this.#book.clock.now();
-    if (noted === undefined || now - Date.parse(noted) >= this.#timing.notedEveryMs) {
-      await this.#book.append({ type: 'ledger-seen' });
+    if (noted === undefined || answered - Date.parse(noted) >= this.#timing.notedEveryMs) {
+      await this.#book.append({ type: 'ledger-seen', seenAt: new Date(answered).toISOString() });
     }
   }
 

@@ -125,6 +125,17 @@ describe('folding float lines', () => {
     );
   });
 
+  test('when the ledger is noted seen, then it is when the ledger answered (seenAt), or, in a line from before 2.5.0, when the line was written', () => {
+    assert.equal(foldAll([{ type: 'ledger-seen', seenAt: AT, at: LATER }]).ledgerSeenAt, AT);
+    assert.equal(foldAll([{ type: 'ledger-seen', at: LATER }]).ledgerSeenAt, LATER);
+    // Compaction keeps the answer's time.
+    const folds = foldAll([{ type: 'ledger-seen', seenAt: AT, at: LATER }]);
+    assert.equal(
+      foldAll(floatEntriesOf(folds, { sold: 0, seq: 0 }, Date.parse(LATER), 3600_000)).ledgerSeenAt,
+      AT,
+    );
+  });
+
   test('when the float lines are told from others, then each of its kinds is one, and a movement line is not', () => {
     for (const type of [
       'float-open',

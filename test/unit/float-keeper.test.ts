@@ -258,11 +258,30 @@ describe('FloatKeeper: the shop it learns', () => {
     await rig.keeper.learnShop('key-1', SHOP);
     assert.equal(ofType(rig.entries, 'ledger-seen').length, 1);
     rig.clock.time += FLOAT_TIMING.notedEveryMs - 1;
+    rig.ledger.lastAnsweredAt = rig.clock.time;
     await rig.keeper.learnShop('key-1', SHOP);
     assert.equal(ofType(rig.entries, 'ledger-seen').length, 1);
     rig.clock.time += 1;
+    rig.ledger.lastAnsweredAt = rig.clock.time;
     await rig.keeper.learnShop('key-1', SHOP);
     assert.equal(ofType(rig.entries, 'ledger-seen').length, 2);
+  });
+
+  test('when an offline till learns its shop from what it knew (no ledger answer since), then the journal keeps the ledger’s last answer, so a restart does not push the offline limit on', async () => {
+    // Seen in the shop simulation (seed 389428875 --floats): every offline sync resolved the
+    // shop from the till's cache and noted "the ledger answered" at that moment, so the till
+    // sold 541 s after the ledger's last answer with a limit of 432 s.
+    const rig = keeperOf();
+    await rig.keeper.learnShop('key-1', SHOP);
+    rig.ledger.down = true;
+    rig.clock.time += 3 * FLOAT_TIMING.notedEveryMs;
+    await rig.keeper.learnShop('key-1', SHOP);
+    assert.deepEqual(
+      ofType(rig.entries, 'ledger-seen').map((entry) => entry.seenAt),
+      [new Date(START).toISOString()],
+    );
+    rig.ledger.lastAnsweredAt = null; // a restart: the client has not heard the ledger yet
+    assert.equal(rig.keeper.lastAnsweredAt, START);
   });
 });
 
