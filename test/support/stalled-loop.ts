@@ -32,9 +32,13 @@ const ECHO_WAIT_MS = 10_000;
  */
 function block(until: number, sent?: Int32Array): void {
   if (sent) Atomics.wait(sent, 0, 0, ECHO_WAIT_MS);
+  stallUntil(() => performance.now() >= until);
+}
+
+/** Blocks this thread until `done()` holds, asking every few ms (Atomics.wait: no CPU burnt). */
+export function stallUntil(done: () => boolean): void {
   const idle = new Int32Array(new SharedArrayBuffer(4));
-  for (let left = until - performance.now(); left > 0; left = until - performance.now())
-    Atomics.wait(idle, 0, 0, left);
+  while (!done()) Atomics.wait(idle, 0, 0, 5);
 }
 
 /** A round trip through another thread, answered in this thread's poll phase. */
