@@ -17,7 +17,9 @@ import { performance } from 'node:perf_hooks';
  * ahead in the queue sends several APDUs): the stall ate the window, and the next answer needs
  * another turn. An answer read after arming is progress, and the window runs again from it. A
  * card that says nothing is still judged silent one window (plus one loop turn) after the last
- * thing it said.
+ * thing it said. In Electron's main process the PC/SC host's answers come from Chromium's
+ * message loop, interleaved with libuv's: that they are read before this turn's immediates
+ * there is not verified (as for the host's supervisor, main/pcsc-host-client.ts).
  */
 export function silenceDeadline(
   windowMs: number,
