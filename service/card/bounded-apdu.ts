@@ -18,7 +18,7 @@ export async function boundedApdu<T>(
 ): Promise<T> {
   const exchange = apdu();
   hold(exchange);
-  let cancel: (() => void) | undefined;
+  let cancel!: () => void;
   const deadline = new Promise<never>((_, reject) => {
     cancel = silenceDeadline(timeoutMs, lastAnswerAt, () => reject(errors.cardNotResponding()));
   });
@@ -27,6 +27,6 @@ export async function boundedApdu<T>(
   } catch (error) {
     throw toCardError(error);
   } finally {
-    cancel?.();
+    cancel();
   }
 }
