@@ -115,7 +115,10 @@ export const configSchema = z
     ledgerTimeoutMs: z.number().int().min(100).max(60_000).default(5_000),
     /** Folder for the movement journal, the outbox and the embedded ledger. */
     dataDir: z.string().min(1),
-    /** A card operation that takes longer fails with CardNotResponding. */
+    /**
+     * A card that answers nothing this long (to an APDU, or while an operation waits behind
+     * another) fails it with CardNotResponding; judged after what arrived was read.
+     */
     cardTimeoutMs: z.number().int().min(100).max(60_000).default(3_000),
     /** Card operations allowed to wait behind the running one before CardBusy. */
     cardQueueLimit: z.number().int().min(0).max(100).default(8),

@@ -10,6 +10,7 @@ import {
   type ClassicWallet,
 } from './classic-wallet.ts';
 import type { Hold } from './operation-queue.ts';
+import { lastAnswerAt, watchAnswers } from './reader-answers.ts';
 import type { WalletCard, WriteDecision, WriteIntent, WriteResult } from './card-face.ts';
 import type { WalletKey, WalletKeys } from './wallet-keys.ts';
 import { formatCardId, sectorBlocks } from './wallet-format.ts';
@@ -48,6 +49,8 @@ export class CardSession implements WalletCard {
     this.#keys = keys;
     this.#apduTimeoutMs = apduTimeoutMs;
     this.#hold = hold;
+    // One nfc-pcsc call may be several APDUs: each answer counts (bounded-apdu.ts).
+    watchAnswers(reader);
   }
 
   /**
@@ -225,9 +228,12 @@ export class CardSession implements WalletCard {
     if (formatCardId(response.subarray(0, -2)) !== this.cardId) throw errors.noCard();
   }
 
-  /** One APDU exchange, bounded in time; the lock waits for it even after the deadline. */
+  /**
+   * One nfc-pcsc call (one APDU or a few), bounded by the card's silence; the lock waits for it
+   * even after the deadline.
+   */
   #call<T>(apdu: () => Promise<T>): Promise<T> {
-    return boundedApdu(this.#hold, this.#apduTimeoutMs, apdu);
+    return boundedApdu(this.#hold, this.#apduTimeoutMs, apdu, () => lastAnswerAt(this.#reader));
   }
 }
 

@@ -1,15 +1,19 @@
+import { performance } from 'node:perf_hooks';
 import { errors } from '../errors.ts';
+import { silenceDeadline } from './silence-deadline.ts';
 
 /** Lets an operation keep the lock past its own end, until `work` settles (a stalled APDU). */
 export type Hold = (work: Promise<unknown>) => void;
 
 /**
  * Runs card operations one at a time. A waiter gives up with CardNotResponding when the queue
- * makes no progress (no operation ahead of it starts) before its deadline: each start moves
- * every waiter's deadline by its whole wait window again. So a burst the queue admits is
- * served while the card keeps answering, however long the line, and only a card that stalls
- * one operation past the window fails those behind it. The queue refuses (CardBusy) when too
- * many wait.
+ * makes no progress before its deadline: no operation ahead of it starts and the card answers
+ * nothing (`lastAnswerAt`, see reader-answers.ts); each start and each answer gives every
+ * waiter its whole wait window again, judged only after what reached the process was read
+ * (silence-deadline.ts: after the process itself stalled, the operation ahead may need a few
+ * more round trips, each read in time). So a burst the queue admits is served while the card
+ * keeps answering, however long the line, and only a card that stalls one operation past the
+ * window fails those behind it. The queue refuses (CardBusy) when too many wait.
  * Once an operation starts it is never abandoned from outside: its caller gets its true
  * result (a money movement must never be reported failed while it went on). The lock is
  * released when the operation and everything it holds (APDUs still in flight) have settled.
@@ -19,11 +23,13 @@ export class OperationQueue {
   #waiting = 0;
   #running = 0;
   readonly #limit: number;
-  /** Restarts the wait timer of each waiter: called whenever an operation starts. */
-  readonly #waiters = new Set<() => void>();
+  readonly #lastAnswerAt: () => number;
+  /** When an operation last started (performance.now() time). */
+  #startedAt = -Infinity;
 
-  constructor(limit: number) {
+  constructor(limit: number, lastAnswerAt: () => number = () => -Infinity) {
     this.#limit = limit;
+    this.#lastAnswerAt = lastAnswerAt;
   }
 
   /** True while an operation holds the lock. */
@@ -42,7 +48,8 @@ export class OperationQueue {
 
   /**
    * Runs `operation` when the lock is free, if the queue moves before `waitDeadline` (epoch
-   * ms); each operation that starts ahead of it gives it the same window again.
+   * ms); each operation that starts ahead of it, and each answer of the card, gives it the same
+   * window again.
    */
   run<T>(operation: (hold: Hold) => Promise<T>, waitDeadline: number): Promise<T> {
     if (this.#running + this.#waiting > this.#limit) return Promise.reject(errors.cardBusy());
@@ -54,20 +61,16 @@ export class OperationQueue {
 
     const windowMs = Math.max(0, waitDeadline - Date.now());
     const turn = new Promise<void>((resolve, reject) => {
-      const giveUp = () => {
-        abandoned = true;
-        this.#waiters.delete(restart);
-        reject(errors.cardNotResponding());
-      };
-      let timer = setTimeout(giveUp, windowMs);
-      const restart = () => {
-        clearTimeout(timer);
-        timer = setTimeout(giveUp, windowMs);
-      };
-      this.#waiters.add(restart);
+      const stopWaiting = silenceDeadline(
+        windowMs,
+        () => Math.max(this.#startedAt, this.#lastAnswerAt()),
+        () => {
+          abandoned = true;
+          reject(errors.cardNotResponding());
+        },
+      );
       void previous.then(() => {
-        clearTimeout(timer);
-        this.#waiters.delete(restart);
+        stopWaiting();
         this.#waiting -= 1;
         if (abandoned) {
           // Its caller was told it failed while waiting: it must not run now.
@@ -80,7 +83,7 @@ export class OperationQueue {
 
     return turn.then(() => {
       this.#running += 1;
-      for (const restart of this.#waiters) restart();
+      this.#startedAt = performance.now();
       const held: Promise<unknown>[] = [];
       const result = operation((work) => held.push(work));
       void result

@@ -9,6 +9,7 @@ import { DesfireWalletSession } from './desfire/desfire-wallet-session.ts';
 import type { WalletCard } from './card-face.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { pcscdProblem, RetryBackoff, type SmartCardServiceProbe } from './pcscd-probe.ts';
+import { lastAnswerAt, watchAnswers } from './reader-answers.ts';
 import {
   loadProblem,
   readerErrorProblem,
@@ -151,7 +152,11 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
   constructor(options: ReaderManagerOptions) {
     super();
     this.#options = options;
-    this.#queue = new OperationQueue(options.queueLimit);
+    // A waiter's turn is judged on the chosen reader's answers too: see OperationQueue.
+    this.#queue = new OperationQueue(options.queueLimit, () => {
+      const reader = this.#selected();
+      return reader ? lastAnswerAt(reader) : -Infinity;
+    });
     this.#backoff = new RetryBackoff(options.probeIntervalMs, options.probeMaxIntervalMs);
   }
 
@@ -212,12 +217,17 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       if (!card || card.reader !== reader.name || !reader.card) throw errors.noCard();
       if (this.#cardType === 'desfire') {
         const transmit = (apdu: Buffer) =>
-          boundedApdu(hold, operationTimeoutMs, async () => {
-            const answer = await reader.transmit(apdu, MAX_ANSWER);
-            // No answer at all (vpcd's when the card left; a reader's after a field loss): gone.
-            if (answer.length === 0) throw errors.noCard();
-            return answer;
-          });
+          boundedApdu(
+            hold,
+            operationTimeoutMs,
+            async () => {
+              const answer = await reader.transmit(apdu, MAX_ANSWER);
+              // No answer at all (vpcd's when the card left; a reader's after a field loss): gone.
+              if (answer.length === 0) throw errors.noCard();
+              return answer;
+            },
+            () => lastAnswerAt(reader),
+          );
         return operation(
           new DesfireWalletSession(card.cardId, transmit, keys.desfireKeysFor(card.cardId)),
         );
@@ -302,6 +312,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
       return;
     }
     readEveryUid(reader);
+    watchAnswers(reader);
     this.#readers.set(name, reader);
     this.#backoff.reset();
     this.#emitEvent({ type: 'reader-attached', reader: name });

@@ -4,8 +4,11 @@
 // misbehaves: `card` (one reader, one card that answers GET UID), `hang-on-construct` (spins
 // in the constructor, as the unpatched binding does without a service), `no-service` (throws as
 // the patched one does), `hang-on-transmit` (answers GET UID, then never answers again: a call
-// stuck in SCardTransmit), `exit-on-transmit` (the process dies under a card call).
+// stuck in SCardTransmit), `exit-on-transmit` (the process dies under a card call). With
+// FAKE_PCSC_ANSWERED, it writes there how many transmits it has answered (each after the host
+// sent the answer on), so a test that stalls the main process can wait for an answer sent.
 import events = require('node:events');
+import fs = require('node:fs');
 
 const { EventEmitter } = events;
 
@@ -14,6 +17,18 @@ const ATR = Buffer.from('3b8f8001804f0ca000000306030001000000006a', 'hex');
 const GET_UID = Buffer.from([0xff, 0xca, 0x00, 0x00, 0x00]);
 
 type Callback = (error?: Error, value?: unknown) => void;
+
+const answeredFile = process.env.FAKE_PCSC_ANSWERED;
+let answered = 0;
+
+/** Answers a transmit as the binding does (on a later turn), then counts it. */
+function answer(callback: Callback, value: Buffer): void {
+  setImmediate(() => {
+    callback(undefined, value);
+    answered += 1;
+    if (answeredFile) fs.writeFileSync(answeredFile, String(answered));
+  });
+}
 
 class FakeReader extends EventEmitter {
   SCARD_STATE_EMPTY = 0x10;
@@ -38,12 +53,12 @@ class FakeReader extends EventEmitter {
   }
   transmit(data: Buffer, _maxLength: number, _protocol: number, callback: Callback) {
     if (Buffer.compare(data, GET_UID) === 0) {
-      setImmediate(() => callback(undefined, Buffer.from('04a1b2c39000', 'hex')));
+      answer(callback, Buffer.from('04a1b2c39000', 'hex'));
       return;
     }
     if (behaviour === 'hang-on-transmit') return;
     if (behaviour === 'exit-on-transmit') process.exit(70);
-    setImmediate(() => callback(undefined, Buffer.from('9000', 'hex')));
+    answer(callback, Buffer.from('9000', 'hex'));
   }
   control(_data: Buffer, _code: number, _maxLength: number, callback: Callback) {
     setImmediate(() => callback(new Error('SCardControl error: not supported')));

@@ -63,6 +63,7 @@ async function simulatedReader(card: VirtualDesfireCard) {
           () => {},
           1_000,
           () => reader.transmit(apdu, 256),
+          () => -Infinity,
         ),
       keys.desfireKeysFor(cardId),
     );

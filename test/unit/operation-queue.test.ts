@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { describe, test } from 'node:test';
 import { OperationQueue } from '../../service/card/operation-queue.ts';
 
@@ -87,5 +88,42 @@ describe('OperationQueue', () => {
       /card says no/,
     );
     assert.equal(await queue.run(async () => 'next', later(1_000)), 'next');
+  });
+});
+
+describe('OperationQueue: the card’s answers are progress', () => {
+  test('when the operation ahead runs past the wait window while its card keeps answering, then the waiter still gets its turn', async () => {
+    let answeredAt = -Infinity;
+    const queue = new OperationQueue(5, () => answeredAt);
+    // Five APDUs of 40 ms each: 200 ms in all, twice the waiter's 100 ms window.
+    const first = queue.run(async () => {
+      for (let apdu = 0; apdu < 5; apdu += 1) {
+        await sleep(40);
+        answeredAt = performance.now();
+      }
+      return 'first';
+    }, later(1_000));
+    const second = queue.run(async () => 'second', later(100));
+    assert.deepEqual(await Promise.all([first, second]), ['first', 'second']);
+  });
+
+  test('when the card ahead stops answering, then the waiter gives up one window after its last answer', async () => {
+    let answeredAt = -Infinity;
+    const queue = new OperationQueue(5, () => answeredAt);
+    let silent!: () => void;
+    const first = queue.run(async () => {
+      await sleep(40);
+      answeredAt = performance.now();
+      await new Promise<void>((resolve) => (silent = resolve));
+    }, later(1_000));
+    await assert.rejects(
+      queue.run(async () => 'never', later(100)),
+      {
+        code: 'CardNotResponding',
+      },
+    );
+    assert.ok(performance.now() - answeredAt >= 100, 'not before a whole window of silence');
+    silent();
+    await first;
   });
 });

@@ -1,13 +1,18 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { afterEach, describe, test } from 'node:test';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { PcscHost } from '../../../main/pcsc-host-client.ts';
 import { ReaderManager, type ReaderEvent } from '../../../service/card/reader-manager.ts';
 import { silentLogger } from '../../../service/logger.ts';
 import { WalletKeys } from '../../../service/card/wallet-keys.ts';
 import { FakeApp, FakeUtilityProcessModule } from '../../support/electron-mock.ts';
+import { stallUntil } from '../../support/stalled-loop.ts';
 
 // The tray's PC/SC host (main/pcsc-host.ts) in a utility process, supervised from main/
 // (main/pcsc-host-client.ts): a binding that spins, a call that never returns or a host that
@@ -28,6 +33,7 @@ afterEach(async () => {
 function supervisedHost(
   behaviours: string[],
   timing: { answerWithinMs?: number; openWithinMs?: number } = {},
+  env: NodeJS.ProcessEnv = {},
 ) {
   const app = new FakeApp();
   app.becomeReady();
@@ -42,6 +48,7 @@ function supervisedHost(
           FAKE_PCSC_BINDING: fakeBinding,
           FAKE_PCSC_BEHAVIOUR:
             behaviours[utilityProcess.forked.length] ?? behaviours.at(-1) ?? 'card',
+          ...env,
         },
       }),
     log: {
@@ -201,8 +208,9 @@ describe('the PC/SC host in a utility process', () => {
       });
     };
     while (stallAfter.has('ping')) await new Promise((resolve) => setTimeout(resolve, 10));
-    // The reader's own bound on the operation may run out on a stalled main: the manager's
-    // business. The host's supervisor must not blame the host.
+    // The fake card's reads hold no wallet, so the operation's own result is not this test's
+    // concern (the card bound after a stall is the next test's). The supervisor must not blame
+    // the host.
     await manager.withCard((session) => session.readWallet()).catch(() => undefined);
     assert.equal(stallAfter.size, 0, 'main stalled after a heartbeat and after a card call');
     // Some heartbeats more, on a loop that runs again.
@@ -213,6 +221,47 @@ describe('the PC/SC host in a utility process', () => {
       events.filter((event) => event.type === 'problem' && /PC\/SC host/.test(event.message)),
       [],
     );
+  });
+
+  test('when the main process stalls past the card bound while the host brings a card call’s answer, then the operation takes that answer: no CardNotResponding', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'pcsc-host-'));
+    cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+    const answeredFile = join(folder, 'answered');
+    const answered = () =>
+      existsSync(answeredFile) ? Number(readFileSync(answeredFile, 'utf8')) : 0;
+    const { host, utilityProcess } = supervisedHost(
+      ['card'],
+      {},
+      { FAKE_PCSC_ANSWERED: answeredFile },
+    );
+    const { manager } = readersOver(host);
+    await until(manager, () => manager.status.card !== null);
+    const [child] = utilityProcess.forked;
+    assert.ok(child);
+    const send = child.postMessage.bind(child);
+    let stalled = false;
+    child.postMessage = (message: { kind: string; method?: string }) => {
+      send(message);
+      if (stalled || message.kind !== 'call' || message.method !== 'transmit') return;
+      stalled = true;
+      const sentAt = performance.now();
+      const before = answered();
+      // Once the card bound is armed (it is, by the next microtask): main runs nothing until
+      // the host has sent the answer on and the bound (300 ms) is past; then its timers run
+      // before it reads that answer.
+      queueMicrotask(() =>
+        stallUntil(() => answered() > before && performance.now() > sentAt + 400),
+      );
+    };
+    const checked = await manager
+      .withCard((card) => card.checkUid())
+      .then(
+        () => 'the card answered',
+        (error: { code?: string }) => error.code,
+      );
+    assert.ok(stalled, 'main stalled after the card call');
+    assert.equal(checked, 'the card answered');
+    assert.equal(utilityProcess.forked.length, 1, 'the host was not restarted');
   });
 
   test('when the smart-card service is away, then the host answers with the binding error and stays up', async () => {

@@ -1,0 +1,41 @@
+import type { Reader } from 'nfc-pcsc';
+import { performance } from 'node:perf_hooks';
+
+/**
+ * When each reader last answered anything (performance.now() time, when the loop read it), for
+ * the bounds on the card's silence (silence-deadline.ts). nfc-pcsc's Reader sends several APDUs
+ * for one call (authenticate: LOAD KEY, then AUTHENTICATE; a long read: one per 16 bytes), so
+ * the answers are seen under it, on the PC/SC reader it drives (@pokusew/pcsclite's CardReader,
+ * the PC/SC host's proxy of it, or the simulator's): every call that answers through a callback.
+ */
+const lastAnswers = new WeakMap<object, number>();
+
+/** The PC/SC reader calls that answer through a callback, their last argument. */
+const ANSWERING = ['transmit', 'control', 'connect', 'disconnect'] as const;
+
+/** Starts noting `reader`'s answers (once per PC/SC reader; a reader without one: nothing). */
+export function watchAnswers(reader: Reader): void {
+  const pcsc = (reader as { reader?: unknown }).reader as Record<string, unknown> | undefined;
+  if (!pcsc || lastAnswers.has(pcsc)) return;
+  lastAnswers.set(pcsc, -Infinity);
+  for (const method of ANSWERING) {
+    const call = pcsc[method];
+    if (typeof call !== 'function') continue;
+    pcsc[method] = function (this: unknown, ...args: unknown[]) {
+      const callback = args.at(-1);
+      if (typeof callback === 'function') {
+        args[args.length - 1] = (...answer: unknown[]) => {
+          lastAnswers.set(pcsc, performance.now());
+          return callback(...answer) as unknown;
+        };
+      }
+      return call.apply(this, args) as unknown;
+    };
+  }
+}
+
+/** When `reader` last answered (-Infinity: never, or not watched). */
+export function lastAnswerAt(reader: Reader): number {
+  const pcsc = (reader as { reader?: object }).reader;
+  return (pcsc && lastAnswers.get(pcsc)) ?? -Infinity;
+}
