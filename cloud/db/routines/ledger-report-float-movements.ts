@@ -49,7 +49,11 @@ BEGIN
   WHERE NOT (substr(i.hex, 13, 14) = '80008000000000' AND f.id IS NOT NULL AND i.nth = 1
              AND ('x' || substr(i.hex, 27, 6))::bit(24)::integer BETWEEN 1 AND f.ids_issued
              AND (i.found OR p_reporter IS NULL OR p_reporter = f.till_id)
-             AND NOT EXISTS (SELECT 1 FROM movements m WHERE m.id = i.id));
+             -- A scalar sub-select, not NOT EXISTS: the planner may hash an EXISTS into one
+             -- scan of every movement, and a plan cached on a connection while the table was
+             -- small kept doing so as it grew (a report cost 4 times as much after a few
+             -- minutes: bench/float-reports.ts); this one is a look-up by id whatever the size.
+             AND (SELECT m.id FROM movements m WHERE m.id = i.id) IS NULL);
   FOREACH v_other IN ARRAY v_others || (jsonb_array_length(p_items) + 1) LOOP
     IF v_other > v_from THEN
       v_results := v_results || ledger_report_float_run(p_customer, p_reporter, p_items, v_from,
