@@ -342,5 +342,26 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
       );
       await bookHolds(db());
     });
+
+    test('when a compensation arrives whose id was voided before, then it is 409 MovementAlreadyVoided, every time, and the card still waits for it', async () => {
+      const { shop, card, tillA, tillB, recharge: r } = await recharge();
+      const refund = await pendingRefund(shop, card, r.id, tillA);
+      ok(await shop.resolve(refund.id, 'void', { evidence }));
+      const id = randomUUID();
+      refused(await shop.resolve(id, 'void', { tillId: tillB }), 404, 'MovementNotFound');
+      const compensation = {
+        id,
+        kind: 'refund',
+        cardId: card,
+        tillId: tillB,
+        compensates: refund.id,
+      };
+      for (const attempt of [1, 2]) {
+        refused(await shop.create(compensation), 409, 'MovementAlreadyVoided');
+        assert.equal((await accountOf(shop, card)).credits, 40, `attempt ${attempt}`);
+      }
+      assert.equal((await shop.get(`/v1/movements/${refund.id}`)).body.awaitsCard, true);
+      await bookHolds(db());
+    });
   });
 }
