@@ -35,21 +35,61 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
     return { shop, card, tillA, tillB, recharge: made };
   }
 
-  /** A cashier's undo of the recharge by till A, left pending (its card write uncertain). */
-  async function pendingRefund(shop: LedgerClient, card: string, recharge: string, till: string) {
-    const refund = {
+  /** A till's card movement of `kind` (a card write: cardBefore), left pending. */
+  async function pending(
+    shop: LedgerClient,
+    kind: string,
+    card: string,
+    till: string,
+    more: Record<string, unknown>,
+  ) {
+    const movement = {
       id: randomUUID(),
-      kind: 'refund',
+      kind,
       cardId: card,
-      refunds: recharge,
       tillId: till,
+      cardBefore: `test:${kind}:${randomUUID()}`,
+      ...more,
+    };
+    ok(await shop.create(movement), 201);
+    return movement;
+  }
+
+  /** The same, then posted or voided by an operator without its card. */
+  async function decided(
+    shop: LedgerClient,
+    decision: 'post' | 'void',
+    kind: string,
+    card: string,
+    till: string,
+    more: Record<string, unknown>,
+  ) {
+    const movement = await pending(shop, kind, card, till, more);
+    ok(await shop.resolve(movement.id, decision, { evidence }));
+    return movement;
+  }
+
+  /** A cashier's undo of the recharge by till A, left pending (its card write uncertain). */
+  const pendingRefund = (shop: LedgerClient, card: string, recharge: string, till: string) =>
+    pending(shop, 'refund', card, till, {
+      refunds: recharge,
       cardCredits: 40,
       tillTime: at(2).toISOString(),
-      cardBefore: `test:refund:${randomUUID()}`,
-    };
-    ok(await shop.create(refund), 201);
-    return refund;
-  }
+    });
+
+  /** Till `till`'s compensation of `of` (a new id), as sent. */
+  const compensationOf = (
+    of: { id: string; kind: string; cardId: string },
+    till: string,
+    more: Record<string, unknown> = {},
+  ) => ({
+    id: randomUUID(),
+    kind: of.kind,
+    cardId: of.cardId,
+    tillId: till,
+    compensates: of.id,
+    ...more,
+  });
 
   /** Till B's compensation of `of`, created and posted; the created movement. */
   async function compensated(
@@ -57,16 +97,10 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
     of: { id: string; kind: string; cardId: string },
     till: string,
   ) {
-    const id = randomUUID();
-    const made = await shop.create({
-      id,
-      kind: of.kind,
-      cardId: of.cardId,
-      tillId: till,
-      compensates: of.id,
-    });
+    const sent = compensationOf(of, till);
+    const made = await shop.create(sent);
     ok(made, 201);
-    const posted = await shop.resolve(id, 'post', { tillId: till });
+    const posted = await shop.resolve(sent.id, 'post', { tillId: till });
     ok(posted);
     days.add(String(posted.body.occurredAt).slice(0, 10));
     return made.body;
@@ -109,15 +143,7 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
         409,
         'CardMovementPending',
       );
-      const id = randomUUID();
-      const compensation = {
-        id,
-        kind: 'refund',
-        cardId: card,
-        tillId: tillB,
-        compensates: refund.id,
-        credits: 40,
-      };
+      const compensation = compensationOf(refund, tillB, { credits: 40 });
       const made = await shop.create(compensation);
       ok(made, 201);
       assert.deepEqual(
@@ -133,7 +159,12 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
       ok(await shop.create(compensation), 200);
       refused(await shop.create({ ...compensation, id: randomUUID() }), 409, 'MovementCompensated');
       assert.equal((await shop.get(`/v1/movements/${refund.id}`)).body.awaitsCard, false);
-      ok(await shop.resolve(id, 'post', { tillId: tillB, occurredAt: at(5).toISOString() }));
+      ok(
+        await shop.resolve(compensation.id, 'post', {
+          tillId: tillB,
+          occurredAt: at(5).toISOString(),
+        }),
+      );
       assert.equal((await accountOf(shop, card)).credits, 0);
       assert.equal((await shop.customer()).body.credits, pool + 40);
       assert.deepEqual(await refundsOfDays(shop), {
@@ -197,17 +228,10 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
           }),
           201,
         );
-        const apply = {
-          id: randomUUID(),
-          kind: 'correction',
-          cardId: card,
+        const apply = await decided(shop, decision, 'correction', card, tillA, {
           applies: change,
-          tillId: tillA,
           cardCredits: 40,
-          cardBefore: `test:correction:${randomUUID()}`,
-        };
-        ok(await shop.create(apply), 201);
-        ok(await shop.resolve(apply.id, decision, { evidence }));
+        });
         const pool = (await shop.customer()).body.credits;
         await compensated(shop, apply, tillB);
         const account = await accountOf(shop, card);
@@ -238,16 +262,9 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
           }),
           201,
         );
-        const pickup = {
-          id: randomUUID(),
-          kind: 'replacement',
-          cardId: fresh,
+        const pickup = await decided(shop, decision, 'replacement', fresh, tillA, {
           applies: change,
-          tillId: tillA,
-          cardBefore: `test:pickup:${randomUUID()}`,
-        };
-        ok(await shop.create(pickup), 201);
-        ok(await shop.resolve(pickup.id, decision, { evidence }));
+        });
         const made = await compensated(shop, pickup, tillB);
         const account = await accountOf(shop, fresh);
         if (decision === 'void') {
@@ -280,16 +297,9 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
       for (const decision of ['post', 'void'] as const) {
         const { shop, card, tillA, tillB } = await recharge();
         ok(await shop.post(`/v1/cards/${card}/block`, { reason: 'lost' }));
-        const clear = {
-          id: randomUUID(),
-          kind: 'block-clear',
-          cardId: card,
-          tillId: tillA,
+        const clear = await decided(shop, decision, 'block-clear', card, tillA, {
           cardCredits: 40,
-          cardBefore: `test:clear:${randomUUID()}`,
-        };
-        ok(await shop.create(clear), 201);
-        ok(await shop.resolve(clear.id, decision, { evidence }));
+        });
         const pool = (await shop.customer()).body.credits;
         const made = await compensated(shop, clear, tillB);
         assert.deepEqual([made.kind, made.credits], ['block-clear', 40]);
@@ -340,6 +350,24 @@ export function defineCardCompensationTests(context: () => CardRulesSuiteContext
         flags.some((flag) => flag.kind === 'compensation-refused'),
         JSON.stringify(flags),
       );
+      await bookHolds(db());
+    });
+
+    test('when a compensation arrives whose id was voided before, then it is 409 MovementAlreadyVoided, every time, and the card still waits for it', async () => {
+      const { shop, card, tillA, tillB, recharge: r } = await recharge();
+      const refund = await pendingRefund(shop, card, r.id, tillA);
+      ok(await shop.resolve(refund.id, 'void', { evidence }));
+      const compensation = compensationOf(refund, tillB);
+      refused(
+        await shop.resolve(compensation.id, 'void', { tillId: tillB }),
+        404,
+        'MovementNotFound',
+      );
+      for (const attempt of [1, 2]) {
+        refused(await shop.create(compensation), 409, 'MovementAlreadyVoided');
+        assert.equal((await accountOf(shop, card)).credits, 40, `attempt ${attempt}`);
+      }
+      assert.equal((await shop.get(`/v1/movements/${refund.id}`)).body.awaitsCard, true);
       await bookHolds(db());
     });
   });

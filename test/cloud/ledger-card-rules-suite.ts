@@ -593,6 +593,25 @@ export function defineCardRulesTests(context: () => CardRulesSuiteContext): void
       await bookHolds(db());
     });
 
+    test('when an undo arrives whose id was voided before, then it is 409 MovementAlreadyVoided for the shop that voided it, every time, MovementIdConflict for another, and nothing moves', async () => {
+      const { shop, card, till, recharge, at } = await shopWithRecharge(50);
+      const refund = undo(card, recharge.id, till, minutes(at, 1), 50);
+      refused(await shop.resolve(refund.id, 'void', { tillId: till }), 404, 'MovementNotFound');
+      for (const attempt of [1, 2]) {
+        refused(await shop.create(refund), 409, 'MovementAlreadyVoided');
+        assert.equal((await accountOf(shop, card)).credits, 50, `attempt ${attempt}`);
+      }
+      const other = await context().newShop(1000, '0.50');
+      const otherRecharge = await recharged(other, card, { credits: 5 }, till, at);
+      refused(
+        await other.create({ ...refund, refunds: otherRecharge.id }),
+        409,
+        'MovementIdConflict',
+      );
+      assert.equal((await accountOf(other, card)).credits, 5);
+      await bookHolds(db());
+    });
+
     test('when machines spent some of the recharge, then the undo takes back what is left, bonus first, and refunds the euros pro rata', async () => {
       const shop = await context().newShop(1000, '0.50');
       const { customerId } = (await shop.customer()).body;

@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { setFloatSettings } from '../../cloud/float-admin.ts';
 import { CARD_LIST_FILE } from '../../service/cloud/card-list-watcher.ts';
-import { ROOMY_LIMITS, waitUntil } from '../support/card-rig.ts';
-import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
+import { waitUntil } from '../support/card-rig.ts';
+import type { FaultProxy } from '../support/fault-proxy.ts';
 import { shown } from '../support/http-client.ts';
 import { callLedger, callTill, creditsOnCard, placeCard } from '../support/shop-tills.ts';
-import { startTestLedger, type TestLedger } from '../support/test-ledger.ts';
-import { startTestService, type TestService } from '../support/test-service.ts';
+import { startSimulatorShop, type SimulatorShop } from '../support/simulator-shop.ts';
+import type { TestLedger } from '../support/test-ledger.ts';
+import type { TestService } from '../support/test-service.ts';
 
 /** The movements a till's card list (kept in its data folder) holds cards for. */
 function heldInListOf(till: TestService): string[] {
@@ -28,6 +28,7 @@ function heldInListOf(till: TestService): string[] {
   }
 }
 
+let shop: SimulatorShop<'tillA' | 'tillB'>;
 let ledger: TestLedger;
 /** Between till B and the ledger, to take the ledger away from B alone. */
 let proxyB: FaultProxy;
@@ -35,32 +36,21 @@ let tillA: TestService;
 let tillB: TestService;
 
 before(async () => {
-  ledger = await startTestLedger();
-  const shop = await callLedger(ledger, 'GET', '/v1/customer');
-  const { customerId } = shop.json as { customerId: string };
-  await setFloatSettings(ledger.db, customerId, { size: 200, lowWater: 50 });
-  proxyB = await startFaultProxy(ledger.url);
-  tillA = await startTestService(
-    { cloudUrl: ledger.url, simulator: true, cardListEveryMs: 1_000 },
-    { limits: ROOMY_LIMITS },
-  );
-  tillB = await startTestService(
-    {
-      cloudUrl: proxyB.url,
-      simulator: true,
-      cardListEveryMs: 1_000,
-      cardTimeoutMs: 1_000,
-      ledgerTimeoutMs: 300,
+  shop = await startSimulatorShop({
+    float: { size: 200, lowWater: 50 },
+    tills: {
+      tillA: { config: { cardListEveryMs: 1_000 } },
+      tillB: {
+        proxied: true,
+        config: { cardListEveryMs: 1_000, cardTimeoutMs: 1_000, ledgerTimeoutMs: 300 },
+      },
     },
-    { limits: ROOMY_LIMITS },
-  );
+  });
+  ledger = shop.ledger;
+  ({ tillA, tillB } = shop.tills);
+  proxyB = shop.proxy('tillB');
 });
-after(async () => {
-  await tillA?.close();
-  await tillB?.close();
-  await proxyB?.close();
-  await ledger?.close();
-});
+after(() => shop?.close());
 
 test("when an offline till's card list names the card held for an operator's void, then a recharge of it is 500 CardHeldAtLedger naming the movement, and neither the card, the float nor the ledger moves", async () => {
   const uid = '04D10E01';

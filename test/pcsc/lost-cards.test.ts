@@ -17,17 +17,12 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { checkLedger } from '../../cloud/check.ts';
 import { decodeWallet } from '../../service/card/wallet-format.ts';
-import {
-  startCardRig,
-  waitUntil,
-  walletBalance,
-  type CardRig,
-  type Till,
-} from '../support/card-rig.ts';
+import { waitUntil, walletBalance, type CardRig, type Till } from '../support/card-rig.ts';
 import { apiCaller, shown, type HttpResponse } from '../support/http-client.ts';
 import { callLedger, listKnows } from '../support/shop-tills.ts';
 import { lockWaiters } from '../support/postgres.ts';
 import { shopCredits } from '../support/test-ledger.ts';
+import { startTwoTillRig } from '../support/two-till-rig.ts';
 import { VirtualCard, type AnyVirtualCard } from '../support/virtual-card.ts';
 
 let rig: CardRig;
@@ -36,9 +31,10 @@ let tillB: Till;
 
 before(async () => {
   // Both tills poll the shop's card list (blocks, waiting replacements) every second.
-  rig = await startCardRig({ cardListEveryMs: 1_000 }, { ledgerProcess: true });
-  tillA = rig.firstTill;
-  tillB = await rig.secondTill({ cardListEveryMs: 1_000 });
+  ({ rig, tillA, tillB } = await startTwoTillRig({
+    tillA: { cardListEveryMs: 1_000 },
+    tillB: { cardListEveryMs: 1_000 },
+  }));
 });
 after(() => rig?.close());
 

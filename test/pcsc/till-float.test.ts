@@ -4,16 +4,11 @@ import { checkLedger } from '../../cloud/check.ts';
 import { setFloatSettings } from '../../cloud/float-admin.ts';
 import { Floats } from '../../cloud/floats.ts';
 import type { Float, FloatMovementReport } from '../../common/ledger-contract.ts';
-import {
-  startCardRig,
-  waitUntil,
-  walletBalance,
-  type CardRig,
-  type Till,
-} from '../support/card-rig.ts';
+import { waitUntil, walletBalance, type CardRig, type Till } from '../support/card-rig.ts';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.ts';
 import { httpRequest, shown, type HttpResponse } from '../support/http-client.ts';
 import { shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
+import { startTwoTillRig } from '../support/two-till-rig.ts';
 
 // The till float over real HTTP (docs/operators.md, "When the internet drops"): a shop with two
 // tills, each its own worker with its own reader on one pcscd, the ledger a process of its own
@@ -29,21 +24,18 @@ let poolAtStart: number;
 const cardsLeft: string[] = [];
 
 before(async () => {
-  rig = await startCardRig(
-    {},
-    {
-      ledgerProcess: true,
-      ledgerReady: async (ledger) => {
-        customerId = await ledger.ledger.authenticate(TEST_API_KEY);
-        await setFloatSettings(ledger.db, customerId, { size: 200, lowWater: 50, offlineCap: 40 });
-        // The pool before any till opens its float: what the pool, floats and cards add up to.
-        poolAtStart = await shopCredits(ledger.url);
-      },
+  ({ rig, tillA, tillB } = await startTwoTillRig({
+    ledgerReady: async (ledger) => {
+      customerId = await ledger.ledger.authenticate(TEST_API_KEY);
+      await setFloatSettings(ledger.db, customerId, { size: 200, lowWater: 50, offlineCap: 40 });
+      // The pool before any till opens its float: what the pool, floats and cards add up to.
+      poolAtStart = await shopCredits(ledger.url);
     },
-  );
-  tillA = rig.firstTill;
-  proxyB = await startFaultProxy(rig.ledger.url);
-  tillB = await rig.secondTill({ cloudUrl: proxyB.url });
+    tillB: async ({ ledger }) => {
+      proxyB = await startFaultProxy(ledger.url);
+      return { cloudUrl: proxyB.url };
+    },
+  }));
   for (const till of [tillA, tillB]) {
     await waitUntil(() => till.service.float.state === 'online', 30_000, 'the float is open');
   }

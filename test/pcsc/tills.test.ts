@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import {
-  startCardRig,
-  waitUntil,
-  walletBalance,
-  type CardRig,
-  type Till,
-} from '../support/card-rig.ts';
+import { waitUntil, walletBalance, type CardRig, type Till } from '../support/card-rig.ts';
 import { httpRequest, shown, type HttpResponse, withoutReceipt } from '../support/http-client.ts';
 import { pendingMovements, shopCredits, TEST_API_KEY } from '../support/test-ledger.ts';
+import { startTwoTillRig } from '../support/two-till-rig.ts';
 import { VirtualCard } from '../support/virtual-card.ts';
 
 // A shop with two tills, each its own worker (API key, data folder, till id, reader), on one
@@ -19,9 +14,10 @@ let rig: CardRig;
 let tillA: Till;
 let tillB: Till;
 before(async () => {
-  rig = await startCardRig({ reconcileEveryMs: 1_000 }, { ledgerProcess: true });
-  tillA = rig.firstTill;
-  tillB = await rig.secondTill({ reconcileEveryMs: 1_000, unknownPendingGraceMs: 3_000 });
+  ({ rig, tillA, tillB } = await startTwoTillRig({
+    tillA: { reconcileEveryMs: 1_000 },
+    tillB: { reconcileEveryMs: 1_000, unknownPendingGraceMs: 3_000 },
+  }));
 });
 after(() => rig.close());
 

@@ -115,6 +115,48 @@ function essence(answer: Answer): unknown {
   return { status, movement: movement(body) };
 }
 
+/** One shop on both ledgers, its key, and a client of the real one with that key. */
+interface ShopOnBoth {
+  apiKey: string;
+  sim: SimLedger;
+  real: LedgerClient;
+}
+
+/** A shop with `rules` on both ledgers: the real one's customer and key, the simulated one's. */
+async function shopOnBoth(
+  name: string,
+  credits: number,
+  rules: CardRules,
+  now: () => number,
+): Promise<ShopOnBoth> {
+  const customer = await addCustomer(server.db, { name, credits, creditCost: 5000n });
+  const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
+  await setCardRules(server.db, customer.customerId, rules);
+  const sim = new SimLedger(now);
+  sim.addShop(
+    { id: customer.customerId, name: customer.name, credits, creditCost: '0.50', cards: rules },
+    [apiKey],
+  );
+  return { apiKey, sim, real: new LedgerClient(server.url).withKey(apiKey) };
+}
+
+/** Sends each step (a path, and a body for a POST) to both ledgers; their answers are alike. */
+async function sameAnswers(
+  steps: (readonly [string, Body?])[],
+  { apiKey, sim, real }: ShopOnBoth,
+): Promise<void> {
+  for (const [path, body] of steps) {
+    const method = body === undefined ? 'GET' : 'POST';
+    const realAnswer = method === 'GET' ? await real.get(path) : await real.post(path, body);
+    const simulated = ledgerOverHttp(sim, method, path, apiKey, body);
+    assert.deepEqual(
+      essence({ ...simulated, contentType: 'application/json' }),
+      essence(realAnswer),
+      `${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
+    );
+  }
+}
+
 /** What the random calls reached: a path never reached is a path not compared. */
 const reached = new Set<string>();
 function outcomeOf(path: string, body: Body | undefined, answer: Answer): string {
@@ -150,25 +192,12 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
     test(`when seed ${seed}'s 200 calls of blocks, replacements, undos, corrections and bonus recharges go to both, then every answer is the same`, async () => {
       const rng = new Rng(seed);
       const rules = RULES[seed % RULES.length] as CardRules;
-      const customer = await addCustomer(server.db, {
-        name: `Card rules contract shop ${seed}`,
-        credits: 3000,
-        creditCost: 5000n,
-      });
-      const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
-      await setCardRules(server.db, customer.customerId, rules);
-      const sim = new SimLedger(() => 0);
-      sim.addShop(
-        {
-          id: customer.customerId,
-          name: customer.name,
-          credits: 3000,
-          creditCost: '0.50',
-          cards: rules,
-        },
-        [apiKey],
+      const { apiKey, sim, real } = await shopOnBoth(
+        `Card rules contract shop ${seed}`,
+        3000,
+        rules,
+        () => 0,
       );
-      const real = new LedgerClient(server.url).withKey(apiKey);
       const cards = [0, 1, 2, 3].map((i) => `0C${seed.toString(16).padStart(2, '0')}${i}ABC`);
       const tills = [randomUUID(), randomUUID()];
       /** The movements made (by the real ledger's answer), with card, till and state. */
@@ -328,25 +357,7 @@ describe("the simulated ledger against the real one, on a card's own rules", () 
 describe("the simulated ledger against the real one, on a lost card's whole story", () => {
   test('when a bonus recharge is undone, a card blocked, emptied, replaced and picked up by two tills at once, corrected and paid out, then every answer is the same', async () => {
     const rules = RULES[0] as CardRules;
-    const customer = await addCustomer(server.db, {
-      name: 'Lost card contract shop',
-      credits: 900,
-      creditCost: 5000n,
-    });
-    const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
-    await setCardRules(server.db, customer.customerId, rules);
-    const sim = new SimLedger(() => 0);
-    sim.addShop(
-      {
-        id: customer.customerId,
-        name: customer.name,
-        credits: 900,
-        creditCost: '0.50',
-        cards: rules,
-      },
-      [apiKey],
-    );
-    const real = new LedgerClient(server.url).withKey(apiKey);
+    const shop = await shopOnBoth('Lost card contract shop', 900, rules, () => 0);
     const [lost, fresh] = ['0D0000A1', '0D0000A2'];
     const [tillA, tillB] = [randomUUID(), randomUUID()];
     const at = (minutes: number) => new Date(START + minutes * 60_000).toISOString();
@@ -441,41 +452,14 @@ describe("the simulated ledger against the real one, on a lost card's whole stor
       ['/v1/card-list'],
       ['/v1/customer'],
     ];
-    for (const [path, body] of steps) {
-      const method = body === undefined ? 'GET' : 'POST';
-      const realAnswer = method === 'GET' ? await real.get(path) : await real.post(path, body);
-      const simulated = ledgerOverHttp(sim, method, path, apiKey, body);
-      assert.deepEqual(
-        essence({ ...simulated, contentType: 'application/json' }),
-        essence(realAnswer),
-        `${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
-      );
-    }
+    await sameAnswers(steps, shop);
   });
 });
 
 describe("the simulated ledger against the real one, on compensations of a card's own movements", () => {
   test('when an operator posts or voids a refund, correction, pickup or block-clear without the card and a till compensates each as the card shows, then every answer is the same', async () => {
     const rules = RULES[0] as CardRules;
-    const customer = await addCustomer(server.db, {
-      name: 'Compensation contract shop',
-      credits: 900,
-      creditCost: 5000n,
-    });
-    const { apiKey } = await issueKey(server.db, { customerId: customer.customerId });
-    await setCardRules(server.db, customer.customerId, rules);
-    const sim = new SimLedger(() => Date.now());
-    sim.addShop(
-      {
-        id: customer.customerId,
-        name: customer.name,
-        credits: 900,
-        creditCost: '0.50',
-        cards: rules,
-      },
-      [apiKey],
-    );
-    const real = new LedgerClient(server.url).withKey(apiKey);
+    const shop = await shopOnBoth('Compensation contract shop', 900, rules, () => Date.now());
     const [tillA, tillB] = [randomUUID(), randomUUID()];
     const now = () => new Date().toISOString();
     const evidence = { evidence: 'operator: decided without the card' };
@@ -591,15 +575,6 @@ describe("the simulated ledger against the real one, on compensations of a card'
       ['/v1/card-list'],
       ['/v1/customer'],
     ];
-    for (const [path, body] of steps) {
-      const method = body === undefined ? 'GET' : 'POST';
-      const realAnswer = method === 'GET' ? await real.get(path) : await real.post(path, body);
-      const simulated = ledgerOverHttp(sim, method, path, apiKey, body);
-      assert.deepEqual(
-        essence({ ...simulated, contentType: 'application/json' }),
-        essence(realAnswer),
-        `${method} ${path} ${JSON.stringify(body)}: real ${realAnswer.status} ${JSON.stringify(realAnswer.body)}, simulated ${simulated.status} ${JSON.stringify(simulated.body)}`,
-      );
-    }
+    await sameAnswers(steps, shop);
   });
 });

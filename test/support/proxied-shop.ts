@@ -1,9 +1,8 @@
-import { setFloatSettings } from '../../cloud/float-admin.ts';
 import type { FloatSettings } from '../../common/ledger-contract.ts';
-import { ROOMY_LIMITS } from './card-rig.ts';
-import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from './test-ledger.ts';
-import { startTestService, type TestService } from './test-service.ts';
+import type { FaultProxy } from './fault-proxy.ts';
+import { startSimulatorShop } from './simulator-shop.ts';
+import type { TestLedger } from './test-ledger.ts';
+import type { TestService } from './test-service.ts';
 
 /** A shop of the reference ledger and one till on the card simulator, its ledger behind a proxy. */
 export interface ProxiedShop {
@@ -25,26 +24,15 @@ export interface ProxiedShop {
 export async function startProxiedShop(
   options: { float?: Partial<FloatSettings> } = {},
 ): Promise<ProxiedShop> {
-  const ledger = await startTestLedger();
-  const shop = await (
-    await fetch(`${ledger.url}/v1/customer`, { headers: { 'X-Api-Key': TEST_API_KEY } })
-  ).json();
-  const customerId = (shop as { customerId: string }).customerId;
-  if (options.float) await setFloatSettings(ledger.db, customerId, options.float);
-  const proxy = await startFaultProxy(ledger.url);
-  const service = await startTestService(
-    { cloudUrl: proxy.url, simulator: true, cardTimeoutMs: 1_000 },
-    { limits: ROOMY_LIMITS },
-  );
+  const shop = await startSimulatorShop({
+    float: options.float,
+    tills: { service: { proxied: true, config: { cardTimeoutMs: 1_000 } } },
+  });
   return {
-    ledger,
-    proxy,
-    service,
-    customerId,
-    async close() {
-      await service.close();
-      await proxy.close();
-      await ledger.close();
-    },
+    ledger: shop.ledger,
+    proxy: shop.proxy('service'),
+    service: shop.tills.service,
+    customerId: shop.customerId,
+    close: shop.close,
   };
 }

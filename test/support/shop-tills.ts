@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CARD_LIST_FILE } from '../../service/cloud/card-list-watcher.ts';
-import { ROOMY_LIMITS, waitUntil } from './card-rig.ts';
+import { waitUntil } from './card-rig.ts';
 import { apiCaller, shown, type HttpResponse } from './http-client.ts';
-import { startTestLedger, TEST_API_KEY, type TestLedger } from './test-ledger.ts';
-import { startTestService, type TestService } from './test-service.ts';
+import { startSimulatorShop } from './simulator-shop.ts';
+import { TEST_API_KEY, type TestLedger } from './test-ledger.ts';
+import type { TestService } from './test-service.ts';
 
 export interface ShopTills {
   ledger: TestLedger;
@@ -21,32 +22,24 @@ export interface ShopTills {
 }
 
 export async function startShopTills(): Promise<ShopTills> {
-  const ledger = await startTestLedger();
-  const start = (cardListEveryMs: number) =>
-    startTestService(
-      { cloudUrl: ledger.url, simulator: true, cardListEveryMs },
-      { limits: ROOMY_LIMITS },
-    );
-  const tillA = await start(1_000);
-  const tillB = await start(1_000);
-  const slowTill = await start(60_000);
-  return {
-    ledger,
-    tillA,
-    tillB,
-    slowTill,
-    async close() {
-      await tillA.close();
-      await tillB.close();
-      await slowTill.close();
-      await ledger.close();
+  const shop = await startSimulatorShop({
+    tills: {
+      tillA: { config: { cardListEveryMs: 1_000 } },
+      tillB: { config: { cardListEveryMs: 1_000 } },
+      slowTill: { config: { cardListEveryMs: 60_000 } },
     },
-  };
+  });
+  return { ledger: shop.ledger, ...shop.tills, close: shop.close };
 }
 
-/** A call to a till's API with the shop's key. */
-export const callTill = (till: TestService, method: string, path: string, body?: unknown) =>
-  apiCaller(() => till.url, TEST_API_KEY)(method, path, body);
+/** A call to a till's API with the shop's key (a JSON body, extra headers on top). */
+export const callTill = (
+  till: TestService,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+) => apiCaller(() => till.url, TEST_API_KEY)(method, path, body, headers);
 
 /** A call to the ledger's API with the shop's key. */
 export async function callLedger(

@@ -23,6 +23,7 @@ import { ledgerReportFloatMovements } from './ledger-report-float-movements.ts';
 import { ledgerReportFloatRun } from './ledger-report-float-run.ts';
 import { ledgerResolveMovement } from './ledger-resolve-movement.ts';
 import { ledgerTillHeartbeat } from './ledger-till-heartbeat.ts';
+import { ledgerTombstoneRefusal } from './ledger-tombstone-refusal.ts';
 import { ledgerTopUpFloat } from './ledger-top-up-float.ts';
 import { ledgerBlockCard } from './ledger-block-card.ts';
 import { ledgerBonusFor } from './ledger-bonus-for.ts';
@@ -63,6 +64,7 @@ export const routines: readonly Routine[] = [
   ledgerRefusal,
   ledgerAnswerOf,
   ledgerReplay,
+  ledgerTombstoneRefusal,
   ledgerChangeBalance,
   ledgerFlagCard,
   ledgerFlagCardRecord,

@@ -26,7 +26,7 @@ DECLARE
   m movements%ROWTYPE;
   o movements%ROWTYPE;
   a card_accounts%ROWTYPE;
-  v_holder uuid;
+  v_voided ledger_answer;
   v_other record;
   v_undo boolean;
   v_refused text;
@@ -51,10 +51,9 @@ BEGIN
     END IF;
     RETURN ledger_refusal('MovementIdConflict');
   END IF;
-  SELECT customer_id INTO v_holder FROM void_tombstones WHERE id = p_id;
-  IF FOUND THEN
-    RETURN ledger_refusal(CASE WHEN v_holder = p_customer THEN 'MovementAlreadyVoided'
-                                                          ELSE 'MovementIdConflict' END);
+  v_voided := ledger_tombstone_refusal(p_id, p_customer);
+  IF v_voided.error IS NOT NULL THEN
+    RETURN v_voided;
   END IF;
   IF o.id IS NULL OR o.card_id <> p_card OR o.state = 'pending' OR o.compensates IS NOT NULL THEN
     RETURN ledger_refusal('InvalidCompensation',

@@ -26,7 +26,7 @@ DECLARE
   r movements%ROWTYPE;
   w card_changes%ROWTYPE;
   a card_accounts%ROWTYPE;
-  v_holder uuid;
+  v_voided ledger_answer;
   v_held ledger_answer;
   v_other record;
   v_credits bigint := 0;
@@ -53,10 +53,9 @@ BEGIN
     END IF;
     RETURN ledger_refusal('MovementIdConflict');
   END IF;
-  SELECT customer_id INTO v_holder FROM void_tombstones WHERE id = p_id;
-  IF FOUND THEN
-    RETURN ledger_refusal(CASE WHEN v_holder = p_customer THEN 'MovementAlreadyVoided'
-                                                          ELSE 'MovementIdConflict' END);
+  v_voided := ledger_tombstone_refusal(p_id, p_customer);
+  IF v_voided.error IS NOT NULL THEN
+    RETURN v_voided;
   END IF;
 
   IF p_kind = 'block-clear' THEN

@@ -19,7 +19,7 @@ DECLARE
   v_credits bigint;
   v_account bigint := 0;
   v_allowed bigint;
-  v_holder uuid;
+  v_voided ledger_answer;
   v_pool bigint;
   v_other record;
   v_checks_card boolean;
@@ -63,11 +63,9 @@ BEGIN
     RETURN ledger_replay(m, p_customer, p_kind, p_card, p_credits, p_amount, p_till,
                          p_compensates, c.credits);
   END IF;
-  SELECT customer_id INTO v_holder FROM void_tombstones WHERE id = p_id;
-  IF FOUND THEN
-    -- Voided before it arrived: refused, and answered as voided, every time it comes.
-    RETURN ledger_refusal(CASE WHEN v_holder = p_customer THEN 'MovementAlreadyVoided'
-                                                          ELSE 'MovementIdConflict' END);
+  v_voided := ledger_tombstone_refusal(p_id, p_customer);
+  IF v_voided.error IS NOT NULL THEN
+    RETURN v_voided;
   END IF;
 
   -- credits = floor(amount / creditCost), exactly: both as integer ten-thousandths.
