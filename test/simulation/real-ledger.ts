@@ -9,7 +9,8 @@
  * - time: PostgreSQL's clock inside PGlite is `Date.now` (emscripten's clock_time_get), which
  *   reads the simulation's virtual clock while the ledger works (see #atVirtualTime), so
  *   `created_at`, `resolved_at` and the rest are virtual times, as the model's are;
- * - ids: every id comes from the seed (the tills' movements, the shops, the cards);
+ * - ids: every id comes from the seed (the tills' movements, the shops, the cards), and the
+ *   ledger's own (a float's id and prefix) from the series the model draws from (ledgerUuid);
  * - state: one database per process, emptied before each seed (reset()).
  *
  * The world reads the ledger synchronously (shop-ledger.ts): after each call that may change
@@ -127,6 +128,16 @@ function openStore(): Promise<Store> {
     const folder = await mkdtemp(join(tmpdir(), 'cww-sim-ledger-'));
     process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
     const db = await openDatabase(join(folder, 'db'));
+    // The ledger's one random draw, gen_random_uuid() (a float's id and id prefix), from the
+    // series the model draws from (ledgerUuid in sim-floats.ts), reset before each seed: a
+    // function of that name in a schema searched before pg_catalog takes its place.
+    await db.exec(`CREATE SCHEMA sim;
+      CREATE SEQUENCE sim.uuids;
+      CREATE FUNCTION sim.gen_random_uuid() RETURNS uuid LANGUAGE sql AS $$
+        SELECT (lpad(to_hex(n), 12, 'f') || '40008000' || lpad(to_hex(n), 12, '0'))::uuid
+        FROM nextval('sim.uuids') AS n
+      $$;
+      SET search_path TO sim, pg_catalog, public;`);
     const tables = await db.query<{ name: string }>(
       `SELECT tablename AS name FROM pg_tables
        WHERE schemaname = 'public' AND tablename NOT LIKE 'schema\\_%' ORDER BY tablename`,
@@ -186,7 +197,8 @@ export class RealLedger implements ShopLedger {
     // Triggers off for the reset only: the append-only tables refuse TRUNCATE otherwise.
     await db.exec(`SET session_replication_role = replica;
       TRUNCATE ${data.join(', ')} RESTART IDENTITY CASCADE;
-      RESET session_replication_role;`);
+      RESET session_replication_role;
+      ALTER SEQUENCE sim.uuids RESTART;`);
     const app = await createLedgerApp(
       new Ledger(db),
       { error: onError },

@@ -100,7 +100,13 @@ export function ledgerOverHttp(
     );
   } catch (error) {
     if (!(error instanceof SimLedgerError)) throw error;
-    return { status: error.status, body: { error: error.code } };
+    return {
+      status: error.status,
+      body:
+        error.detail === undefined
+          ? { error: error.code }
+          : { error: error.code, detail: error.detail },
+    };
   }
 }
 
