@@ -141,6 +141,11 @@ export class SimLedger {
   /** Blocks, replacements and corrections (sim-card-rules.ts). */
   readonly cardRules: SimCardRules;
 
+  /** The card changes, as ShopLedger reads them. */
+  get cardChanges(): SimCardRules['changes'] {
+    return this.cardRules.changes;
+  }
+
   constructor(now: () => number, { tombstones = true }: { tombstones?: boolean } = {}) {
     this.#now = now;
     this.tombstones = tombstones;
