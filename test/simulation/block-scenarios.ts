@@ -67,9 +67,9 @@ interface Block {
   nothingToReplace?: boolean;
 }
 
-/** A refused call's status and code, as the trace says it. */
-function refusal(answer: HttpAnswer): string {
-  return `${answer.status} ${String((answer.body as { error?: string } | undefined)?.error)}`;
+/** A refused call's error code. */
+function codeOf(answer: HttpAnswer): string {
+  return String((answer.body as { error?: string } | undefined)?.error);
 }
 
 export class BlockScenario {
@@ -121,7 +121,7 @@ export class BlockScenario {
     });
     return then(blocked, (answer) => {
       if (answer.status !== 200) {
-        world.note(`operator: block of ${card.uid} refused (${refusal(answer)})`);
+        world.note(`operator: block of ${card.uid} refused (${answer.status} ${codeOf(answer)})`);
         card.lost = false;
         return;
       }
@@ -166,8 +166,8 @@ export class BlockScenario {
     });
     return then(replaced, (answer) => {
       if (answer.status >= 300) {
-        const code = (answer.body as { error?: string } | undefined)?.error;
-        world.note(`operator: replacement of ${block.card.uid} refused (${String(code)})`);
+        const code = codeOf(answer);
+        world.note(`operator: replacement of ${block.card.uid} refused (${code})`);
         if (code === 'NothingToReplace') block.nothingToReplace = true;
         return false;
       }
