@@ -620,15 +620,11 @@ describe('the simulated ledger against the real one, on till floats', () => {
             ('idPrefix' in body ? body : 'float' in body ? body.float : undefined)) as
             { id: string; idPrefix: string; tillId: string; state: string } | undefined;
           if (view && answer.status < 300) {
-            sides[side].prefixes.set(view.idPrefix, `float of ${view.tillId}`);
-            // In a detail: the float's id, and its movements' ids (the prefix, 8 and 4).
-            sides[side].prefixes.set(view.id, `float of ${view.tillId}`);
-            const { idPrefix: prefix } = view;
-            if (prefix !== undefined) {
-              sides[side].prefixes.set(
-                `${prefix.slice(0, 8)}-${prefix.slice(8)}`,
-                `float of ${view.tillId}`,
-              );
+            // The float's prefix, its id and its movements' ids' head (the prefix as 8 and 4
+            // hex digits, as a detail shows them): each side's, named alike.
+            const { id = '', idPrefix = '' } = view;
+            for (const of of [idPrefix, id, `${idPrefix.slice(0, 8)}-${idPrefix.slice(8)}`]) {
+              if (of.length > 1) sides[side].prefixes.set(of, `float of ${view.tillId}`);
             }
             if (view.state === 'open')
               sides[side].floats.set(view.tillId, { id: view.id, prefix: view.idPrefix });
