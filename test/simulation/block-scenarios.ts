@@ -21,10 +21,11 @@
  * - every replacement is picked up, once: one posted movement applies it, and its card
  *   gained it once (the world's card-against-ledger invariant).
  */
-import type { CardChange } from '../../common/ledger-contract.ts';
+import type { CardChange, CardChangeAnswer } from '../../common/ledger-contract.ts';
 import { balanceOf, truthOf, type SimCard } from './sim-cards.ts';
 import { Rng, type Scheduler } from './scheduler.ts';
-import { SimLedgerError, type SimLedger } from './sim-ledger.ts';
+import type { ShopLedger } from './shop-ledger.ts';
+import { then, type HttpAnswer } from './sim-network.ts';
 import type { RequestRecord, Till } from './world.ts';
 
 /** How often a till polls the card list (the service's default: a block known within a minute). */
@@ -33,7 +34,7 @@ export const CARD_LIST_EVERY_MS = 30_000;
 /** The world as the blocks see it (world.ts). */
 export interface BlockWorld {
   sched: Scheduler;
-  ledger: SimLedger;
+  ledger: ShopLedger;
   cards: SimCard[];
   tillsOf: (shop: number) => Till[];
   /**
@@ -47,7 +48,11 @@ export interface BlockWorld {
   ask: (till: Till, kind: 'recharge' | 'discharge', request: object) => void;
   /** A new card of the shop, holding nothing, never seen by the ledger. */
   newCard: (shop: number, draw: Rng) => SimCard;
-  operatorKey: (shop: number) => string;
+  /**
+   * The shop's operator POSTs to the ledger's v1 API (as the back office or a script does):
+   * the model answers at once, the real ledger once its work is done.
+   */
+  operatorCall: (shop: number, url: string, body: object) => HttpAnswer | Promise<HttpAnswer>;
   newId: (draw: Rng) => string;
 }
 
@@ -60,6 +65,11 @@ interface Block {
   newCard?: SimCard;
   /** The operator found nothing to move (the card's account was empty). */
   nothingToReplace?: boolean;
+}
+
+/** A refused call's error code. */
+function codeOf(answer: HttpAnswer): string {
+  return String((answer.body as { error?: string } | undefined)?.error);
 }
 
 export class BlockScenario {
@@ -93,7 +103,7 @@ export class BlockScenario {
     }
   }
 
-  #block(world: BlockWorld): void {
+  #block(world: BlockWorld): void | Promise<void> {
     const draw = this.rng;
     const free = world.cards.filter(
       (card) =>
@@ -106,25 +116,22 @@ export class BlockScenario {
     const shop = card.home;
     // Its customer reported it lost: no one presents it until it is found.
     card.lost = true;
-    try {
-      world.ledger.cardRules.block(
-        world.operatorKey(shop),
-        card.uid,
-        true,
-        'operator',
-        'reported lost',
-      );
-    } catch (error) {
-      world.note(`operator: block of ${card.uid} refused (${(error as Error).message})`);
-      card.lost = false;
-      return;
-    }
-    const block: Block = { card, shop, at: world.sched.now() };
-    this.blocks.push(block);
-    world.note(`operator: card ${card.uid} blocked at shop ${shop} (reported lost)`);
-    world.reached('card-blocked');
-    world.sched.at(draw.between(500, 8_000), () => this.#replace(world, block), null, draw);
-    world.sched.at(draw.between(2_000, 20_000), () => this.#found(world, block), null, draw);
+    const blocked = world.operatorCall(shop, `/v1/cards/${card.uid}/block`, {
+      reason: 'reported lost',
+    });
+    return then(blocked, (answer) => {
+      if (answer.status !== 200) {
+        world.note(`operator: block of ${card.uid} refused (${answer.status} ${codeOf(answer)})`);
+        card.lost = false;
+        return;
+      }
+      const block: Block = { card, shop, at: world.sched.now() };
+      this.blocks.push(block);
+      world.note(`operator: card ${card.uid} blocked at shop ${shop} (reported lost)`);
+      world.reached('card-blocked');
+      world.sched.at(draw.between(500, 8_000), () => this.#replace(world, block), null, draw);
+      world.sched.at(draw.between(2_000, 20_000), () => this.#found(world, block), null, draw);
+    });
   }
 
   /**
@@ -133,45 +140,47 @@ export class BlockScenario {
    * tills of the shop at the same step: the first till's request is on its way when the card
    * reaches the second, and the card often comes back to the first.
    */
-  #replace(world: BlockWorld, block: Block): void {
+  #replace(world: BlockWorld, block: Block): void | Promise<void> {
     const draw = this.rng;
-    if (!this.replaceNow(world, block)) {
-      if (block.change === undefined && !block.nothingToReplace) {
-        world.sched.at(draw.between(2_000, 6_000), () => this.#replace(world, block), null, draw);
+    return then(this.replaceNow(world, block), (waiting) => {
+      if (!waiting) {
+        if (block.change === undefined && !block.nothingToReplace) {
+          world.sched.at(draw.between(2_000, 6_000), () => this.#replace(world, block), null, draw);
+        }
+        return;
       }
-      return;
-    }
-    world.sched.at(draw.between(200, 5_000), () => this.presentAtTwo(world, block), null, draw);
+      world.sched.at(draw.between(200, 5_000), () => this.presentAtTwo(world, block), null, draw);
+    });
   }
 
   /** The replacement at the ledger: whether the change waits for the new card now. */
-  replaceNow(world: BlockWorld, block: Block): boolean {
+  replaceNow(world: BlockWorld, block: Block): boolean | Promise<boolean> {
     if (block.change !== undefined) return block.change.state === 'waiting';
     if (block.nothingToReplace) return false;
     const draw = this.rng;
     const newCard = world.newCard(block.shop, draw);
-    try {
-      const { change } = world.ledger.cardRules.replace(world.operatorKey(block.shop), {
-        id: world.newId(draw),
-        cardId: block.card.uid,
-        newCardId: newCard.uid,
-        by: 'operator',
-        reason: 'lost card replaced',
-      });
+    const replaced = world.operatorCall(block.shop, `/v1/cards/${block.card.uid}/replace`, {
+      id: world.newId(draw),
+      newCardId: newCard.uid,
+      reason: 'lost card replaced',
+    });
+    return then(replaced, (answer) => {
+      if (answer.status >= 300) {
+        const code = codeOf(answer);
+        world.note(`operator: replacement of ${block.card.uid} refused (${code})`);
+        if (code === 'NothingToReplace') block.nothingToReplace = true;
+        return false;
+      }
+      const { change } = answer.body as CardChangeAnswer;
       block.change = change;
-    } catch (error) {
-      const code = error instanceof SimLedgerError ? error.code : String(error);
-      world.note(`operator: replacement of ${block.card.uid} refused (${code})`);
-      if (code === 'NothingToReplace') block.nothingToReplace = true;
-      return false;
-    }
-    block.newCard = newCard;
-    world.cards.push(newCard);
-    world.note(
-      `operator: the account of ${block.card.uid} (${block.change.credits} credits) waits for new card ${newCard.uid}`,
-    );
-    world.reached('card-replaced');
-    return true;
+      block.newCard = newCard;
+      world.cards.push(newCard);
+      world.note(
+        `operator: the account of ${block.card.uid} (${change.credits} credits) waits for new card ${newCard.uid}`,
+      );
+      world.reached('card-replaced');
+      return true;
+    });
   }
 
   /** The new card at two tills of its shop at the same step (one till: once). */
@@ -233,16 +242,19 @@ export class BlockScenario {
    * With the faults gone: the replacements not made yet are made (nothing of the card is
    * pending now), and each new card still waited for is presented at two tills at once.
    */
-  settle(world: BlockWorld): void {
-    for (const block of this.blocks) {
-      const waiting =
-        block.change === undefined ? this.replaceNow(world, block) : this.#waiting(world, block);
-      if (waiting) this.presentAtTwo(world, block);
-    }
+  settle(world: BlockWorld, from = 0): void | Promise<void> {
+    const block = this.blocks[from];
+    if (!block) return;
+    const waiting =
+      block.change === undefined ? this.replaceNow(world, block) : this.#waiting(world, block);
+    return then(waiting, (now) => {
+      if (now) this.presentAtTwo(world, block);
+      return this.settle(world, from + 1);
+    });
   }
 
   #waiting(world: BlockWorld, block: Block): boolean {
-    const change = block.change && world.ledger.cardRules.changes.get(block.change.id);
+    const change = block.change && world.ledger.cardChanges.get(block.change.id);
     return change?.state === 'waiting';
   }
 
@@ -263,7 +275,7 @@ export class BlockScenario {
   }
 
   /** Each credit the ledger's emptyings took off cards, less what replacements put on. */
-  bookDelta(ledger: SimLedger): number {
+  bookDelta(ledger: ShopLedger): number {
     let delta = 0;
     for (const movement of ledger.movements.values()) {
       if (movement.state !== 'posted') continue;
@@ -278,13 +290,13 @@ export class BlockScenario {
    * for a new card, less what its emptying took off the card (the account stays for a
    * replacement).
    */
-  accountGap(ledger: SimLedger, card: SimCard): number {
+  accountGap(ledger: ShopLedger, card: SimCard): number {
     let gap = 0;
     for (const movement of ledger.movements.values()) {
       if (movement.cardId !== card.uid || movement.state !== 'posted') continue;
       if (movement.kind === 'block-clear') gap -= movement.credits;
     }
-    for (const change of ledger.cardRules.changes.values()) {
+    for (const change of ledger.cardChanges.values()) {
       if (change.fromCard === card.uid && change.state !== 'cancelled') gap += change.credits;
     }
     return gap;
@@ -297,21 +309,21 @@ export class BlockScenario {
    * (the account stays), a replacement from one card's account to the change and on to the
    * new card's.
    */
-  bookOf(ledger: SimLedger, shopId: string, cards: readonly SimCard[]): number {
+  bookOf(ledger: ShopLedger, shopId: string, cards: readonly SimCard[]): number {
     const accounts = cards.reduce((sum, card) => sum + ledger.cardAccount(shopId, card.uid), 0);
-    const waiting = [...ledger.cardRules.changes.values()]
+    const waiting = [...ledger.cardChanges.values()]
       .filter((c) => c.shop === shopId && c.kind === 'replacement' && c.state === 'waiting')
       .reduce((sum, c) => sum + c.credits, 0);
     return (ledger.shops.get(shopId)?.credits ?? 0) + accounts + waiting;
   }
 
   /** The books when the run begins (the cards imported). */
-  openBooks(ledger: SimLedger, shopIds: readonly string[], cards: readonly SimCard[]): void {
+  openBooks(ledger: ShopLedger, shopIds: readonly string[], cards: readonly SimCard[]): void {
     this.#booksAtStart = shopIds.map((shopId) => this.bookOf(ledger, shopId, cards));
   }
 
   check(
-    ledger: SimLedger,
+    ledger: ShopLedger,
     shopIds: readonly string[],
     cards: readonly SimCard[],
     requests: RequestRecord[],
@@ -353,7 +365,7 @@ export class BlockScenario {
           );
         }
       }
-      const change = block.change && ledger.cardRules.changes.get(block.change.id);
+      const change = block.change && ledger.cardChanges.get(block.change.id);
       if (!change) continue;
       const pickups = [...ledger.movements.values()].filter(
         (movement) => movement.applies === change.id && movement.state === 'posted',

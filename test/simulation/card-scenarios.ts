@@ -20,7 +20,7 @@
  */
 import type { BonusTier, CardRules } from '../../common/ledger-contract.ts';
 import { Rng } from './scheduler.ts';
-import type { SimLedger } from './sim-ledger.ts';
+import type { ShopLedger } from './shop-ledger.ts';
 
 export class CardScenario {
   readonly rng: Rng;
@@ -45,7 +45,7 @@ export class CardScenario {
 
   /** The bonus book, the undos' bounds, and each answered undo against the ledger. */
   check(
-    ledger: SimLedger,
+    ledger: ShopLedger,
     shopIds: string[],
     undos: { n: number; body: UndoBody; movementId: string | undefined }[],
   ): string[] {
@@ -61,7 +61,7 @@ export class CardScenario {
       const out = posted
         .filter((m) => m.kind !== 'recharge' && m.kind !== 'replacement')
         .reduce((sum, m) => sum + m.bonusCredits, 0);
-      const waiting = [...ledger.cardRules.changes.values()]
+      const waiting = [...ledger.cardChanges.values()]
         .filter((c) => c.shop === shopId && c.kind === 'replacement' && c.state === 'waiting')
         .reduce((sum, c) => sum + c.bonusCredits, 0);
       const held = ledger.bonusHeld(shopId);

@@ -22,6 +22,7 @@
  * - every float recharge answered while its till was offline kept the offline cap and the
  *   offline time limit.
  */
+import { canonicalJson } from '../../common/canonical-json.ts';
 import type { FloatSettings } from '../../common/ledger-contract.ts';
 import { parseFloatMovementId } from '../../common/float-ids.ts';
 import { CustomerDirectory } from '../../service/cloud/customer-directory.ts';
@@ -342,8 +343,9 @@ export class FloatScenario {
       // The model closes at once; the real ledger's close is awaited (an await of the model's
       // would let the tills' work run a turn, and its seeds replay as they always did).
       const closing = closed instanceof Promise ? await closed : closed;
+      // Members in one order: the real ledger's view is PostgreSQL's jsonb, in its own order.
       world.note(
-        `operator: closed float ${float.id} of till ${float.tillId}, ${unaccounted} written off: ${JSON.stringify(closing.float)}`,
+        `operator: closed float ${float.id} of till ${float.tillId}, ${unaccounted} written off: ${canonicalJson(closing.float)}`,
       );
       world.reached('float-closed-by-operator');
     }

@@ -9,7 +9,8 @@
  * - time: PostgreSQL's clock inside PGlite is `Date.now` (emscripten's clock_time_get), which
  *   reads the simulation's virtual clock while the ledger works (see #atVirtualTime), so
  *   `created_at`, `resolved_at` and the rest are virtual times, as the model's are;
- * - ids: every id comes from the seed (the tills' movements, the shops, the cards);
+ * - ids: every id comes from the seed (the tills' movements, the shops, the cards), and the
+ *   ledger's own (a float's id and prefix) from the series the model draws from (ledgerUuid);
  * - state: one database per process, emptied before each seed (reset()).
  *
  * The world reads the ledger synchronously (shop-ledger.ts): after each call that may change
@@ -28,6 +29,7 @@ import type {
 } from '../../common/ledger-contract.ts';
 import { resolveByOperator, revokeKey } from '../../cloud/admin.ts';
 import { importCards } from '../../cloud/card-accounts.ts';
+import { setCardRules } from '../../cloud/cards/card-rules.ts';
 import { checkLedger } from '../../cloud/check.ts';
 import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
@@ -38,7 +40,7 @@ import { applySeed } from '../../cloud/seed.ts';
 import type { SimFloat } from './sim-floats.ts';
 import type { SimShop, StoredMovement } from './sim-ledger.ts';
 import type { HttpAnswer, LedgerCall } from './sim-network.ts';
-import type { ShopFloats, ShopLedger } from './shop-ledger.ts';
+import type { ShopCardChange, ShopFloats, ShopLedger } from './shop-ledger.ts';
 
 interface MovementJson {
   id: string;
@@ -78,7 +80,8 @@ const SNAPSHOT = `SELECT
   (SELECT json_agg(c ORDER BY c.id) FROM customers c) AS customers,
   (SELECT json_agg(a) FROM card_accounts a) AS accounts,
   (SELECT json_agg(f ORDER BY f.id) FROM card_flags f) AS flags,
-  (SELECT json_agg(f ORDER BY f.opened_at, f.id) FROM floats f) AS floats`;
+  (SELECT json_agg(f ORDER BY f.opened_at, f.id) FROM floats f) AS floats,
+  (SELECT json_agg(c ORDER BY c.created_at, c.id) FROM card_changes c) AS changes`;
 
 interface FloatJson {
   customer_id: string;
@@ -102,9 +105,22 @@ interface FloatJson {
 interface Snapshot {
   movements: MovementJson[] | null;
   customers: { id: string; name: string; credits: number; credit_cost: number | string }[] | null;
-  accounts: { customer_id: string; card_id: string; credits: number }[] | null;
+  accounts:
+    { customer_id: string; card_id: string; credits: number; bonus_credits: number }[] | null;
   flags: { customer_id: string; card_id: string; kind: CardFlagKind; movement_id: string }[] | null;
   floats: FloatJson[] | null;
+  changes: ChangeJson[] | null;
+}
+
+interface ChangeJson {
+  customer_id: string;
+  id: string;
+  kind: ShopCardChange['kind'];
+  card_id: string;
+  from_card: string | null;
+  credits: number;
+  bonus_credits: number;
+  state: ShopCardChange['state'];
 }
 
 /** The failed-authentication limits, off: the tills share one address and key prefix here. */
@@ -127,6 +143,16 @@ function openStore(): Promise<Store> {
     const folder = await mkdtemp(join(tmpdir(), 'cww-sim-ledger-'));
     process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
     const db = await openDatabase(join(folder, 'db'));
+    // The ledger's one random draw, gen_random_uuid() (a float's id and id prefix), from the
+    // series the model draws from (ledgerUuid in sim-floats.ts), reset before each seed: a
+    // function of that name in a schema searched before pg_catalog takes its place.
+    await db.exec(`CREATE SCHEMA sim;
+      CREATE SEQUENCE sim.uuids;
+      CREATE FUNCTION sim.gen_random_uuid() RETURNS uuid LANGUAGE sql AS $$
+        SELECT (lpad(to_hex(n), 12, 'f') || '40008000' || lpad(to_hex(n), 12, '0'))::uuid
+        FROM nextval('sim.uuids') AS n
+      $$;
+      SET search_path TO sim, pg_catalog, public;`);
     const tables = await db.query<{ name: string }>(
       `SELECT tablename AS name FROM pg_tables
        WHERE schemaname = 'public' AND tablename NOT LIKE 'schema\\_%' ORDER BY tablename`,
@@ -161,7 +187,9 @@ export class RealLedger implements ShopLedger {
     topUpsAskedAgain: 0,
     closeByOperator: (shopId, floatId, input) => this.#closeFloat(shopId, floatId, input),
   };
+  cardChanges = new Map<string, ShopCardChange>();
   #accounts = new Map<string, number>();
+  #bonus = new Map<string, number>();
   readonly #transitions = new Map<string, number>();
   readonly #db: Database;
   readonly #app: FastifyInstance;
@@ -186,7 +214,8 @@ export class RealLedger implements ShopLedger {
     // Triggers off for the reset only: the append-only tables refuse TRUNCATE otherwise.
     await db.exec(`SET session_replication_role = replica;
       TRUNCATE ${data.join(', ')} RESTART IDENTITY CASCADE;
-      RESET session_replication_role;`);
+      RESET session_replication_role;
+      ALTER SEQUENCE sim.uuids RESTART;`);
     const app = await createLedgerApp(
       new Ledger(db),
       { error: onError },
@@ -206,8 +235,12 @@ export class RealLedger implements ShopLedger {
     return this.#accounts.get(`${shopId} ${cardId}`) ?? 0;
   }
 
+  bonusHeld(shopId: string): number {
+    return this.#bonus.get(shopId) ?? 0;
+  }
+
   /** One HTTP call of contract v1, as a till's client sent it. */
-  call({ method, url, apiKey, text }: LedgerCall): Promise<HttpAnswer> {
+  call({ method, url, apiKey, text, ifNoneMatch }: LedgerCall): Promise<HttpAnswer> {
     return this.#exclusive(async () => {
       const response = await this.#app.inject({
         method: method as 'GET' | 'POST',
@@ -215,24 +248,31 @@ export class RealLedger implements ShopLedger {
         headers: {
           ...(apiKey === undefined ? {} : { 'x-api-key': apiKey }),
           ...(text === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(ifNoneMatch === undefined ? {} : { 'if-none-match': ifNoneMatch }),
         },
         ...(text === undefined ? {} : { payload: text }),
       });
       if (method !== 'GET') await this.#refresh();
-      const retryAfter = response.headers['retry-after'];
+      // The headers a till reads: Retry-After, and the card list's ETag.
+      const headers: Record<string, string> = {};
+      for (const name of ['retry-after', 'etag']) {
+        const value = response.headers[name];
+        if (value !== undefined) headers[name] = String(value);
+      }
       return {
         status: response.statusCode,
         body: response.body === '' ? undefined : (JSON.parse(response.body) as unknown),
-        ...(retryAfter === undefined ? {} : { headers: { 'retry-after': String(retryAfter) } }),
+        ...(Object.keys(headers).length === 0 ? {} : { headers }),
       };
     });
   }
 
   addShop(shop: SimShop, keys: string[]): Promise<void> {
     return this.#change(async () => {
-      await applySeed(this.#db, {
-        customers: [{ ...shop, keys }],
-      });
+      // The card rules as an operator sets them (the seed takes none).
+      const { cards, ...seeded } = shop;
+      await applySeed(this.#db, { customers: [{ ...seeded, keys }] });
+      if (cards) await setCardRules(this.#db, shop.id, cards);
     });
   }
 
@@ -329,6 +369,25 @@ export class RealLedger implements ShopLedger {
     );
     this.#accounts = new Map(
       (snapshot.accounts ?? []).map((row) => [`${row.customer_id} ${row.card_id}`, row.credits]),
+    );
+    this.#bonus = new Map();
+    for (const row of snapshot.accounts ?? []) {
+      this.#bonus.set(row.customer_id, (this.#bonus.get(row.customer_id) ?? 0) + row.bonus_credits);
+    }
+    this.cardChanges = new Map(
+      (snapshot.changes ?? []).map((row) => [
+        row.id,
+        {
+          id: row.id,
+          shop: row.customer_id,
+          kind: row.kind,
+          cardId: row.card_id,
+          fromCard: row.from_card,
+          credits: row.credits,
+          bonusCredits: row.bonus_credits,
+          state: row.state,
+        },
+      ]),
     );
     this.floats.floats = new Map((snapshot.floats ?? []).map((row) => [row.id, simFloat(row)]));
     this.flags = (snapshot.flags ?? []).map((row) => ({

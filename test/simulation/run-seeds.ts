@@ -68,7 +68,8 @@ export async function runSeeds(
   for (let seed = from; seed < from + count; seed += 1) {
     const result = await runSeed(seed, { ledger, floats, cards });
     if (twin && ledger === 'sql') {
-      const drift = firstDifference(result.trace, (await runSeed(seed)).trace);
+      // The model runs the same world: the same seed with the same scenarios.
+      const drift = firstDifference(result.trace, (await runSeed(seed, { floats, cards })).trace);
       if (drift) result.problems.push(drift);
     }
     if (trace) for (const line of result.trace) print(line);

@@ -6,6 +6,7 @@
  * real one, cloud/ledger.ts on PGlite with the migrations' SQL (real-ledger.ts).
  */
 import type {
+  CardChange,
   CardFlagKind,
   FloatClosing,
   FloatMovementReport,
@@ -27,6 +28,12 @@ export interface ShopFloats {
   ): FloatClosing | Promise<FloatClosing>;
 }
 
+/** A card change as the block scenarios (block-scenarios.ts) read it. */
+export type ShopCardChange = Pick<
+  CardChange,
+  'id' | 'kind' | 'cardId' | 'fromCard' | 'credits' | 'bonusCredits' | 'state'
+> & { shop: string };
+
 export interface ShopLedger {
   readonly shops: ReadonlyMap<string, SimShop>;
   /** Every movement, in the order they were created. */
@@ -39,8 +46,12 @@ export interface ShopLedger {
     shopId: string;
   }[];
   readonly floats: ShopFloats;
+  /** The card changes (replacements, corrections), by id, as the ledger holds them. */
+  readonly cardChanges: ReadonlyMap<string, ShopCardChange>;
   /** What a discharge of this card at this shop may still take. */
   cardAccount(shopId: string, cardId: string): number;
+  /** The bonus credits the shop's card accounts hold. */
+  bonusHeld(shopId: string): number;
   addShop(shop: SimShop, keys: string[]): void | Promise<void>;
   /** Gives a card an account at a shop, as `card-wallet-cloud card import` does. */
   importCard(shopId: string, cardId: string, credits: number): void | Promise<void>;

@@ -18,7 +18,6 @@ import type {
   FloatTopUpRequest,
   Till,
 } from '../../common/ledger-contract.ts';
-import type { Rng } from './scheduler.ts';
 import type { SimLedger, SimShop, StoredMovement } from './sim-ledger.ts';
 import { SimLedgerError } from './sim-ledger.ts';
 
@@ -60,6 +59,17 @@ interface TopUp {
 
 const refuse = (code: string, status: number) => new SimLedgerError(status, code);
 
+/**
+ * The n-th uuid (from 1) the ledger draws where the real one calls gen_random_uuid() (a float's
+ * id prefix and id): a series, so a seed replays, and the same on both ledgers (real-ledger.ts
+ * puts the same series in place of gen_random_uuid). Its first 12 hex digits differ for each n.
+ */
+export function ledgerUuid(n: number): string {
+  const head = n.toString(16).padStart(12, 'f');
+  const tail = n.toString(16).padStart(12, '0');
+  return `${head.slice(0, 8)}-${head.slice(8)}-4000-8000-${tail}`;
+}
+
 export class SimFloats {
   readonly floats = new Map<string, SimFloat>();
   readonly #topUps = new Map<string, TopUp>();
@@ -69,17 +79,17 @@ export class SimFloats {
   readonly tills = new Map<string, { firstSeenAt: string; lastReportAt: string | null }>();
   readonly #ledger: SimLedger;
   readonly #now: () => number;
-  readonly #random: () => string;
+  /** How many uuids this ledger drew (ledgerUuid). */
+  #drawn = 0;
 
-  constructor(ledger: SimLedger, now: () => number, rng?: Rng) {
+  constructor(ledger: SimLedger, now: () => number) {
     this.#ledger = ledger;
     this.#now = now;
-    let made = 0;
-    // Prefixes: from the simulation's seeded generator when given, so runs replay.
-    this.#random = () =>
-      rng
-        ? Array.from({ length: 12 }, () => rng.int(16).toString(16)).join('')
-        : (made += 1).toString(16).padStart(12, 'f');
+  }
+
+  /** The ledger's next random uuid: the next of the series (ledgerUuid). */
+  #uuid(): string {
+    return ledgerUuid((this.#drawn += 1));
   }
 
   settings(shop: SimShop): FloatSettings {
@@ -109,11 +119,13 @@ export class SimFloats {
     if (this.openFloatOf(shop.id, tillId)) throw refuse('FloatOpen', 409);
     if (this.settings(shop).size === 0) throw refuse('FloatsOff', 409);
     this.heardFrom(shop.id, tillId);
-    let prefix = this.#random();
+    // Drawn as ledger_open_float draws them: a prefix unique among all floats, then the id.
+    const prefixOf = (uuid: string) => uuid.replaceAll('-', '').slice(0, 12);
+    let prefix = prefixOf(this.#uuid());
     while ([...this.floats.values()].some((float) => float.prefix === prefix))
-      prefix = this.#random();
+      prefix = prefixOf(this.#uuid());
     const float: SimFloat = {
-      id: `f10a7000-0000-4000-8000-${(this.floats.size + 1).toString(16).padStart(12, '0')}`,
+      id: this.#uuid(),
       shop: shop.id,
       tillId,
       prefix,
@@ -231,23 +243,27 @@ export class SimFloats {
 
   /**
    * Whether a card may carry float recharges not all reported (ledger_float_report_pending):
-   * an open float with a movement on the card at s, and an id below s nothing names.
+   * an open float with a movement on the card at s, and an id below s nothing names. What is in
+   * the way (of the float opened first), in the real ledger's words, or undefined.
    */
-  reportPending(shopId: string, cardId: string): boolean {
+  reportPending(shopId: string, cardId: string): string | undefined {
     const tops = new Map<string, number>();
     for (const movement of this.#ledger.movements.values()) {
       if (movement.shop !== shopId || movement.cardId !== cardId || movement.floatId === null)
         continue;
       tops.set(movement.floatId, Math.max(tops.get(movement.floatId) ?? 0, movement.floatSeq ?? 0));
     }
-    for (const [floatId, top] of tops) {
-      if (this.floats.get(floatId)?.state !== 'open') continue;
+    for (const float of this.floats.values()) {
+      const top = tops.get(float.id);
+      if (top === undefined || float.state !== 'open') continue;
       const below = [...this.#ledger.movements.values()].filter(
-        (movement) => movement.floatId === floatId && (movement.floatSeq ?? 0) < top,
+        (movement) => movement.floatId === float.id && (movement.floatSeq ?? 0) < top,
       ).length;
-      if (below < top - 1) return true;
+      if (below < top - 1) {
+        return `card ${cardId} holds float recharges of till ${float.tillId} (float ${float.id}) that are not all reported: ids below ${top} are missing`;
+      }
     }
-    return false;
+    return undefined;
   }
 
   /** A pending float movement voided: back to its open float, or to the pool. */

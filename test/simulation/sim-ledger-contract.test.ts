@@ -60,9 +60,24 @@ after(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/**
+ * Refusals whose detail a till passes on to its caller (MovementPendingAtOtherTill,
+ * FloatRechargeUnreported): both must give the same, as the simulation's traces show it.
+ */
+const DETAILED = new Set(['CardMovementPending', 'FloatReportPending']);
+
+/** An error's code, and its detail where a till passes it on (`named`: ids that differ by nature). */
+function refusal(answer: Answer, named = (detail: string) => detail): unknown {
+  const error = answer.body?.error;
+  const detail = answer.body?.detail;
+  return DETAILED.has(String(error))
+    ? { status: answer.status, error, detail: typeof detail === 'string' ? named(detail) : detail }
+    : { status: answer.status, error };
+}
+
 /** What both must agree on in an answer (times differ by nature). */
 function essence(answer: Answer): unknown {
-  if (answer.status >= 400) return { status: answer.status, error: answer.body?.error };
+  if (answer.status >= 400) return refusal(answer);
   const view = (movement: Record<string, unknown>) => ({
     id: movement.id,
     kind: movement.kind,
@@ -370,9 +385,16 @@ describe('the simulated ledger against the real one, on till heartbeats', () => 
   });
 });
 
-/** What both must agree on in a float call's answer (ids and times differ by nature). */
+/**
+ * What both must agree on in a float call's answer (ids and times differ by nature: `prefixes`
+ * names each side's floats, by id prefix and by id, alike).
+ */
 function floatEssence(answer: Answer, prefixes: Map<string, string>): unknown {
-  if (answer.status >= 400) return { status: answer.status, error: answer.body?.error };
+  if (answer.status >= 400) {
+    return refusal(answer, (detail) =>
+      [...prefixes].reduce((text, [of, name]) => text.replaceAll(of, name), detail),
+    );
+  }
   const seq = (id: string) => {
     const parsed = parseFloatMovementId(id);
     return parsed ? `${prefixes.get(parsed.prefix) ?? '?'}#${parsed.seq}` : id;
@@ -598,7 +620,12 @@ describe('the simulated ledger against the real one, on till floats', () => {
             ('idPrefix' in body ? body : 'float' in body ? body.float : undefined)) as
             { id: string; idPrefix: string; tillId: string; state: string } | undefined;
           if (view && answer.status < 300) {
-            sides[side].prefixes.set(view.idPrefix, `float of ${view.tillId}`);
+            // The float's prefix, its id and its movements' ids' head (the prefix as 8 and 4
+            // hex digits, as a detail shows them): each side's, named alike.
+            const { id = '', idPrefix = '' } = view;
+            for (const of of [idPrefix, id, `${idPrefix.slice(0, 8)}-${idPrefix.slice(8)}`]) {
+              if (of.length > 1) sides[side].prefixes.set(of, `float of ${view.tillId}`);
+            }
             if (view.state === 'open')
               sides[side].floats.set(view.tillId, { id: view.id, prefix: view.idPrefix });
           }

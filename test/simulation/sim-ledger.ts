@@ -28,7 +28,6 @@ import {
   isRechargeOrPayout,
 } from '../../common/ledger-contract.ts';
 import { parseFloatMovementId } from '../../common/float-ids.ts';
-import type { Rng } from './scheduler.ts';
 import { NO_FLOAT, SimFloats } from './sim-floats.ts';
 import { DEFAULT_CARD_RULES, payoutSplit, SimCardRules } from './sim-card-rules.ts';
 
@@ -45,13 +44,15 @@ export class SimLedgerError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
+    /** What is in the way, in the real ledger's words (its answer's `detail`). */
+    readonly detail?: string,
   ) {
-    super(`${status} ${code}`);
+    super(`${status} ${code}${detail === undefined ? '' : `: ${detail}`}`);
   }
 }
 
-const refuse = (name: keyof typeof ledgerErrorCodes): SimLedgerError =>
-  new SimLedgerError(ledgerErrorCodes[name].status, ledgerErrorCodes[name].code);
+const refuse = (name: keyof typeof ledgerErrorCodes, detail?: string): SimLedgerError =>
+  new SimLedgerError(ledgerErrorCodes[name].status, ledgerErrorCodes[name].code, detail);
 
 export interface SimShop {
   id: string;
@@ -140,13 +141,15 @@ export class SimLedger {
   /** Blocks, replacements and corrections (sim-card-rules.ts). */
   readonly cardRules: SimCardRules;
 
-  constructor(
-    now: () => number,
-    { tombstones = true, rng }: { tombstones?: boolean; rng?: Rng } = {},
-  ) {
+  /** The card changes, as ShopLedger reads them. */
+  get cardChanges(): SimCardRules['changes'] {
+    return this.cardRules.changes;
+  }
+
+  constructor(now: () => number, { tombstones = true }: { tombstones?: boolean } = {}) {
     this.#now = now;
     this.tombstones = tombstones;
-    this.floats = new SimFloats(this, now, rng);
+    this.floats = new SimFloats(this, now);
     this.cardRules = new SimCardRules(this, now);
   }
 
@@ -506,7 +509,7 @@ export class SimLedger {
   ): { movement: Movement; replayed: boolean } {
     const planned = this.cardRules.plan(shop, request, () => {
       if (tillId === null) return;
-      this.#checkTillHolds(shop, request.cardId, tillId);
+      this.#checkTillHolds(shop, request.cardId, tillId, true);
       if (request.cardBefore !== undefined) {
         const latest = this.#latestPosted(shop.id, request.cardId);
         if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
@@ -651,8 +654,11 @@ export class SimLedger {
     return { movement: this.#view(stored), replayed: false };
   }
 
-  /** Another till's movement pending on the card, an operator's word awaiting it, a float report. */
-  #checkTillHolds(shop: SimShop, cardId: string, tillId: string): void {
+  /**
+   * Another till's movement pending on the card, an operator's word awaiting it, a float report;
+   * refused with the detail ledger_create_movement gives (`byRules`: ledger_create_card_movement).
+   */
+  #checkTillHolds(shop: SimShop, cardId: string, tillId: string, byRules = false): void {
     const other = [...this.movements.values()].find(
       (movement) =>
         movement.shop === shop.id &&
@@ -660,8 +666,20 @@ export class SimLedger {
         movement.compensates === null &&
         ((movement.state === 'pending' && movement.tillId !== tillId) || movement.awaitsCard),
     );
-    if (other) throw refuse('cardMovementPending');
-    if (this.floats.reportPending(shop.id, cardId)) throw refuse('floatReportPending');
+    if (other) {
+      const of = `movement ${other.id} of till ${other.tillId ?? '(unnamed)'}`;
+      const pending = other.state === 'pending';
+      throw refuse(
+        'cardMovementPending',
+        byRules
+          ? `${of} is ${pending ? 'pending' : 'awaiting its card'} on card ${cardId}`
+          : pending
+            ? `${of} is pending on card ${cardId}`
+            : `${of}, ${other.state} by an operator, awaits card ${cardId}`,
+      );
+    }
+    const unreported = this.floats.reportPending(shop.id, cardId);
+    if (unreported !== undefined) throw refuse('floatReportPending', unreported);
   }
 
   /** ledger_card_read_for: the card an operator's word waited for was read; the list moves on. */

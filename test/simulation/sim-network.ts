@@ -100,7 +100,13 @@ export function ledgerOverHttp(
     );
   } catch (error) {
     if (!(error instanceof SimLedgerError)) throw error;
-    return { status: error.status, body: { error: error.code } };
+    return {
+      status: error.status,
+      body:
+        error.detail === undefined
+          ? { error: error.code }
+          : { error: error.code, detail: error.detail },
+    };
   }
 }
 
@@ -372,10 +378,13 @@ export class SimNetwork {
   }
 }
 
-/** `next` of a value now, or of a promised one once it comes. */
-function then<T>(
+/**
+ * `next` of a value now, or of a promised one once it comes: the model's answers stay
+ * synchronous (an await would let the tills' work run a turn), the real ledger's are awaited.
+ */
+export function then<T, R>(
   value: T | Promise<T>,
-  next: (value: T) => void | Promise<void>,
-): void | Promise<void> {
+  next: (value: T) => R | Promise<R>,
+): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }

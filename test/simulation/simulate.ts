@@ -14,7 +14,8 @@
  *                                               (float-scenarios.ts)
  *   npm run simulate -- --seeds 300 --cards     bonus tiers and cashiers' undos, blocked
  *                                               cards and replacements (card-scenarios.ts,
- *                                               block-scenarios.ts)
+ *                                               block-scenarios.ts); --floats and --cards
+ *                                               run with --sql (--twin) too
  *
  * A failing seed prints the one command that replays it exactly. At the end, how often the
  * runs reached each path worth reaching.

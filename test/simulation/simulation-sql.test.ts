@@ -16,11 +16,21 @@ import { runSeed } from './world.ts';
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const fixed = { from: env('SIMULATION_SQL_FROM', 1), count: env('SIMULATION_SQL_SEEDS', 200) };
 // Float seeds (float-scenarios.ts: outages, dying tills, carried cards, operators' closes) on
-// the real ledger: each ends with card-wallet-cloud check, which must find nothing. About 4 s a
-// seed on an idle machine; SIMULATION_SQL_FLOAT_FROM and SIMULATION_SQL_FLOAT_SEEDS move them.
+// the real ledger, each also run on the model and its trace compared line by line: each ends
+// with card-wallet-cloud check, which must find nothing. About 3.6 s of one core a seed (2.7 on
+// the real ledger, 0.9 on the model); SIMULATION_SQL_FLOAT_FROM and SIMULATION_SQL_FLOAT_SEEDS
+// move them.
 const floatSeeds = {
   from: env('SIMULATION_SQL_FLOAT_FROM', 1),
-  count: env('SIMULATION_SQL_FLOAT_SEEDS', 20),
+  count: env('SIMULATION_SQL_FLOAT_SEEDS', 30),
+};
+// Card-rule seeds (card-scenarios.ts, block-scenarios.ts: bonus tiers, cashiers' undos, blocked
+// cards emptied, replacements picked up at two tills) on the real ledger, each also run on the
+// model and its trace compared: about 3 s of one core a seed. SIMULATION_SQL_CARDS_FROM and
+// SIMULATION_SQL_CARDS_SEEDS move them.
+const cardSeeds = {
+  from: env('SIMULATION_SQL_CARDS_FROM', 1),
+  count: env('SIMULATION_SQL_CARDS_SEEDS', 20),
 };
 const fresh = {
   from: env('SIMULATION_SQL_FRESH_FROM', 1_000_000 + Math.floor(Math.random() * 1_000_000_000)),
@@ -40,11 +50,23 @@ test(`when seeds ${fixed.from}..${fixed.from + fixed.count - 1} run against the 
   assert.equal(failures.length, 0, lines.slice(0, 60).join('\n'));
 });
 
-test(`when float seeds ${floatSeeds.from}..${floatSeeds.from + floatSeeds.count - 1} run against the real ledger, then every invariant holds and check finds the books add up`, async () => {
+test(`when float seeds ${floatSeeds.from}..${floatSeeds.from + floatSeeds.count - 1} run against the real ledger, then every invariant holds, check finds the books add up and every trace is the model's`, async () => {
   const lines: string[] = [];
   const failures = await runSeeds(floatSeeds.from, floatSeeds.count, {
     ledger: 'sql',
+    twin: true,
     floats: true,
+    print: (line) => lines.push(line),
+  });
+  assert.equal(failures.length, 0, lines.slice(0, 60).join('\n'));
+});
+
+test(`when card-rule seeds ${cardSeeds.from}..${cardSeeds.from + cardSeeds.count - 1} run against the real ledger, then every invariant holds, check finds the books add up and every trace is the model's`, async () => {
+  const lines: string[] = [];
+  const failures = await runSeeds(cardSeeds.from, cardSeeds.count, {
+    ledger: 'sql',
+    twin: true,
+    cards: true,
     print: (line) => lines.push(line),
   });
   assert.equal(failures.length, 0, lines.slice(0, 60).join('\n'));

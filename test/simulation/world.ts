@@ -187,7 +187,7 @@ export interface SeedOptions {
   ledger?: LedgerKind;
   /** The shops give their tills floats (float-scenarios.ts). */
   floats?: boolean;
-  /** The shops give bonus tiers and cashiers undo recharges (card-scenarios.ts); the model only. */
+  /** The shops give bonus tiers and cashiers undo recharges (card-scenarios.ts); either ledger. */
   cards?: boolean;
 }
 
@@ -214,7 +214,6 @@ async function runWorld(
   withFloats: boolean,
   withCards: boolean,
 ): Promise<SimResult> {
-  if (withCards && kind !== 'model') throw new Error('card seeds run on the model ledger');
   const floats = withFloats ? new FloatScenario(seed) : undefined;
   const cardRules = withCards ? new CardScenario(seed) : undefined;
   const blocks = withCards ? new BlockScenario(seed) : undefined;
@@ -372,7 +371,7 @@ async function runWorld(
     (floats ? floats.inBook(ledger, writes) : 0);
   const totalAtStart = total();
   blocks?.openBooks(
-    ledger as SimLedger,
+    ledger,
     SHOPS.map((shop) => shop.id),
     cards,
   );
@@ -1217,7 +1216,7 @@ async function runWorld(
   // Blocked cards, found cards and replacements (block-scenarios.ts).
   const blockWorld: BlockWorld | undefined = blocks && {
     sched,
-    ledger: ledger as SimLedger,
+    ledger,
     cards,
     tillsOf,
     tillsFor,
@@ -1253,7 +1252,14 @@ async function runWorld(
       note(`card ${uid} of shop ${shop}, new: ${describe(truthOf(card))}`);
       return card;
     },
-    operatorKey: operatorKeyOf,
+    operatorCall: (shop, url, body) =>
+      endpoint({
+        method: 'POST',
+        url,
+        apiKey: operatorKeyOf(shop),
+        body,
+        text: JSON.stringify(body),
+      }),
     newId: (draw) => uuidFrom(draw),
   };
   if (blockWorld) blocks?.schedule(blockWorld, FAULTS_UNTIL);
@@ -1395,7 +1401,9 @@ async function runWorld(
   }
   // The replacements not made yet are made, and each new card still waited for is presented.
   if (blockWorld) {
-    blocks?.settle(blockWorld);
+    // The real ledger's calls are awaited; the model's answers are not (no turn for the tills).
+    const settled = blocks?.settle(blockWorld);
+    if (settled) await settled;
     await sched.runUntil(sched.time + 15_000);
   }
 
@@ -1451,13 +1459,13 @@ async function runWorld(
     probes,
     totalAtStart,
     // What emptyings of blocked cards took off them, less what replacements put on new ones.
-    total: total() + (blocks ? blocks.bookDelta(ledger as SimLedger) : 0),
+    total: total() + (blocks ? blocks.bookDelta(ledger) : 0),
     creditCostCents: CREDIT_COST_CENTS,
     ...(blocks
       ? {
           blocks: {
             blockedAtHome: (card: SimCard) => blocks.blockedAtHome(card),
-            accountGap: (card: SimCard) => blocks.accountGap(ledger as SimLedger, card),
+            accountGap: (card: SimCard) => blocks.accountGap(ledger, card),
           },
         }
       : {}),
@@ -1483,7 +1491,7 @@ async function runWorld(
     );
     problems.push(
       ...cardRules.check(
-        ledger as SimLedger,
+        ledger,
         SHOPS.map((shop) => shop.id),
         undos,
       ),
@@ -1492,7 +1500,7 @@ async function runWorld(
   if (blocks) {
     problems.push(
       ...blocks.check(
-        ledger as SimLedger,
+        ledger,
         SHOPS.map((shop) => shop.id),
         cards,
         requests,
