@@ -12,7 +12,7 @@ import { migration011 } from './011-card-records.ts';
 import { migration012 } from './012-references.ts';
 import { migration013 } from './013-lost-cards-refunds-bonuses.ts';
 import { migration015 } from './015-card-rule-compensations.ts';
-import { migration021 } from './021-compensations-by-day.ts';
+import { migration016 } from './016-compensations-by-day.ts';
 
 export interface Migration {
   version: number;
@@ -36,5 +36,5 @@ export const migrations: readonly Migration[] = [
   migration012,
   migration013,
   migration015,
-  migration021,
+  migration016,
 ];
