@@ -63,6 +63,9 @@ const KEPT_FLOAT_SEEDS = [
   70, 115,
   // The book off by a compensation created and not yet posted (a defect of the simulation).
   90,
+  // A DESFire float recharge voided without its card, which held it, taken as not shown because
+  // another till's float sale followed it: never set right.
+  769750810,
 ];
 
 test('when the kept float seeds run again, then every invariant holds', async () => {
