@@ -1,3 +1,4 @@
+import { isDesfireIntent } from '../card/card-face.ts';
 import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
 import type { Compensations } from './compensations.ts';
 import type { Movement } from './journal-entries.ts';
@@ -157,9 +158,13 @@ export class LedgerWord {
    * and generation the card shows may then be that write's, equal by chance to this movement's
    * planned one (a recharge of the same credits from the same balance): taking it for this
    * write would compensate a write that never landed. When the ledger cannot be asked
-   * (unreachable, the key gone), the card decides, as before a later write ends its say.
+   * (unreachable, the key gone), the card decides, as before a later write ends its say. A
+   * DESFire write always may: the card decides it from the record of its counter, which names
+   * the movement (no other write puts that record there), while the record is in the file.
    */
   async cardMayDecide(movement: Movement): Promise<boolean> {
+    const intent = movement.reserved?.intent;
+    if (intent !== undefined && isDesfireIntent(intent)) return true;
     if (this.#writtenSince(movement)) return false;
     const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
     if (apiKey === undefined) return true;

@@ -9,6 +9,8 @@ import { afterEach, describe, test } from 'node:test';
 import type { CardAccount, ResolveRequest } from '../../common/ledger-contract.ts';
 import { LedgerRefusal, type LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import { AppError, errors } from '../../service/errors.ts';
+import type { WriteIntent } from '../../service/card/card-face.ts';
+import { planWrite } from '../../service/card/wallet-card.ts';
 import type { Logger } from '../../service/logger.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
@@ -162,18 +164,25 @@ async function resolverRig(currentKey: () => string = () => KEY) {
       cardId: CARD,
       keyFingerprint: fingerprint(key),
     });
-  const reserved = (id: string) =>
-    book.append({ type: 'reserved', id, credits: 5, amount: '2.50' });
+  const reserved = (id: string, intent?: WriteIntent) =>
+    book.append({
+      type: 'reserved',
+      id,
+      credits: 5,
+      amount: '2.50',
+      ...(intent === undefined ? {} : { intent }),
+    });
   const card = (id: string, outcome: 'committed' | 'not-written', learnt = false) =>
     book.append({ type: 'card', id, outcome, ...(learnt ? { learnt: true } : {}) });
-  /** Journals a recharge of 5 credits of CARD up to `phase`. */
+  /** Journals a recharge of 5 credits of CARD up to `phase` (planned as `intent`, if given). */
   const movement = async (
     id: string,
     phase: 'to-post' | 'to-void' | 'uncertain' | 'done',
     key = KEY,
+    intent?: WriteIntent,
   ): Promise<Movement> => {
     await started(id, key);
-    await reserved(id);
+    await reserved(id, intent);
     if (phase === 'to-post' || phase === 'done') await card(id, 'committed');
     if (phase === 'to-void') await card(id, 'not-written');
     if (phase === 'done') await book.append({ type: 'resolved', id, state: 'posted' });
@@ -647,6 +656,44 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     const answer = await rig.resolver.learn(movement, { cardSeen: false });
     assert.equal(answer, false, `learn answered ${answer}`);
     assert.equal(movement.card, undefined);
+  });
+});
+
+describe('MovementResolver.cardMayDecide()', () => {
+  /** The card's movements at the ledger, newest first: another till's posted after `id`. */
+  const writtenSinceAtLedger = (id: string) => async (cardId: string) => ({
+    cardId,
+    credits: 0,
+    importedCredits: null,
+    suspect: false,
+    flags: [],
+    movements: [
+      atLedger({ id: 'other-till', tillId: OTHER_TILL, state: 'posted' }),
+      atLedger({ id, state: 'voided', awaitsCard: true }),
+    ],
+  });
+
+  test("when another till's write of the card followed at the ledger, then a Classic write's card may not decide it (that till may have put the very same block there)", async () => {
+    const rig = await resolverRig();
+    const intent = planWrite('classic:v1:114:3:0', 134, 'm1');
+    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
+    rig.answers.account = writtenSinceAtLedger('m1');
+    assert.equal(await rig.resolver.cardMayDecide(movement), false);
+    assert.deepEqual(rig.asked(), [`account ${CARD}`]);
+  });
+
+  test("when another till's write of the card followed at the ledger, then a DESFire write's card still decides it: the record of its counter names it", async () => {
+    // Seed 769750810: this till's float recharge landed as the card left, an operator voided
+    // it (the card reported lost), another till sold the card from its float, and the card,
+    // back here, was taken to show nothing: the voided recharge stayed on it, never set right.
+    const rig = await resolverRig();
+    const intent = planWrite('desfire:v1:114:3296', 134, 'm1', { float: true });
+    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
+    rig.answers.account = writtenSinceAtLedger('m1');
+    assert.equal(await rig.resolver.cardMayDecide(movement), true);
+    // Also once this till wrote the card after it.
+    await rig.movement('m2', 'to-post', KEY, planWrite('desfire:v1:134:3297', 140, 'm2'));
+    assert.equal(await rig.resolver.cardMayDecide(movement), true);
   });
 });
 
