@@ -171,8 +171,10 @@ function pgliteTemplate(): Promise<string> {
     const { migrations } = await import('../../cloud/db/migrations/index.ts');
     const pglitePackage = join(repoRoot, 'node_modules', '@electric-sql', 'pglite', 'package.json');
     const { version } = JSON.parse(readFileSync(pglitePackage, 'utf8')) as { version: string };
+    // Each migration's number too: a migration renumbered with the same SQL makes a database
+    // the ledger refuses ("schema at version N, newer than this ledger").
     const schema = createHash('sha256')
-      .update(migrations.map((migration) => migration.sql).join('\n'))
+      .update(migrations.map(({ version, sql }) => `${version}\n${sql}`).join('\n'))
       .digest('hex')
       .slice(0, 12);
     const template = join(tmpdir(), `cww-pglite-template-${version}-${schema}`);
