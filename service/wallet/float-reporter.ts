@@ -215,6 +215,15 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
       return;
     }
     const state = result.state === 'voided' ? 'voided' : 'posted';
+    if (phaseOf(movement) === 'uncertain') {
+      // Its card never decided it here (the card left mid-write), yet the ledger's word is
+      // final: another till found it on the card, or an operator decided it. Learnt, as any
+      // movement's word from the ledger: its card decides it when next seen (a compensation
+      // where they differ), and its Idempotency-Key replays that, or answers
+      // MovementUnsettled meanwhile, instead of running the sale again.
+      const outcome = state === 'posted' ? 'committed' : 'not-written';
+      await this.#book.append({ type: 'card', id, outcome, learnt: true });
+    }
     await this.#book.append({ type: 'resolved', id, state });
   }
 }

@@ -307,6 +307,24 @@ describe('FloatReporter', () => {
     ]);
   });
 
+  test('when the ledger answers an undecided sale posted or voided (another till found it on the card, an operator decided it), then it is journaled learnt from the ledger before it is resolved, for its card to decide when seen', async () => {
+    // Seen in the shop simulation (seed 389428887 --floats): resolved without a card line, the
+    // sale was done for the till; its Idempotency-Key, sent again with the card back, found
+    // nothing to decide and no answer to replay, and sold a second time.
+    const made = bookOf([sale(1, 10, 'undecided'), sale(2, 20, 'undecided')]);
+    const ledger = ledgerOf(() => [
+      { outcome: 'known', state: 'posted', flags: ['cost-estimated'] },
+      { outcome: 'known', state: 'voided', flags: [] },
+    ]);
+    await reporterOf(made, ledger).flush();
+    assert.deepEqual(made.entries, [
+      { type: 'card', id: id(1), outcome: 'committed', learnt: true },
+      { type: 'resolved', id: id(1), state: 'posted' },
+      { type: 'card', id: id(2), outcome: 'not-written', learnt: true },
+      { type: 'resolved', id: id(2), state: 'voided' },
+    ]);
+  });
+
   test('when the ledger refuses a written sale it holds voided (an operator voided it without the card), then a compensation is journaled before it is resolved voided', async () => {
     const made = bookOf([sale(1, 10)]);
     const ledger = ledgerOf(() => [{ outcome: 'refused', state: 'voided', flags: ['conflict'] }]);
