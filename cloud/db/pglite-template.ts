@@ -43,8 +43,10 @@ export function templateStamp(): { pglite: string; migrations: string } {
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const packageJson = join(dirname(entry), '..', 'package.json');
   const { version } = JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string };
+  // Each migration's number with its SQL: a template of the same SQL under other numbers would
+  // be a schema the ledger refuses ("newer than this ledger").
   const schema = createHash('sha256')
-    .update(migrations.map((migration) => migration.sql).join('\n'))
+    .update(migrations.map(({ version, sql }) => `${version}\n${sql}`).join('\n'))
     .update(routinesChecksum())
     .digest('hex')
     .slice(0, 16);
