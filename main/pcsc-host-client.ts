@@ -51,6 +51,8 @@ export class PcscHost extends EventEmitter<HostEvents> {
     Pick<PcscHostOptions, 'fork' | 'log'>;
   #child: UtilityProcessLike | undefined;
   readonly #pending = new Map<number, { callback: Callback; timer: NodeJS.Timeout }>();
+  /** Verdicts waiting for the host's answer to their ping (afterMessagesRead). */
+  readonly #barriers = new Map<number, () => void>();
   #nextId = 1;
   #nextContext = 1;
   #nfc: HostNfc | undefined;
@@ -134,6 +136,36 @@ export class PcscHost extends EventEmitter<HostEvents> {
     this.#child?.postMessage(message);
   }
 
+  /**
+   * Runs `verdict` once every message the host sent before now is read: for a verdict of
+   * silence, taken by a timer that may run before them. After main itself stalled (a busy till,
+   * a long GC, a wake from sleep) an answer already here would otherwise be taken for silence,
+   * and a healthy host restarted or a card call failed. In Node a child's messages are read in
+   * the loop's poll phase, so one setImmediate would do; Electron's main process takes a
+   * utility process's messages from Chromium's message loop, and setImmediate runs inside the
+   * libuv turn that queued it, before them (electron/electron#28261; Playwright works around
+   * the same, microsoft/playwright#5867). One message pipe keeps its order, so the host's
+   * answer to a ping sent now comes after all it sent before. A host that does not answer that
+   * ping within a heartbeat is hung: the verdict runs then.
+   */
+  afterMessagesRead(verdict: () => void): void {
+    const child = this.#child;
+    if (!child) {
+      setImmediate(verdict);
+      return;
+    }
+    const id = this.#nextId++;
+    const done = () => {
+      if (!this.#barriers.delete(id)) return;
+      clearTimeout(timer);
+      verdict();
+    };
+    const timer = setTimeout(() => setImmediate(done), this.#options.heartbeatMs);
+    timer.unref();
+    this.#barriers.set(id, done);
+    child.postMessage({ kind: 'ping', id });
+  }
+
   #start(): UtilityProcessLike {
     const child = this.#options.fork();
     this.#child = child;
@@ -164,7 +196,7 @@ export class PcscHost extends EventEmitter<HostEvents> {
         this.#pingSentAt !== undefined &&
         Date.now() - this.#pingSentAt >= within;
       if (silent()) {
-        afterMessagesRead(() => {
+        this.afterMessagesRead(() => {
           if (silent())
             this.#let(
               `the PC/SC host stopped answering (no heartbeat for ${within} ms); it was restarted`,
@@ -186,7 +218,7 @@ export class PcscHost extends EventEmitter<HostEvents> {
   ): void {
     const timer = setTimeout(
       () =>
-        afterMessagesRead(() => {
+        this.afterMessagesRead(() => {
           if (this.#child === child && this.#pending.get(message.id)?.timer === timer)
             this.#let(
               `${what} got no answer from the PC/SC host in ${withinMs} ms; it was restarted`,
@@ -205,6 +237,7 @@ export class PcscHost extends EventEmitter<HostEvents> {
     switch (message.kind) {
       case 'pong':
         this.#pingSentAt = undefined;
+        this.#barriers.get(message.id)?.();
         return;
       case 'reply': {
         const pending = this.#pending.get(message.id);
@@ -234,6 +267,8 @@ export class PcscHost extends EventEmitter<HostEvents> {
       clearTimeout(pending.timer);
       pending.callback(new ReaderProblemError(problem));
     }
+    // Nothing more comes from that host: what waited for its messages is judged now.
+    for (const done of [...this.#barriers.values()]) done();
     const nfc = this.#nfc;
     this.#nfc = undefined;
     if (!report) {
@@ -386,6 +421,11 @@ class HostCardReader extends EventEmitter {
     this.#host.send({ kind: 'close-reader', reader: this.#id });
   }
 
+  /** For the card's bounds (service/card/reader-answers.ts): see PcscHost.afterMessagesRead. */
+  afterAnswersRead(judge: () => void): void {
+    this.#host.afterMessagesRead(judge);
+  }
+
   #call(method: ReaderMethod, args: unknown[], callback: Callback): void {
     this.#host.call(this.#id, method, args, (error, reply) => {
       const connected = (reply as { connected?: boolean } | undefined)?.connected;
@@ -394,17 +434,4 @@ class HostCardReader extends EventEmitter {
       callback(error, reply);
     });
   }
-}
-
-/**
- * Runs `verdict` once the messages that reached this process are read: a timer runs before the
- * loop reads what arrived meanwhile, so after main itself stalled (a busy till, a long GC, a
- * wake from sleep) an answer already here would be taken for silence and a healthy host
- * restarted. setImmediate runs after the loop's poll phase, where Node reads those messages
- * (the electron mock's child process). Electron's main process takes utilityProcess messages
- * from Chromium's message loop, which it interleaves with libuv's; whether they are read
- * before this turn's immediates there is not verified (Electron cannot run here).
- */
-function afterMessagesRead(verdict: () => void): void {
-  setImmediate(verdict);
 }

@@ -1,7 +1,7 @@
 import { errors } from '../errors.ts';
 import { toCardError } from './card-errors.ts';
 import type { Hold } from './operation-queue.ts';
-import { silenceDeadline } from './silence-deadline.ts';
+import { silenceDeadline, type AfterAnswersRead } from './silence-deadline.ts';
 
 /**
  * One APDU exchange bounded in time: once the card has said nothing for `timeoutMs` (since the
@@ -15,12 +15,18 @@ export async function boundedApdu<T>(
   timeoutMs: number,
   apdu: () => Promise<T>,
   lastAnswerAt: () => number,
+  afterAnswersRead?: AfterAnswersRead,
 ): Promise<T> {
   const exchange = apdu();
   hold(exchange);
   let cancel!: () => void;
   const deadline = new Promise<never>((_, reject) => {
-    cancel = silenceDeadline(timeoutMs, lastAnswerAt, () => reject(errors.cardNotResponding()));
+    cancel = silenceDeadline(
+      timeoutMs,
+      lastAnswerAt,
+      () => reject(errors.cardNotResponding()),
+      afterAnswersRead,
+    );
   });
   try {
     return await Promise.race([exchange, deadline]);

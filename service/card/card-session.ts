@@ -10,7 +10,7 @@ import {
   type ClassicWallet,
 } from './classic-wallet.ts';
 import type { Hold } from './operation-queue.ts';
-import { lastAnswerAt, watchAnswers } from './reader-answers.ts';
+import { afterAnswersRead, lastAnswerAt, watchAnswers } from './reader-answers.ts';
 import type { WalletCard, WriteDecision, WriteIntent, WriteResult } from './card-face.ts';
 import type { WalletKey, WalletKeys } from './wallet-keys.ts';
 import { formatCardId, sectorBlocks } from './wallet-format.ts';
@@ -233,7 +233,13 @@ export class CardSession implements WalletCard {
    * even after the deadline.
    */
   #call<T>(apdu: () => Promise<T>): Promise<T> {
-    return boundedApdu(this.#hold, this.#apduTimeoutMs, apdu, () => lastAnswerAt(this.#reader));
+    return boundedApdu(
+      this.#hold,
+      this.#apduTimeoutMs,
+      apdu,
+      () => lastAnswerAt(this.#reader),
+      (judge) => afterAnswersRead(this.#reader, judge),
+    );
   }
 }
 

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { errors } from '../errors.ts';
-import { silenceDeadline } from './silence-deadline.ts';
+import { silenceDeadline, type AfterAnswersRead } from './silence-deadline.ts';
 
 /** Lets an operation keep the lock past its own end, until `work` settles (a stalled APDU). */
 export type Hold = (work: Promise<unknown>) => void;
@@ -24,12 +24,18 @@ export class OperationQueue {
   #running = 0;
   readonly #limit: number;
   readonly #lastAnswerAt: () => number;
+  readonly #afterAnswersRead: AfterAnswersRead | undefined;
   /** When an operation last started (performance.now() time). */
   #startedAt = -Infinity;
 
-  constructor(limit: number, lastAnswerAt: () => number = () => -Infinity) {
+  constructor(
+    limit: number,
+    lastAnswerAt: () => number = () => -Infinity,
+    afterAnswersRead?: AfterAnswersRead,
+  ) {
     this.#limit = limit;
     this.#lastAnswerAt = lastAnswerAt;
+    this.#afterAnswersRead = afterAnswersRead;
   }
 
   /** True while an operation holds the lock. */
@@ -68,6 +74,7 @@ export class OperationQueue {
           abandoned = true;
           reject(errors.cardNotResponding());
         },
+        this.#afterAnswersRead,
       );
       void previous.then(() => {
         stopWaiting();

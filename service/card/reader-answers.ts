@@ -39,3 +39,16 @@ export function lastAnswerAt(reader: Reader): number {
   const pcsc = (reader as { reader?: object }).reader;
   return (pcsc && lastAnswers.get(pcsc)) ?? -Infinity;
 }
+
+/**
+ * Runs `judge` once the answers that reached this process are read, for a verdict of silence
+ * (silence-deadline.ts): the PC/SC reader's own way when it has one (the PC/SC host's proxy in
+ * Electron's main process asks the host for a round trip: main/pcsc-host-client.ts), else one
+ * setImmediate (a native binding's answers are read in the loop's poll phase, before it).
+ */
+export function afterAnswersRead(reader: Reader | undefined, judge: () => void): void {
+  const pcsc = (reader as { reader?: { afterAnswersRead?: unknown } } | undefined)?.reader;
+  if (typeof pcsc?.afterAnswersRead === 'function')
+    (pcsc.afterAnswersRead as (judge: () => void) => void)(judge);
+  else setImmediate(judge);
+}

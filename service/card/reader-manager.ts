@@ -9,7 +9,7 @@ import { DesfireWalletSession } from './desfire/desfire-wallet-session.ts';
 import type { WalletCard } from './card-face.ts';
 import { OperationQueue } from './operation-queue.ts';
 import { pcscdProblem, RetryBackoff, type SmartCardServiceProbe } from './pcscd-probe.ts';
-import { lastAnswerAt, watchAnswers } from './reader-answers.ts';
+import { afterAnswersRead, lastAnswerAt, watchAnswers } from './reader-answers.ts';
 import {
   loadProblem,
   readerErrorProblem,
@@ -153,10 +153,14 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
     super();
     this.#options = options;
     // A waiter's turn is judged on the chosen reader's answers too: see OperationQueue.
-    this.#queue = new OperationQueue(options.queueLimit, () => {
-      const reader = this.#selected();
-      return reader ? lastAnswerAt(reader) : -Infinity;
-    });
+    this.#queue = new OperationQueue(
+      options.queueLimit,
+      () => {
+        const reader = this.#selected();
+        return reader ? lastAnswerAt(reader) : -Infinity;
+      },
+      (judge) => afterAnswersRead(this.#selected(), judge),
+    );
     this.#backoff = new RetryBackoff(options.probeIntervalMs, options.probeMaxIntervalMs);
   }
 
@@ -227,6 +231,7 @@ export class ReaderManager extends EventEmitter<ReaderManagerEvents> {
               return answer;
             },
             () => lastAnswerAt(reader),
+            (judge) => afterAnswersRead(reader, judge),
           );
         return operation(
           new DesfireWalletSession(card.cardId, transmit, keys.desfireKeysFor(card.cardId)),

@@ -73,6 +73,10 @@ const KEPT_FLOAT_SEEDS = [
   // till; its own report answered posted was journaled done without its card's word, and its
   // Idempotency-Key, sent again after a restart with the card back, sold a second time.
   389428887,
+  // A float recharge sold onto another shop's card by a till that then lost its disk: that
+  // shop's tills may not count it (other-shop), the write-off of the float must hold it, and
+  // the card brought back to the float's shop is found there (a defect of the simulation).
+  635123118,
 ];
 
 test('when the kept float seeds run again, then every invariant holds', async () => {

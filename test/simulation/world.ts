@@ -1318,6 +1318,7 @@ async function runWorld(
       tills,
       cards,
       writes,
+      shopIds: SHOPS.map((shop) => shop.id),
       note,
       reached,
       present,

@@ -378,6 +378,11 @@ const UTILITY_CHILD = fileURLToPath(new URL('./utility-process-child.ts', import
  * 28 to 33 crashed, electron/electron#41396); stdin other than 'ignore'; a transfer list that is
  * not MessagePortMain objects; a message that structured clone refuses (a function). Messages
  * cross a structured clone both ways, so a Buffer arrives as a Uint8Array, as in Electron.
+ * Electron hands main a utility process's messages (and its exit) from Chromium's message loop,
+ * after the immediates of the libuv turn that was running (electron/electron#28261), where Node
+ * reads a child's messages in the poll phase, before them: so the mock hands them on one
+ * setImmediate later, in their order. A verdict that waits one setImmediate for the host's
+ * answers fails here, as it would in Electron.
  */
 export class FakeUtilityProcessModule {
   readonly forked: FakeUtilityProcess[] = [];
@@ -424,12 +429,14 @@ export class FakeUtilityProcess extends EventEmitter {
       this.pid = this.#child.pid;
       this.emit('spawn');
     });
-    this.#child.on('message', (message) => this.emit('message', structuredClone(message)));
+    this.#child.on('message', (message) =>
+      setImmediate(() => this.emit('message', structuredClone(message))),
+    );
     this.#child.on('exit', (code, signal) => {
       this.#exited = true;
       this.pid = undefined;
       // Electron reports the exit code from waitpid; a signal shows as a non-zero code.
-      this.emit('exit', code ?? (signal ? 128 : 0));
+      setImmediate(() => this.emit('exit', code ?? (signal ? 128 : 0)));
     });
   }
   postMessage(message: unknown, transfer: unknown[] = []): void {
