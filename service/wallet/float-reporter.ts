@@ -4,7 +4,7 @@ import type {
   FloatReportAnswer,
   FloatReportResult,
 } from '../../common/ledger-contract.ts';
-import type { LedgerClient } from '../cloud/ledger-client.ts';
+import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
 import type { FloatAccount } from './float-account.ts';
 import type { Movement } from './journal-entries.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -23,6 +23,14 @@ export interface FloatReporterOptions {
    * it voided (Compensations.compensate; created and posted by the movement outbox).
    */
   compensate?: (movement: Movement, ledger: 'voided') => Promise<void>;
+  /**
+   * A found recharge the ledger has voided is looked up (`getMovement`) and, voided by an
+   * operator without its card, set right from what the card showed (LedgerWord.cardDecides).
+   */
+  settleFound?: {
+    getMovement: LedgerClient['getMovement'];
+    cardDecides: (apiKey: string, atLedger: LedgerMovement, evidence: string) => Promise<void>;
+  };
 }
 
 /** One report's movement and what it stands for in the journal. */
@@ -47,6 +55,7 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
   #again = false;
 
   readonly #compensate: FloatReporterOptions['compensate'];
+  readonly #settleFound: FloatReporterOptions['settleFound'];
 
   constructor(book: MovementBook, account: FloatAccount, options: FloatReporterOptions) {
     super();
@@ -54,6 +63,7 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
     this.#account = account;
     this.#ledger = options.ledger;
     this.#compensate = options.compensate;
+    this.#settleFound = options.settleFound;
     this.#outbox = new Outbox({
       clock: book.clock,
       drain: () => this.flush(),
@@ -168,12 +178,51 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
           this.#book.log.warn(
             `found float recharge ${item.found}: ${result.flags.join(', ')} (${result.detail ?? ''})`,
           );
+          // Reported again (the same refusal) until it is settled: its compensation is
+          // journaled before the found-reported line, and made once.
+          if (result.state === 'voided' && !(await this.#foundVoided(apiKey, item.report))) {
+            return false;
+          }
         }
         await this.#book.append({ type: 'found-reported', movementId: item.found });
       } else {
         await this.#journal(item.movement, result);
       }
     }
+    return true;
+  }
+
+  /**
+   * A float recharge this till found on a card, which the ledger has voided. Voided by an
+   * operator without its card (a card reported lost: no till's word), it is the card's word the
+   * void waited for: the card showed the recharge landed. This till may since have written
+   * the card, and on a MIFARE Classic card its slot write replaced the reference that showed
+   * it, so no till could tell afterwards (docs/card-format.md, section 6a): a compensating
+   * recharge sets the books right now, as when a held card is settled at a till. Voided on a
+   * till's word from the card, the two disagree: the refusal stays for an operator. False when
+   * the ledger did not answer.
+   */
+  async #foundVoided(apiKey: string, found: FloatMovementReport): Promise<boolean> {
+    if (!this.#settleFound) return true;
+    let atLedger: LedgerMovement;
+    try {
+      atLedger = await this.#settleFound.getMovement(apiKey, found.id);
+    } catch (error) {
+      return error instanceof LedgerRefusal;
+    }
+    const voidedWithoutCard =
+      atLedger.state === 'voided' &&
+      atLedger.resolvedByTill === null &&
+      atLedger.compensates === null &&
+      atLedger.kind === 'recharge' &&
+      atLedger.cardId === found.cardId &&
+      atLedger.credits === found.credits;
+    if (!voidedWithoutCard) return true;
+    await this.#settleFound.cardDecides(
+      apiKey,
+      atLedger,
+      `card ${found.cardId} read at till ${this.#book.tillId}: it holds float recharge ${found.id} (found on the card)`,
+    );
     return true;
   }
 
