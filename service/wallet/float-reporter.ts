@@ -170,6 +170,7 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
       return false;
     }
     const results = new Map(answer.results.map((result) => [result.id.toLowerCase(), result]));
+    let settled = true;
     for (const item of batch) {
       const result = results.get(item.report.id.toLowerCase());
       if (!result) continue;
@@ -178,10 +179,10 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
           this.#book.log.warn(
             `found float recharge ${item.found}: ${result.flags.join(', ')} (${result.detail ?? ''})`,
           );
-          // Reported again (the same refusal) until it is settled: its compensation is
-          // journaled before the found-reported line, and made once.
+          // Reported again until settled (its compensation journaled first, made once).
           if (result.state === 'voided' && !(await this.#foundVoided(apiKey, item.report))) {
-            return false;
+            settled = false;
+            continue;
           }
         }
         await this.#book.append({ type: 'found-reported', movementId: item.found });
@@ -189,18 +190,14 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
         await this.#journal(item.movement, result);
       }
     }
-    return true;
+    return settled;
   }
 
   /**
-   * A float recharge this till found on a card, which the ledger has voided. Voided by an
-   * operator without its card (a card reported lost: no till's word), it is the card's word the
-   * void waited for: the card showed the recharge landed. This till may since have written
-   * the card, and on a MIFARE Classic card its slot write replaced the reference that showed
-   * it, so no till could tell afterwards (docs/card-format.md, section 6a): a compensating
-   * recharge sets the books right now, as when a held card is settled at a till. Voided on a
-   * till's word from the card, the two disagree: the refusal stays for an operator. False when
-   * the ledger did not answer.
+   * A float recharge found on a card, voided at the ledger. Voided by an operator without the
+   * card (no till's word), the card's word that it landed sets the books right: a compensating
+   * recharge, as when a held card is settled (on a MIFARE Classic card, this till's write has
+   * replaced the reference: docs/card-format.md, 6a). False when the ledger did not answer.
    */
   async #foundVoided(apiKey: string, found: FloatMovementReport): Promise<boolean> {
     if (!this.#settleFound) return true;

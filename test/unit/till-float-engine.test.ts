@@ -11,7 +11,7 @@ import { afterEach, describe, test } from 'node:test';
 import { floatMovementId } from '../../common/float-ids.ts';
 import { encodeFloatReference } from '../../service/card/float-reference.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
-import { AppError } from '../../service/errors.ts';
+import { AppError, errors } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
@@ -281,6 +281,30 @@ describe('a recharge paid from the float', () => {
     assert.equal(rig.sim.movements.get(id)?.awaitsCard, false, 'the card is held no more');
     assert.equal(rig.journal.floats.found.get(id)?.reportedAt !== undefined, true);
     assert.equal(account(), 25, 'the card account: this sale and the compensation');
+  });
+
+  test('when the ledger does not answer the look-up of a found recharge it voided, then the found report is sent again, and the recharge is compensated once', async () => {
+    const rig = await opened();
+    const { card, id, account } = await voidedFoundOnCard(rig, 'undecided');
+    rig.sim.decide(id, 'voided', 'operator: the card was reported lost');
+    const getMovement = rig.ledger.getMovement;
+    const asked: string[] = [];
+    rig.ledger.getMovement = async (apiKey, movementId) => {
+      asked.push(movementId);
+      throw errors.ledgerUnavailable();
+    };
+    await rig.recharge(card.access, 5);
+    await rig.clock.advance(0);
+    await eventually(() => asked.length > 0, 'the voided recharge looked up');
+    await settled();
+    assert.equal(rig.journal.floats.found.get(id)?.reportedAt, undefined, 'not settled yet');
+    assert.equal(account(), 5);
+    rig.ledger.getMovement = getMovement;
+    await rig.clock.advance(1_000);
+    await eventually(() => account() === 25, 'the voided recharge compensated');
+    await settled();
+    assert.equal([...rig.sim.movements.values()].filter((m) => m.compensates === id).length, 1);
+    assert.equal(rig.journal.floats.found.get(id)?.reportedAt !== undefined, true);
   });
 
   test("when a card shows another till's float recharge that its till reported not written (from the card), then the finder compensates nothing: the two disagree, for an operator", async () => {
