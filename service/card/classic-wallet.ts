@@ -237,31 +237,40 @@ export interface ClassicSlots {
 export function classicWalletCard(card: ClassicSlots): WalletCard & ClassicSlots {
   const { readSector, writeSpare } = card;
   let spare: Buffer | undefined;
-  const sector = async (): Promise<[Buffer, Buffer, Buffer]> => {
-    const blocks = await (readSector as NonNullable<typeof readSector>).call(card);
-    spare = blocks[2];
-    return blocks;
-  };
-  const spareWrite = async (block: Buffer): Promise<WriteResult> => {
-    const written = await (writeSpare as NonNullable<typeof writeSpare>).call(card, block);
-    // Not certainly written either way: taken as written (a reference it left would count).
-    if (written.outcome !== 'not-written') spare = block;
-    return written;
-  };
-  const blocks = { writeSlotBlock: card.writeSlotBlock.bind(card), writeSpare: spareWrite };
+  const sector =
+    readSector &&
+    (async (): Promise<[Buffer, Buffer, Buffer]> => {
+      const blocks = await readSector.call(card);
+      spare = blocks[2];
+      return blocks;
+    });
+  const spareWrite =
+    writeSpare &&
+    (async (block: Buffer): Promise<WriteResult> => {
+      const written = await writeSpare.call(card, block);
+      // Not certainly written either way: taken as written (a reference it left would count).
+      if (written.outcome !== 'not-written') spare = block;
+      return written;
+    });
+  const writeSlotBlock = (slot: 0 | 1, block: Buffer) => card.writeSlotBlock(slot, block);
   return {
     cardId: card.cardId,
     checkUid: () => card.checkUid(),
     readSlots: () => card.readSlots(),
-    writeSlotBlock: (slot, block) => card.writeSlotBlock(slot, block),
-    ...(readSector && { readSector: sector }),
-    ...(writeSpare && { writeSpare: spareWrite }),
+    writeSlotBlock,
+    ...(sector && { readSector: sector }),
+    ...(spareWrite && { writeSpare: spareWrite }),
     readWallet: async (tornProof) => {
-      if (!readSector) return readClassicWallet(card.cardId, await card.readSlots(), tornProof);
+      if (!sector) return readClassicWallet(card.cardId, await card.readSlots(), tornProof);
       const [slot0, slot1, read] = await sector();
       return readClassicWallet(card.cardId, [slot0, slot1], tornProof, read);
     },
-    write: (intent) => writeClassic(intent, writeSpare ? blocks : card, spare),
+    write: (intent) =>
+      writeClassic(
+        intent,
+        { writeSlotBlock, ...(spareWrite && { writeSpare: spareWrite }) },
+        spare,
+      ),
     decide: async (intent) => decideClassicWrite(intent, await card.readSlots()),
   };
 }
