@@ -42,6 +42,8 @@ export class CardSession implements WalletCard {
   readonly #hold: Hold;
   /** The key the sector is authenticated with, or null before (and after the trailer changed). */
   #opened: WalletKey | null = null;
+  /** The spare block as last read or written (a write may have to clear it: writeClassic). */
+  #spare: Buffer | undefined;
 
   constructor(reader: Reader, cardId: string, keys: WalletKeys, apduTimeoutMs: number, hold: Hold) {
     this.#reader = reader;
@@ -67,11 +69,13 @@ export class CardSession implements WalletCard {
     const { slots } = sectorBlocks(this.#keys.sector);
     await this.#authenticate();
     const data = await this.#call(() => this.#reader.read(slots[0], 3 * BLOCK, BLOCK));
-    return [0, 1, 2].map((i) => Buffer.from(data.subarray(i * BLOCK, (i + 1) * BLOCK))) as [
+    const blocks = [0, 1, 2].map((i) => Buffer.from(data.subarray(i * BLOCK, (i + 1) * BLOCK))) as [
       Buffer,
       Buffer,
       Buffer,
     ];
+    this.#spare = blocks[2];
+    return blocks;
   }
 
   /** What the slots show of an earlier write (the card face's decide). */
@@ -113,7 +117,7 @@ export class CardSession implements WalletCard {
    * stopped answering while the block was being written).
    */
   async write(intent: WriteIntent): Promise<WriteResult> {
-    return writeClassic(intent, this);
+    return writeClassic(intent, this, this.#spare);
   }
 
   /** Writes 16 bytes into slot 0 or 1 as write does (personalization writes blank slots). */
@@ -123,7 +127,10 @@ export class CardSession implements WalletCard {
 
   /** Writes the spare block (a float recharge's reference, before its slot) and reads it back. */
   async writeSpare(data: Buffer): Promise<WriteResult> {
-    return this.#writeAndReadBack(sectorBlocks(this.#keys.sector).spare, data);
+    const written = await this.#writeAndReadBack(sectorBlocks(this.#keys.sector).spare, data);
+    // Not certainly written either way: taken as written (a reference it left would count).
+    if (written.outcome !== 'not-written') this.#spare = data;
+    return written;
   }
 
   async #writeAndReadBack(block: number, data: Buffer): Promise<WriteResult> {

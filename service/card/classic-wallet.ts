@@ -159,15 +159,20 @@ export function readClassicWallet(
 /**
  * A planned write, block by block: a float recharge's reference first (its spare block: what
  * it names counts only once the slot written after it is active), then the slot, the commit
- * point. A reference that did not certainly land leaves the slot unwritten: not written.
+ * point. A reference that did not certainly land leaves the slot unwritten: not written. Any
+ * other write whose generation the card's reference names (`spare`: the block as read before
+ * the write was planned) clears it first, the same way: that reference is a float recharge's
+ * whose slot never landed, and this write's slot would make it count (docs/card-format.md,
+ * section 6a).
  */
 export async function writeClassic(
   intent: WriteIntent,
   blocks: Pick<ClassicSlots, 'writeSlotBlock' | 'writeSpare'>,
+  spare?: Buffer,
 ): Promise<WriteResult> {
   const slots = classicSlotWrite(intent);
   if ('error' in slots) return slots;
-  const reference = intent.type === 'desfire' ? undefined : intent.reference;
+  const reference = referenceWrittenWith(intent, spare);
   if (reference !== undefined) {
     if (!blocks.writeSpare) {
       return {
@@ -175,10 +180,22 @@ export async function writeClassic(
         error: errors.cardOperationFailed(new Error('this card carries no float reference')),
       };
     }
-    const written = await blocks.writeSpare(Buffer.from(reference, 'hex'));
+    const written = await blocks.writeSpare(reference);
     if (written.outcome !== 'committed') return { outcome: 'not-written', error: written.error };
   }
   return blocks.writeSlotBlock(slots.slot, slots.block);
+}
+
+/**
+ * The spare block a write puts before its slot: a float recharge's reference; 16 zero bytes
+ * where the card's reference (`spare`) names the generation this write gives its slot; else
+ * none.
+ */
+export function referenceWrittenWith(intent: WriteIntent, spare?: Buffer): Buffer | undefined {
+  if (intent.type === 'desfire') return undefined;
+  if (intent.reference !== undefined) return Buffer.from(intent.reference, 'hex');
+  const named = spare && decodeFloatReference(spare);
+  return named && named.generation === intent.generation ? Buffer.alloc(16) : undefined;
 }
 
 /**
@@ -213,22 +230,47 @@ export interface ClassicSlots {
   writeSpare?(block: Buffer): Promise<WriteResult>;
 }
 
-/** The card face over a Classic card's slots (and its spare block, when it has one). */
+/**
+ * The card face over a Classic card's slots (and its spare block, when it has one). The spare
+ * block as last read or written (`spare`) goes with each write (writeClassic).
+ */
 export function classicWalletCard(card: ClassicSlots): WalletCard & ClassicSlots {
   const { readSector, writeSpare } = card;
+  let spare: Buffer | undefined;
+  const sector =
+    readSector &&
+    (async (): Promise<[Buffer, Buffer, Buffer]> => {
+      const blocks = await readSector.call(card);
+      spare = blocks[2];
+      return blocks;
+    });
+  const spareWrite =
+    writeSpare &&
+    (async (block: Buffer): Promise<WriteResult> => {
+      const written = await writeSpare.call(card, block);
+      // Not certainly written either way: taken as written (a reference it left would count).
+      if (written.outcome !== 'not-written') spare = block;
+      return written;
+    });
+  const writeSlotBlock = (slot: 0 | 1, block: Buffer) => card.writeSlotBlock(slot, block);
   return {
     cardId: card.cardId,
     checkUid: () => card.checkUid(),
     readSlots: () => card.readSlots(),
-    writeSlotBlock: (slot, block) => card.writeSlotBlock(slot, block),
-    ...(readSector && { readSector: () => readSector.call(card) }),
-    ...(writeSpare && { writeSpare: (block: Buffer) => writeSpare.call(card, block) }),
+    writeSlotBlock,
+    ...(sector && { readSector: sector }),
+    ...(spareWrite && { writeSpare: spareWrite }),
     readWallet: async (tornProof) => {
-      if (!readSector) return readClassicWallet(card.cardId, await card.readSlots(), tornProof);
-      const [slot0, slot1, spare] = await readSector.call(card);
-      return readClassicWallet(card.cardId, [slot0, slot1], tornProof, spare);
+      if (!sector) return readClassicWallet(card.cardId, await card.readSlots(), tornProof);
+      const [slot0, slot1, read] = await sector();
+      return readClassicWallet(card.cardId, [slot0, slot1], tornProof, read);
     },
-    write: (intent) => writeClassic(intent, card),
+    write: (intent) =>
+      writeClassic(
+        intent,
+        { writeSlotBlock, ...(spareWrite && { writeSpare: spareWrite }) },
+        spare,
+      ),
     decide: async (intent) => decideClassicWrite(intent, await card.readSlots()),
   };
 }

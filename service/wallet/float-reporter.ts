@@ -4,7 +4,7 @@ import type {
   FloatReportAnswer,
   FloatReportResult,
 } from '../../common/ledger-contract.ts';
-import type { LedgerClient } from '../cloud/ledger-client.ts';
+import { LedgerRefusal, type LedgerClient, type LedgerMovement } from '../cloud/ledger-client.ts';
 import type { FloatAccount } from './float-account.ts';
 import type { Movement } from './journal-entries.ts';
 import type { MovementBook } from './movement-book.ts';
@@ -23,6 +23,14 @@ export interface FloatReporterOptions {
    * it voided (Compensations.compensate; created and posted by the movement outbox).
    */
   compensate?: (movement: Movement, ledger: 'voided') => Promise<void>;
+  /**
+   * A found recharge the ledger has voided is looked up (`getMovement`) and, voided by an
+   * operator without its card, set right from what the card showed (LedgerWord.cardDecides).
+   */
+  settleFound?: {
+    getMovement: LedgerClient['getMovement'];
+    cardDecides: (apiKey: string, atLedger: LedgerMovement, evidence: string) => Promise<void>;
+  };
 }
 
 /** One report's movement and what it stands for in the journal. */
@@ -47,6 +55,7 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
   #again = false;
 
   readonly #compensate: FloatReporterOptions['compensate'];
+  readonly #settleFound: FloatReporterOptions['settleFound'];
 
   constructor(book: MovementBook, account: FloatAccount, options: FloatReporterOptions) {
     super();
@@ -54,6 +63,7 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
     this.#account = account;
     this.#ledger = options.ledger;
     this.#compensate = options.compensate;
+    this.#settleFound = options.settleFound;
     this.#outbox = new Outbox({
       clock: book.clock,
       drain: () => this.flush(),
@@ -160,6 +170,7 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
       return false;
     }
     const results = new Map(answer.results.map((result) => [result.id.toLowerCase(), result]));
+    let settled = true;
     for (const item of batch) {
       const result = results.get(item.report.id.toLowerCase());
       if (!result) continue;
@@ -168,12 +179,47 @@ export class FloatReporter extends EventEmitter<{ reported: [number] }> {
           this.#book.log.warn(
             `found float recharge ${item.found}: ${result.flags.join(', ')} (${result.detail ?? ''})`,
           );
+          // Reported again until settled (its compensation journaled first, made once).
+          if (result.state === 'voided' && !(await this.#foundVoided(apiKey, item.report))) {
+            settled = false;
+            continue;
+          }
         }
         await this.#book.append({ type: 'found-reported', movementId: item.found });
       } else {
         await this.#journal(item.movement, result);
       }
     }
+    return settled;
+  }
+
+  /**
+   * A float recharge found on a card, voided at the ledger. Voided by an operator without the
+   * card (no till's word), the card's word that it landed sets the books right: a compensating
+   * recharge, as when a held card is settled (on a MIFARE Classic card, this till's write has
+   * replaced the reference: docs/card-format.md, 6a). False when the ledger did not answer.
+   */
+  async #foundVoided(apiKey: string, found: FloatMovementReport): Promise<boolean> {
+    if (!this.#settleFound) return true;
+    let atLedger: LedgerMovement;
+    try {
+      atLedger = await this.#settleFound.getMovement(apiKey, found.id);
+    } catch (error) {
+      return error instanceof LedgerRefusal;
+    }
+    const voidedWithoutCard =
+      atLedger.state === 'voided' &&
+      atLedger.resolvedByTill === null &&
+      atLedger.compensates === null &&
+      atLedger.kind === 'recharge' &&
+      atLedger.cardId === found.cardId &&
+      atLedger.credits === found.credits;
+    if (!voidedWithoutCard) return true;
+    await this.#settleFound.cardDecides(
+      apiKey,
+      atLedger,
+      `card ${found.cardId} read at till ${this.#book.tillId}: it holds float recharge ${found.id} (found on the card)`,
+    );
     return true;
   }
 

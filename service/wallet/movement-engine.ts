@@ -104,8 +104,17 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     // A float recharge its card holds, voided at the ledger, is compensated by the resolver's.
     const compensate = (movement: Movement, ledger: 'voided') =>
       this.#resolver.compensate(movement, ledger);
+    // A found recharge an operator voided without its card, which showed it: set right here.
+    const settleFound = {
+      getMovement: (apiKey: string, id: string) => options.ledger.getMovement(apiKey, id),
+      cardDecides: async (apiKey: string, atLedger: LedgerMovement, evidence: string) => {
+        await this.#resolver.cardDecides(apiKey, atLedger, 'committed', evidence);
+        this.#resolver.kick();
+      },
+    };
     this.floats =
-      options.floats && new TillFloats(this.#book, { ...options.floats, ...retry, compensate });
+      options.floats &&
+      new TillFloats(this.#book, { ...options.floats, ...retry, compensate, settleFound });
     const floats = this.floats;
     this.#resolver = new MovementResolver(this.#book, {
       ledger: options.ledger,

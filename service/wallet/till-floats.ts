@@ -57,6 +57,7 @@ export class TillFloats extends EventEmitter<{ status: [FloatStatus] }> {
       retryMs: number;
       maxRetryMs: number;
       compensate?: FloatReporterOptions['compensate'];
+      settleFound?: FloatReporterOptions['settleFound'];
     },
   ) {
     super();

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Reader } from 'nfc-pcsc';
 import { CardSession } from '../../service/card/card-session.ts';
+import { planClassicWrite } from '../../service/card/classic-wallet.ts';
+import { decodeFloatReference, encodeFloatReference } from '../../service/card/float-reference.ts';
 import { SimulatedNfc, SimulatedPcscReader } from '../../service/card/simulator/simulated-pcsc.ts';
 import { VirtualCard } from '../../service/card/simulator/virtual-card.ts';
-import { planWrite } from '../../service/card/wallet-format.ts';
+import { encodeValueBlock, planWrite } from '../../service/card/wallet-format.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
 import type { AppError } from '../../service/errors.ts';
 
@@ -44,6 +46,45 @@ describe('CardSession.write', () => {
     const result = await session.write(planWrite({ kind: 'blank' }, 5));
     assert.deepEqual(result, { outcome: 'committed' });
     assert.deepEqual(writes, [4]);
+  });
+});
+
+describe('CardSession: the float reference', () => {
+  test('when the sector read shows a reference naming the generation of the next write, then a write that is not a float recharge clears it before its slot; of another generation, it writes the slot alone', async () => {
+    const FLOAT_ID = '22ea3bfc-5b3b-8000-8000-00000000002a';
+    const run = async (generation: number) => {
+      const blocks = new Map<number, Buffer>([
+        [4, Buffer.alloc(16)],
+        [5, encodeValueBlock(30, 4)],
+        [6, encodeFloatReference({ generation, movementId: FLOAT_ID, credits: 20 })],
+      ]);
+      const writes: number[] = [];
+      const reader = {
+        transmit: async () => Buffer.from('04A1B2C39000', 'hex'),
+        authenticate: async () => true,
+        read: async (block: number, length: number) =>
+          Buffer.concat(
+            Array.from({ length: length / 16 }, (_, i) => blocks.get(block + i) as Buffer),
+          ),
+        write: async (block: number, data: Buffer) => {
+          writes.push(block);
+          blocks.set(block, Buffer.from(data));
+          return true;
+        },
+      } as unknown as Reader;
+      const session = new CardSession(reader, '04A1B2C3', key, 1_000, () => undefined);
+      const wallet = await session.readWallet();
+      const result = await session.write(
+        planClassicWrite(wallet.before, 50, '7c9e6679-7425-40de-944b-e07fc1f90ae7'),
+      );
+      assert.deepEqual(result, { outcome: 'committed' });
+      return { writes, spare: blocks.get(6) };
+    };
+    // The next write is generation 5: the reference's slot never landed.
+    assert.deepEqual(await run(5), { writes: [6, 4], spare: Buffer.alloc(16) });
+    const kept = await run(4);
+    assert.deepEqual(kept.writes, [4]);
+    assert.equal(decodeFloatReference(kept.spare as Buffer)?.generation, 4);
   });
 });
 

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { WriteResult } from '../../service/card/card-face.ts';
 import {
+  classicWalletCard,
   planClassicWrite,
   readClassicWallet,
   writeClassic,
@@ -126,5 +127,73 @@ describe('a Classic wallet with its spare block', () => {
       '7c9e6679-7425-40de-944b-e07fc1f90ae7',
     );
     assert.equal(intent.reference, undefined);
+  });
+
+  test("when another write goes to the generation the card's reference names, then it clears the reference first, and writes its slot only once the clear was proven", async () => {
+    // A float recharge's reference landed and its slot did not (generation 5 still to come):
+    // this recharge's slot at generation 5 would make the reference count, naming 20 credits
+    // the card never held.
+    const intent = planClassicWrite(
+      'classic:v1:30:4:1',
+      50,
+      '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+    );
+    const writes: string[] = [];
+    const card = (spare: WriteResult) => ({
+      writeSpare: async (block: Buffer) => {
+        writes.push(`spare ${block.toString('hex')}`);
+        return spare;
+      },
+      writeSlotBlock: async (slot: 0 | 1, block: Buffer) => {
+        writes.push(`slot ${slot} ${block.toString('hex')}`);
+        return { outcome: 'committed' } as const;
+      },
+    });
+    const landed = await writeClassic(intent, card({ outcome: 'committed' }), reference(5));
+    assert.equal(landed.outcome, 'committed');
+    const slot = `slot 0 ${encodeValueBlock(50, 5).toString('hex')}`;
+    assert.deepEqual(writes, [`spare ${'00'.repeat(16)}`, slot]);
+    writes.length = 0;
+    const torn = await writeClassic(
+      intent,
+      card({ outcome: 'uncertain', error: errors.noCard() }),
+      reference(5),
+    );
+    assert.equal(torn.outcome, 'not-written');
+    assert.deepEqual(writes, [`spare ${'00'.repeat(16)}`], 'no slot after an unproven clear');
+    // A reference of another generation (the active one's, or older) is left as it is.
+    for (const other of [reference(4), reference(6), Buffer.alloc(16)]) {
+      writes.length = 0;
+      await writeClassic(intent, card({ outcome: 'committed' }), other);
+      assert.deepEqual(writes, [slot]);
+    }
+  });
+
+  test('when the card face reads a card whose reference names the next generation, then its next write clears it, and the card shows no float recharge after', async () => {
+    const slots: [Buffer, Buffer] = [Buffer.alloc(16), encodeValueBlock(30, 4)];
+    let spare = reference(5);
+    const face = classicWalletCard({
+      cardId: '04A1B2C3',
+      checkUid: async () => undefined,
+      readSlots: async () => [Buffer.from(slots[0]), Buffer.from(slots[1])],
+      readSector: async () => [Buffer.from(slots[0]), Buffer.from(slots[1]), Buffer.from(spare)],
+      writeSlotBlock: async (slot, block) => {
+        slots[slot] = Buffer.from(block);
+        return { outcome: 'committed' };
+      },
+      writeSpare: async (block) => {
+        spare = Buffer.from(block);
+        return { outcome: 'committed' };
+      },
+    });
+    const before = await face.readWallet();
+    assert.deepEqual(before.floatEvidence, []);
+    const written = await face.write(
+      planClassicWrite(before.before, 50, '7c9e6679-7425-40de-944b-e07fc1f90ae7'),
+    );
+    assert.equal(written.outcome, 'committed');
+    const after = await face.readWallet();
+    assert.deepEqual([after.balance, after.floatEvidence], [50, []]);
+    assert.deepEqual(spare, Buffer.alloc(16));
   });
 });

@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, test } from 'node:test';
 import { floatMovementId } from '../../common/float-ids.ts';
 import { encodeFloatReference } from '../../service/card/float-reference.ts';
-import { AppError } from '../../service/errors.ts';
+import { encodeValueBlock } from '../../service/card/wallet-format.ts';
+import { AppError, errors } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
@@ -23,6 +24,7 @@ import {
   KEY,
   MemoryStore,
   settled,
+  TILL,
 } from '../support/money-rig.ts';
 
 const engines: MovementEngine[] = [];
@@ -255,7 +257,101 @@ describe('a recharge paid from the float', () => {
     assert.equal(rig.sim.cardAccount(rig.sim.customer(KEY).customerId, '04E1E2E3'), 40);
     assert.ok(rig.ledger.floatCalls.filter((call) => call.startsWith('report')).length >= reports);
   });
+
+  test("when a card shows another till's float recharge that an operator voided without it, and this till's card list did not name it held yet, then its float sale over the card compensates that recharge: the card showed it landed", async () => {
+    // The Classic race of seed 769750810: till A's float recharge of 20 landed as the card left
+    // (undecided at A), an operator voided it (the card reported lost), and this till, its card
+    // list older than that hold, sold the card 5 credits from its float. Its slot write replaced
+    // the reference that named A's recharge: nobody could tell afterwards that it had landed.
+    const rig = await opened();
+    const { card, id, account } = await voidedFoundOnCard(rig, 'undecided');
+    rig.sim.decide(id, 'voided', 'operator: the card was reported lost');
+    assert.equal(rig.sim.movements.get(id)?.awaitsCard, true);
+
+    const answer = await rig.recharge(card.access, 5);
+    assert.equal(answer.credits, 35);
+    await rig.clock.advance(0);
+    await eventually(() => account() === 25, 'the voided recharge compensated');
+    await settled();
+    const fixes = [...rig.sim.movements.values()].filter((m) => m.compensates === id);
+    assert.deepEqual(
+      fixes.map((fix) => [fix.kind, fix.credits, fix.state, fix.tillId]),
+      [['recharge', 20, 'posted', TILL]],
+    );
+    assert.equal(rig.sim.movements.get(id)?.awaitsCard, false, 'the card is held no more');
+    assert.equal(rig.journal.floats.found.get(id)?.reportedAt !== undefined, true);
+    assert.equal(account(), 25, 'the card account: this sale and the compensation');
+  });
+
+  test('when the ledger does not answer the look-up of a found recharge it voided, then the found report is sent again, and the recharge is compensated once', async () => {
+    const rig = await opened();
+    const { card, id, account } = await voidedFoundOnCard(rig, 'undecided');
+    rig.sim.decide(id, 'voided', 'operator: the card was reported lost');
+    const getMovement = rig.ledger.getMovement;
+    const asked: string[] = [];
+    rig.ledger.getMovement = async (apiKey, movementId) => {
+      asked.push(movementId);
+      throw errors.ledgerUnavailable();
+    };
+    await rig.recharge(card.access, 5);
+    await rig.clock.advance(0);
+    await eventually(() => asked.length > 0, 'the voided recharge looked up');
+    await settled();
+    assert.equal(rig.journal.floats.found.get(id)?.reportedAt, undefined, 'not settled yet');
+    assert.equal(account(), 5);
+    rig.ledger.getMovement = getMovement;
+    await rig.clock.advance(1_000);
+    await eventually(() => account() === 25, 'the voided recharge compensated');
+    await settled();
+    assert.equal([...rig.sim.movements.values()].filter((m) => m.compensates === id).length, 1);
+    assert.equal(rig.journal.floats.found.get(id)?.reportedAt !== undefined, true);
+  });
+
+  test("when a card shows another till's float recharge that its till reported not written (from the card), then the finder compensates nothing: the two disagree, for an operator", async () => {
+    const rig = await opened();
+    const { card, id, account } = await voidedFoundOnCard(rig, 'not-written');
+    await rig.recharge(card.access, 5);
+    await rig.clock.advance(0);
+    await eventually(
+      () => rig.journal.floats.found.get(id)?.reportedAt !== undefined,
+      'the found recharge reported',
+    );
+    await settled();
+    assert.deepEqual(
+      [...rig.sim.movements.values()].filter((m) => m.compensates === id),
+      [],
+    );
+    assert.equal(account(), 5);
+  });
 });
+
+/**
+ * A card showing another till's float recharge of 20 (10 at generation 1 -> 30 at generation
+ * 2, its reference first), which that till reported as `report` ('undecided': the card left
+ * mid-write; 'not-written': voided on its till's word). `account`: the card's account.
+ */
+async function voidedFoundOnCard(
+  rig: Awaited<ReturnType<typeof opened>>,
+  report: 'undecided' | 'not-written',
+) {
+  const tillA = '00000000-0000-4000-8000-0000000000ff';
+  const other = rig.sim.floats.open(KEY, {
+    tillId: tillA,
+    requestId: '00000000-0000-4000-8000-0000000000fe',
+    ids: 10,
+  }).float;
+  const id = floatMovementId(other.idPrefix, 1);
+  const card = cardOnReader(10, '04E1E2E3', { spare: true });
+  const { before } = await rig.engine.readWallet(card.card);
+  card.slots[1] = encodeValueBlock(30, 2);
+  card.spareBlock = encodeFloatReference({ generation: 2, movementId: id, credits: 20 });
+  const [reported] = rig.sim.floats.report(KEY, tillA, [
+    { id, cardId: '04E1E2E3', credits: 20, card: report, creditCost: '0.50', cardBefore: before },
+  ]).results;
+  assert.equal(reported?.state, report === 'undecided' ? 'pending' : 'voided');
+  const shop = rig.sim.customer(KEY).customerId;
+  return { card, id, account: () => rig.sim.cardAccount(shop, '04E1E2E3') };
+}
 
 /**
  * A card the ledger holds: another till's recharge of it, which did not land, voided by an
