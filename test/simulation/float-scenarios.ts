@@ -442,9 +442,11 @@ export class FloatScenario {
    * pending recharge's reservation and, once its write landed, its credits on the card too, and
    * a pending payout's credits neither on the card nor yet back in the pool. At the end every
    * movement is decided, so its total needs no such term; along the way, a till that died with
-   * one pending (or an outage) leaves it so for hours. So is one an operator decided without
+   * one pending (or an outage) leaves it so for hours. So is one an operator voided without
    * its card (a card reported lost) until the card is seen and a compensation sets it right,
    * and until that compensation is posted (pending, it is counted as a reservation already).
+   * One an operator posted without its card is counted right as it is (what the card gained
+   * left the pool, or what it lost came back), however long it awaits its card.
    * Float movements are uncounted()'s.
    */
   landedWhilePending(ledger: ShopLedger, writes: readonly LandedWrite[]): number {
@@ -460,7 +462,10 @@ export class FloatScenario {
       if (write.how !== 'whole' || id === undefined) continue;
       const movement = ledger.movements.get(id);
       if (!movement || movement.floatId !== null) continue;
-      const held = movement.state === 'pending' || movement.awaitsCard || compensating.has(id);
+      const held =
+        movement.state === 'pending' ||
+        (movement.awaitsCard && movement.state === 'voided') ||
+        compensating.has(id);
       if (!held) continue;
       sum -= delta(write) ?? 0;
     }

@@ -14,11 +14,13 @@ import {
   type CardRules,
   type MovementRequest,
 } from '../../common/ledger-contract.ts';
+import { pgInterval, pgSecondsUtc, pgTimestamptz } from './pg-text.ts';
 import type { SimLedger, SimShop, StoredMovement } from './sim-ledger.ts';
 import { SimLedgerError } from './sim-ledger.ts';
 
-const refuse = (name: keyof typeof ledgerErrorCodes): SimLedgerError =>
-  new SimLedgerError(ledgerErrorCodes[name].status, ledgerErrorCodes[name].code);
+/** A refusal, with the real ledger's `detail` in its words (where its SQL gives one). */
+const refuse = (name: keyof typeof ledgerErrorCodes, detail?: string): SimLedgerError =>
+  new SimLedgerError(ledgerErrorCodes[name].status, ledgerErrorCodes[name].code, detail);
 
 export const DEFAULT_CARD_RULES: CardRules = {
   undoWindowSeconds: 600,
@@ -191,22 +193,41 @@ export class SimCardRules {
         earlier.fromCard !== input.cardId ||
         earlier.cardId !== input.newCardId
       ) {
-        throw refuse('cardChangeConflict');
+        throw refuse('cardChangeConflict', `card change ${id} is another change`);
       }
       return { changed: false, change: this.view(earlier) };
     }
-    if (!this.blocked(shop.id, input.cardId)) throw refuse('cardNotBlocked');
-    if (this.blocked(shop.id, input.newCardId)) throw refuse('cardBlocked');
-    if (this.#waitingFor(shop.id, input.cardId).length > 0) throw refuse('cardChangeWaiting');
-    const busy = [...this.#ledger.movements.values()].some(
+    const old = input.cardId;
+    if (!this.blocked(shop.id, old)) {
+      throw refuse('cardNotBlocked', `card ${old} is not blocked: block it before replacing it`);
+    }
+    if (this.blocked(shop.id, input.newCardId)) {
+      throw refuse('cardBlocked', `card ${input.newCardId}, the new card, is blocked`);
+    }
+    const waiting = this.#waitingFor(shop.id, old)[0];
+    if (waiting) {
+      throw refuse(
+        'cardChangeWaiting',
+        `${waiting.kind} ${waiting.id} waits for card ${old}: cancel it first`,
+      );
+    }
+    const busy = [...this.#ledger.movements.values()].find(
       (movement) =>
         movement.shop === shop.id &&
-        movement.cardId === input.cardId &&
+        movement.cardId === old &&
         (movement.state === 'pending' || movement.awaitsCard),
     );
-    if (busy) throw refuse('cardMovementPending');
-    const account = this.#ledger.cardAccountParts(shop.id, input.cardId);
-    if (account.credits === 0) throw refuse('nothingToReplace');
+    if (busy) {
+      const what = busy.state === 'pending' ? 'pending' : 'awaiting its card';
+      throw refuse(
+        'cardMovementPending',
+        `movement ${busy.id} of card ${old} is ${what}: decide it first`,
+      );
+    }
+    const account = this.#ledger.cardAccountParts(shop.id, old);
+    if (account.credits === 0) {
+      throw refuse('nothingToReplace', `card ${old} has an account of 0 at this shop`);
+    }
     const change = this.#add(shop, {
       id,
       kind: 'replacement',
@@ -253,7 +274,7 @@ export class SimCardRules {
         earlier.corrects !== recharge ||
         earlier.credits !== input.credits
       ) {
-        throw refuse('cardChangeConflict');
+        throw refuse('cardChangeConflict', `card change ${id} is another change`);
       }
       return { changed: false, change: this.view(earlier) };
     }
@@ -265,14 +286,23 @@ export class SimCardRules {
       target.state !== 'posted' ||
       target.cardId !== input.cardId
     ) {
-      throw refuse('invalidRefund');
+      throw refuse(
+        'invalidRefund',
+        `movement ${recharge} is no posted recharge of card ${input.cardId}`,
+      );
     }
-    if (this.blocked(shop.id, input.cardId)) throw refuse('cardBlocked');
+    if (this.blocked(shop.id, input.cardId)) {
+      throw refuse('cardBlocked', `card ${input.cardId} is blocked: replace it instead`);
+    }
     const claimed = [...this.changes.values()]
       .filter((change) => change.corrects === recharge && change.state === 'waiting')
       .reduce((sum, change) => sum + change.credits, 0);
-    if (input.credits > target.credits - this.#takenBack(recharge).credits - claimed) {
-      throw refuse('nothingToRefund');
+    const left = target.credits - this.#takenBack(recharge).credits - claimed;
+    if (input.credits > left) {
+      throw refuse(
+        'nothingToRefund',
+        `recharge ${recharge} put ${target.credits} credits on card ${input.cardId}; ${Math.max(left, 0)} of them are not taken back or claimed`,
+      );
     }
     const change = this.#add(shop, {
       id,
@@ -300,11 +330,21 @@ export class SimCardRules {
     const change = this.changes.get(rawId.toLowerCase());
     if (!change || change.shop !== shop.id) throw refuse('cardChangeNotFound');
     if (change.state === 'cancelled') return { changed: false, change: this.view(change) };
-    if (change.state === 'applied') throw refuse('cardChangeTaken');
-    const applying = [...this.#ledger.movements.values()].some(
+    if (change.state === 'applied') {
+      throw refuse(
+        'cardChangeTaken',
+        `${change.kind} ${change.id} was applied by movement ${change.movementId}`,
+      );
+    }
+    const applying = [...this.#ledger.movements.values()].find(
       (movement) => movement.applies === change.id && movement.state === 'pending',
     );
-    if (applying) throw refuse('cardMovementPending');
+    if (applying) {
+      throw refuse(
+        'cardMovementPending',
+        `movement ${applying.id} is applying ${change.kind} ${change.id}: it is decided on the card first`,
+      );
+    }
     change.state = 'cancelled';
     change.resolvedAt = this.#iso();
     change.cancelledBy = by;
@@ -324,7 +364,13 @@ export class SimCardRules {
 
   /** ledger_card_held_by_rules: CardBlocked, or CardChangeWaiting. */
   checkHeld(shopId: string, cardId: string, applying: string | null): void {
-    if (this.blocked(shopId, cardId)) throw refuse('cardBlocked');
+    const block = this.blocks.get(`${shopId} ${cardId}`);
+    if (block) {
+      throw refuse(
+        'cardBlocked',
+        `card ${cardId} is blocked since ${pgSecondsUtc(block.since)}: ${block.reason}`,
+      );
+    }
     const waiting = this.#waitingFor(shopId, cardId).filter(
       (change) =>
         change.id !== applying &&
@@ -332,7 +378,14 @@ export class SimCardRules {
           (movement) => movement.applies === change.id && movement.state !== 'voided',
         ),
     );
-    if (waiting.length > 0) throw refuse('cardChangeWaiting');
+    if (waiting.length > 0) {
+      const names = waiting.map((change) => `${change.kind} ${change.id}`).join(', ');
+      const credits = waiting.map((change) => `${change.credits} credits`).join(', ');
+      throw refuse(
+        'cardChangeWaiting',
+        `card ${cardId}: ${names} waits for it (${credits}): apply it first`,
+      );
+    }
   }
 
   /**
@@ -352,7 +405,9 @@ export class SimCardRules {
     let refunds = request.refunds?.toLowerCase() ?? null;
     let moved = { credits: 0, bonus: 0, paid: 0n, amount: 0n };
     if (kind === 'block-clear') {
-      if (!this.blocked(shop.id, cardId)) throw refuse('cardNotBlocked');
+      if (!this.blocked(shop.id, cardId)) {
+        throw refuse('cardNotBlocked', `card ${cardId} is not blocked`);
+      }
       moved.credits = request.cardCredits ?? 0;
     } else {
       this.checkHeld(shop.id, cardId, applies);
@@ -361,12 +416,18 @@ export class SimCardRules {
     if (applies !== null) {
       change = this.changes.get(applies);
       if (!change || change.shop !== shop.id || change.cardId !== cardId || change.kind !== kind) {
-        throw refuse('invalidCardChange');
+        throw refuse(
+          'invalidCardChange',
+          `applies: ${applies} is no ${kind} waiting for card ${cardId}`,
+        );
       }
-      const taken = [...this.#ledger.movements.values()].some(
+      const taken = [...this.#ledger.movements.values()].find(
         (movement) => movement.applies === applies && movement.state !== 'voided',
       );
-      if (taken || change.state !== 'waiting') throw refuse('cardChangeTaken');
+      if (taken || change.state !== 'waiting') {
+        const how = taken ? `applied by movement ${taken.id} (${taken.state})` : change.state;
+        throw refuse('cardChangeTaken', `${change.kind} ${change.id} is ${how}`);
+      }
       if (kind === 'replacement') {
         moved = {
           credits: change.credits,
@@ -388,7 +449,10 @@ export class SimCardRules {
         recharge.state !== 'posted' ||
         recharge.cardId !== cardId
       ) {
-        throw refuse('invalidRefund');
+        throw refuse(
+          'invalidRefund',
+          `refunds: ${refunds} is no posted recharge of card ${cardId}`,
+        );
       }
     }
     if (kind === 'refund' && recharge) this.#checkUndo(shop, request, recharge);
@@ -411,7 +475,12 @@ export class SimCardRules {
         paid: split.paidTaken,
         amount: split.amount,
       };
-      if (moved.credits === 0 && kind === 'refund') throw refuse('nothingToRefund');
+      if (moved.credits === 0 && kind === 'refund') {
+        throw refuse(
+          'nothingToRefund',
+          `card ${cardId} holds nothing of recharge ${recharge.id} to take back`,
+        );
+      }
     }
     return {
       credits: moved.credits,
@@ -465,18 +534,27 @@ export class SimCardRules {
 
   #checkUndo(shop: SimShop, request: MovementRequest, recharge: StoredMovement): void {
     if (recharge.tillId !== (request.tillId?.toLowerCase() ?? null)) {
-      throw refuse('movementOfAnotherTill');
+      throw refuse(
+        'movementOfAnotherTill',
+        `recharge ${recharge.id} was made by till ${recharge.tillId ?? '(unnamed)'}: a cashier undoes only this till's own`,
+      );
     }
     // Taken back already, by a refund or a correction, pending or posted.
-    const taken = [...this.#ledger.movements.values()].some(
+    const taken = [...this.#ledger.movements.values()].find(
       (other) => other.refunds === recharge.id && other.state !== 'voided',
     );
-    if (taken) throw refuse('alreadyRefunded');
+    if (taken) {
+      throw refuse(
+        'alreadyRefunded',
+        `recharge ${recharge.id} is taken back by ${taken.id} already`,
+      );
+    }
     // Made after it: later in the map, which keeps the order of creation (virtual time may
     // give two movements the same millisecond; the real ledger's created_at tells them apart).
     const movements = [...this.#ledger.movements.values()];
     const made = movements.indexOf(recharge);
-    const later = movements.some(
+    // The newest of them is named (the real one's ORDER BY created_at DESC).
+    const later = movements.findLast(
       (other, index) =>
         other.shop === shop.id &&
         other.cardId === recharge.cardId &&
@@ -487,10 +565,23 @@ export class SimCardRules {
             recharge.occurredAt !== null &&
             other.occurredAt > recharge.occurredAt)),
     );
-    if (later) throw refuse('undoNotNewest');
-    const window = this.rulesOf(shop).undoWindowSeconds * 1000;
+    if (later) {
+      throw refuse(
+        'undoNotNewest',
+        `recharge ${recharge.id} is no longer card ${recharge.cardId}'s newest write: ${later.kind} ${later.id} came after it`,
+      );
+    }
+    const seconds = this.rulesOf(shop).undoWindowSeconds;
+    const window = seconds * 1000;
     const since = Date.parse(request.tillTime ?? '') - Date.parse(recharge.occurredAt ?? '');
-    if (window === 0 || since > window || since < -window) throw refuse('undoWindowPassed');
+    if (window === 0 || since > window || since < -window) {
+      throw refuse(
+        'undoWindowPassed',
+        window === 0
+          ? "this shop allows no cashier's undo"
+          : `recharge ${recharge.id} happened at ${pgTimestamptz(recharge.occurredAt ?? '')} by the till's clock, ${pgInterval(since)} before it; the undo window is ${seconds} seconds`,
+      );
+    }
   }
 
   /** What refunds and corrections (not voided) took back of a recharge. */

@@ -18,6 +18,7 @@ import type {
   FloatTopUpRequest,
   Till,
 } from '../../common/ledger-contract.ts';
+import { pgTimestamptz } from './pg-text.ts';
 import type { SimLedger, SimShop, StoredMovement } from './sim-ledger.ts';
 import { SimLedgerError } from './sim-ledger.ts';
 
@@ -57,7 +58,13 @@ interface TopUp {
   at: string;
 }
 
-const refuse = (code: string, status: number) => new SimLedgerError(status, code);
+/** A refusal, with the real ledger's `detail` in its words (where its SQL gives one). */
+const refuse = (code: string, status: number, detail?: string) =>
+  new SimLedgerError(status, code, detail);
+
+/** FloatOfAnotherTill: a till topping up or closing another till's float. */
+const anotherTills = (float: SimFloat) =>
+  refuse('FloatOfAnotherTill', 409, `float ${float.id} is till ${float.tillId}'s`);
 
 /**
  * The n-th uuid (from 1) the ledger draws where the real one calls gen_random_uuid() (a float's
@@ -113,11 +120,26 @@ export class SimFloats {
       (float) => float.shop === shop.id && float.openRequest === requestId,
     );
     if (earlier) {
-      if (earlier.tillId !== tillId) throw refuse('FloatRequestConflict', 409);
+      if (earlier.tillId !== tillId) {
+        throw refuse(
+          'FloatRequestConflict',
+          409,
+          `open request ${requestId} opened float ${earlier.id} of till ${earlier.tillId}`,
+        );
+      }
       return { float: this.view(earlier), created: false };
     }
-    if (this.openFloatOf(shop.id, tillId)) throw refuse('FloatOpen', 409);
-    if (this.settings(shop).size === 0) throw refuse('FloatsOff', 409);
+    const open = this.openFloatOf(shop.id, tillId);
+    if (open) {
+      throw refuse(
+        'FloatOpen',
+        409,
+        `till ${tillId} holds float ${open.id}, open since ${pgTimestamptz(open.openedAt)}: close it first`,
+      );
+    }
+    if (this.settings(shop).size === 0) {
+      throw refuse('FloatsOff', 409, 'this shop gives its tills no float (its float size is 0)');
+    }
     this.heardFrom(shop.id, tillId);
     // Drawn as ledger_open_float draws them: a prefix unique among all floats, then the id.
     const prefixOf = (uuid: string) => uuid.replaceAll('-', '').slice(0, 12);
@@ -159,14 +181,24 @@ export class SimFloats {
         topUp.requested !== request.credits ||
         topUp.ids !== ids
       ) {
-        throw refuse('TopUpConflict', 409);
+        throw refuse(
+          'TopUpConflict',
+          409,
+          `top-up ${topUp.id} was asked for ${topUp.requested} credits and ${topUp.ids} ids of float ${topUp.floatId}`,
+        );
       }
     } else {
       const float = this.#float(shop.id, floatId);
       if (request.tillId !== undefined && request.tillId.toLowerCase() !== float.tillId) {
-        throw refuse('FloatOfAnotherTill', 409);
+        throw anotherTills(float);
       }
-      if (float.state === 'closed') throw refuse('FloatClosed', 409);
+      if (float.state === 'closed') {
+        throw refuse(
+          'FloatClosed',
+          409,
+          `float ${float.id} was closed ${pgTimestamptz(float.closedAt ?? '')}`,
+        );
+      }
       const granted = Math.max(
         0,
         Math.min(request.credits, this.settings(shop).size - float.credits, shop.credits),
@@ -347,14 +379,18 @@ export class SimFloats {
     revoked: boolean,
   ): FloatClosing {
     const float = this.#float(shop.id, floatId);
-    if (tillId !== null && tillId !== float.tillId) throw refuse('FloatOfAnotherTill', 409);
+    if (tillId !== null && tillId !== float.tillId) throw anotherTills(float);
     if (float.state === 'closed') return { closed: false, results: [], float: this.view(float) };
     const undo = this.#ledger.snapshot();
     const results = this.#report(shop, tillId, movements, revoked);
     if (writeOff > float.credits) {
       // Nothing of the call stays.
       this.#ledger.restore(undo);
-      throw refuse('WriteOffBeyondFloat', 422);
+      throw refuse(
+        'WriteOffBeyondFloat',
+        422,
+        `float ${float.id} holds ${float.credits} credits after the final report; ${writeOff} cannot be written off`,
+      );
     }
     float.credits -= writeOff;
     float.writtenOff += writeOff;

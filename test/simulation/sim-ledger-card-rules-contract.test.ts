@@ -48,10 +48,20 @@ after(async () => {
 
 type Body = Record<string, unknown>;
 
+/**
+ * A refusal's detail, in the real ledger's words, but for when a block was made: each side's
+ * own clock (the simulation's twin runs compare it too, on one virtual clock).
+ */
+const detailOf = (detail: unknown) =>
+  typeof detail === 'string'
+    ? detail.replace(/blocked since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, 'blocked since (then)')
+    : detail;
+
 /** What both must agree on in an answer (times and key fingerprints aside). */
 function essence(answer: Answer): unknown {
   const { status } = answer;
-  if (status >= 400) return { status, error: answer.body?.error };
+  if (status >= 400)
+    return { status, error: answer.body?.error, detail: detailOf(answer.body?.detail) };
   const body = answer.body as Body;
   const movement = (view: Body) => ({
     id: view.id,

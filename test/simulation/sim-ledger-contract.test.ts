@@ -61,18 +61,21 @@ after(async () => {
 });
 
 /**
- * Refusals whose detail a till passes on to its caller (MovementPendingAtOtherTill,
- * FloatRechargeUnreported): both must give the same, as the simulation's traces show it.
+ * An error's code and its detail, in the real ledger's words (`named`: ids that differ by
+ * nature), but for when the ledger's clock said something happened (a float opened or closed):
+ * each side's own clock here (the simulation's twin runs share one virtual clock).
  */
-const DETAILED = new Set(['CardMovementPending', 'FloatReportPending']);
-
-/** An error's code, and its detail where a till passes it on (`named`: ids that differ by nature). */
 function refusal(answer: Answer, named = (detail: string) => detail): unknown {
   const error = answer.body?.error;
   const detail = answer.body?.detail;
-  return DETAILED.has(String(error))
-    ? { status: answer.status, error, detail: typeof detail === 'string' ? named(detail) : detail }
-    : { status: answer.status, error };
+  return {
+    status: answer.status,
+    error,
+    detail:
+      typeof detail === 'string'
+        ? named(detail).replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?\+00/g, '(then)')
+        : detail,
+  };
 }
 
 /** What both must agree on in an answer (times differ by nature). */

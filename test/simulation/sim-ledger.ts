@@ -54,6 +54,13 @@ export class SimLedgerError extends Error {
 const refuse = (name: keyof typeof ledgerErrorCodes, detail?: string): SimLedgerError =>
   new SimLedgerError(ledgerErrorCodes[name].status, ledgerErrorCodes[name].code, detail);
 
+/** CardStateMovedOn: `latest`, posted, was planned from the card state a create names. */
+const movedOn = (cardId: string, latest: StoredMovement): SimLedgerError =>
+  refuse(
+    'cardStateMovedOn',
+    `card ${cardId}: movement ${latest.id}, posted, was planned from the same card state`,
+  );
+
 export interface SimShop {
   id: string;
   name: string;
@@ -385,12 +392,12 @@ export class SimLedger {
         original.cardId !== request.cardId ||
         original.state === 'pending'
       ) {
-        throw refuse('invalidCompensation');
+        throw refuse(
+          'invalidCompensation',
+          `compensates: ${compensates} is no resolved movement of this shop and card`,
+        );
       }
-      const other = [...this.movements.values()].some(
-        (movement) => movement.shop === shop.id && movement.compensates === compensates,
-      );
-      if (other) throw refuse('movementCompensated');
+      this.#checkNotCompensated(shop, compensates);
       if (request.kind === 'recharge' && original.credits === credits) {
         // A recharge set right puts back what it put on: its bonus and what was paid.
         bonusCredits = original.bonusCredits;
@@ -442,7 +449,7 @@ export class SimLedger {
     if (request.kind === 'discharge' && recordFlagged) throw refuse('cardRecordMismatch');
     if (request.cardBefore !== undefined && compensates === null) {
       const latest = this.#latestPosted(shop.id, request.cardId);
-      if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
+      if (latest?.cardBefore === request.cardBefore) throw movedOn(request.cardId, latest);
     }
     let paidAmount = amount;
     if (request.kind === 'discharge') {
@@ -512,7 +519,7 @@ export class SimLedger {
       this.#checkTillHolds(shop, request.cardId, tillId, true);
       if (request.cardBefore !== undefined) {
         const latest = this.#latestPosted(shop.id, request.cardId);
-        if (latest?.cardBefore === request.cardBefore) throw refuse('cardStateMovedOn');
+        if (latest?.cardBefore === request.cardBefore) throw movedOn(request.cardId, latest);
       }
     });
     const stored: StoredMovement = {
@@ -579,20 +586,31 @@ export class SimLedger {
       original.shop !== shop.id ||
       original.cardId !== request.cardId ||
       original.state === 'pending' ||
-      original.compensates !== null ||
-      original.kind !== request.kind ||
-      (request.credits !== undefined && request.credits !== original.credits)
+      original.compensates !== null
     ) {
-      throw refuse('invalidCompensation');
+      throw refuse(
+        'invalidCompensation',
+        `compensates: ${compensates} is no resolved movement of this shop and card`,
+      );
     }
-    const other = [...this.movements.values()].some(
-      (movement) => movement.shop === shop.id && movement.compensates === compensates,
-    );
-    if (other) throw refuse('movementCompensated');
+    if (original.kind !== request.kind) {
+      throw refuse(
+        'invalidCompensation',
+        `compensates: ${compensates} is a ${original.kind}: its compensation is a ${original.kind} too`,
+      );
+    }
+    if (request.credits !== undefined && request.credits !== original.credits) {
+      throw refuse(
+        'invalidCompensation',
+        `credits: ${compensates} moved ${original.credits} credits, its compensation moves as many`,
+      );
+    }
+    this.#checkNotCompensated(shop, compensates);
     const undoes = original.state === 'posted';
     const takeBack = original.kind === 'refund' || original.kind === 'correction';
     const fromAccount = (takeBack && !undoes) || (original.kind === 'replacement' && undoes);
     let refused: keyof typeof ledgerErrorCodes | undefined;
+    let detail: string | undefined;
     if (takeBack && undoes && shop.credits < original.credits) refused = 'noCredits';
     if (fromAccount) {
       const account = this.cardAccountParts(shop.id, request.cardId);
@@ -602,10 +620,12 @@ export class SimLedger {
         account.paid < original.paidAmount
       ) {
         refused = 'cardAccountExceeded';
+        detail = `card ${request.cardId}'s account holds less than ${compensates} took`;
       }
     }
     if (original.applies !== null && !undoes && !this.cardRules.waiting(original.applies)) {
       refused = 'cardChangeTaken';
+      detail = `card change ${original.applies} no longer waits for card ${request.cardId}`;
     }
     if (refused !== undefined) {
       this.flags.push({
@@ -615,7 +635,7 @@ export class SimLedger {
         shopId: shop.id,
       });
       this.#cardReadFor(shop, original);
-      throw refuse(refused);
+      throw refuse(refused, detail);
     }
     const stored: StoredMovement = {
       ...original,
@@ -652,6 +672,19 @@ export class SimLedger {
       );
     }
     return { movement: this.#view(stored), replayed: false };
+  }
+
+  /** MovementCompensated: another compensation of the movement (any state) came first. */
+  #checkNotCompensated(shop: SimShop, compensates: string): void {
+    const other = [...this.movements.values()].find(
+      (movement) => movement.shop === shop.id && movement.compensates === compensates,
+    );
+    if (other) {
+      throw refuse(
+        'movementCompensated',
+        `movement ${compensates} is compensated by ${other.id} already`,
+      );
+    }
   }
 
   /**
@@ -790,7 +823,7 @@ export class SimLedger {
       tillId !== movement.tillId &&
       by.evidence === undefined
     ) {
-      throw refuse('movementOfAnotherTill');
+      throw refuse('movementOfAnotherTill', `movement ${id} was made by till ${movement.tillId}`);
     }
     movement.state = target;
     movement.resolvedAt = new Date(this.#now()).toISOString();

@@ -717,8 +717,10 @@ async function runWorld(
         const code = error instanceof AppError ? error.code : String(error);
         record.outcome = { status: 500, code };
         floats?.checkBook({ ledger, writes, sched }, `after request ${n}`);
-        // With floats, why (a NoCredits says which of the float's bounds).
-        const detail = floats && error instanceof AppError ? error.detail : undefined;
+        // With floats or card rules, why (a NoCredits says which of the float's bounds; a
+        // CardBlocked, CardChangeWaiting or refused undo says what the ledger held against it).
+        const detail =
+          (floats || cardRules) && error instanceof AppError ? error.detail : undefined;
         note(`request ${n}: error ${code}${detail ? ` (${detail})` : ''}`);
         if (code === 'IdempotencyKeyOtherCard') reached('refused-other-card');
         if (kind === 'undo') reached(`undo-refused-${code}`);
