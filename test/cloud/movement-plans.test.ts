@@ -6,6 +6,7 @@ import { hashApiKey } from '../../cloud/api-keys.ts';
 import type { Database } from '../../cloud/db/database.ts';
 import { openDatabase } from '../../cloud/db/open-database.ts';
 import { Ledger } from '../../cloud/ledger.ts';
+import type { MovementRequest } from '../../common/ledger-contract.ts';
 import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 
 // A connection keeps the plans of the ledger's PL/pgSQL statements, but PostgreSQL (before 18)
@@ -51,51 +52,35 @@ test('when a till recharges and pays out cards one after the other, then no stat
   const ledger = new Ledger(db);
   const till = randomUUID();
   let card = 0;
-  /** A till's sale and payout of one card, as the worker makes them. */
+  /** A movement as the worker makes it: created, then posted by its till. */
+  const made = async (request: MovementRequest) => {
+    await ledger.createMovement(shop, request, keyHash);
+    const post = { tillId: till, occurredAt: new Date().toISOString() };
+    await ledger.postMovement(shop, request.id, post, keyHash);
+  };
+  /** A till's sale and payout of one card. */
   const sale = async () => {
     card += 1;
     const cardId = `04AB${String(card).padStart(10, '0')}`;
-    const recharge = randomUUID();
-    await ledger.createMovement(
-      shop,
-      {
-        id: recharge,
-        kind: 'recharge',
-        cardId,
-        amount: '5.00',
-        cardCredits: 0,
-        tillId: till,
-        cardBefore: `classic:v1:${card}:a`,
-        reference: `sale-${card}`,
-      },
-      keyHash,
-    );
-    await ledger.postMovement(
-      shop,
-      recharge,
-      { tillId: till, occurredAt: new Date().toISOString() },
-      keyHash,
-    );
-    const payout = randomUUID();
-    await ledger.createMovement(
-      shop,
-      {
-        id: payout,
-        kind: 'discharge',
-        cardId,
-        credits: 10,
-        cardCredits: 10,
-        tillId: till,
-        cardBefore: `classic:v1:${card}:b`,
-      },
-      keyHash,
-    );
-    await ledger.postMovement(
-      shop,
-      payout,
-      { tillId: till, occurredAt: new Date().toISOString() },
-      keyHash,
-    );
+    await made({
+      id: randomUUID(),
+      kind: 'recharge',
+      cardId,
+      amount: '5.00',
+      cardCredits: 0,
+      tillId: till,
+      cardBefore: `classic:v1:${card}:a`,
+      reference: `sale-${card}`,
+    });
+    await made({
+      id: randomUUID(),
+      kind: 'discharge',
+      cardId,
+      credits: 10,
+      cardCredits: 10,
+      tillId: till,
+      cardBefore: `classic:v1:${card}:b`,
+    });
   };
 
   // Past the first five calls, in which PostgreSQL plans a statement with parameters for
