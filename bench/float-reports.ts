@@ -39,8 +39,9 @@ import type {
 } from '../common/ledger-contract.ts';
 import { startLedgerProcess, type LedgerProcess } from '../test/support/ledger-process.ts';
 import { startPostgres } from '../test/support/postgres.ts';
-import { median, table, verdict } from './measure.ts';
+import { verdict } from './measure.ts';
 import { initPgbench, pgbenchRound, round, type Processes, type Round } from './pgbench-rounds.ts';
+import { cpuTable, ratesTable, ratioOf, type ClientSides } from './round-tables.ts';
 
 const TARGET_OF_PGBENCH = 2;
 const WARM_UP_SECONDS = 3;
@@ -218,22 +219,22 @@ try {
   await round(maxClients, bySql, WARM_UP_SECONDS, processes);
   await round(maxClients, overHttp, WARM_UP_SECONDS, processes);
 
-  const results: { clients: number; pgbench: Round[]; sql: Round[]; http: Round[] }[] = [];
+  const results: ClientSides<'pgbench' | 'sql' | 'http'>[] = [];
   for (const clients of clientCounts) {
-    const result = { clients, pgbench: [] as Round[], sql: [] as Round[], http: [] as Round[] };
+    // A round counts reports; a report is `batch` movements.
+    const sides = {
+      pgbench: { name: 'pgbench transaction', rounds: [] as Round[] },
+      sql: { name: 'movement, reports by SQL', rounds: [] as Round[], per: batch },
+      http: { name: 'movement, reports over HTTP', rounds: [] as Round[], per: batch },
+    };
     for (let r = 0; r < rounds; r += 1) {
-      result.pgbench.push(await pgbenchRound(pgbenchUrl, clients, roundSeconds, processes));
-      result.sql.push(await round(clients, bySql, roundSeconds, processes));
-      result.http.push(await round(clients, overHttp, roundSeconds, processes));
+      sides.pgbench.rounds.push(await pgbenchRound(pgbenchUrl, clients, roundSeconds, processes));
+      sides.sql.rounds.push(await round(clients, bySql, roundSeconds, processes));
+      sides.http.rounds.push(await round(clients, overHttp, roundSeconds, processes));
     }
-    results.push(result);
+    results.push({ clients, sides });
   }
 
-  // A round counts reports; a report is `batch` movements.
-  const rate = (rs: Round[]) => median(rs.map((r) => r.perSecond));
-  const movements = (rs: Round[]) => rate(rs) * batch;
-  const cpu = (rs: Round[], group: keyof Round['cpu'], per: number) =>
-    median(rs.map((r) => r.cpu[group])) / per;
   console.log(
     `float reports at the ledger on PostgreSQL: ${batch} movements per report, ${rounds} ` +
       `alternating rounds of ${roundSeconds} s per side after a ${WARM_UP_SECONDS} s warm-up, ` +
@@ -241,52 +242,21 @@ try {
       `${loadBefore.toFixed(1)} before the run; ${topUpsInLoop} top-ups for more ids in the loops`,
   );
   console.log(
-    table(
-      [
-        'clients',
-        'pgbench TPC-B transactions/s',
-        'reports by SQL, movements/s',
-        'reports over HTTP, movements/s',
-        'SQL / pgbench',
-        'HTTP / pgbench',
-      ],
-      results.map((r) => [
-        r.clients,
-        rate(r.pgbench).toFixed(0),
-        movements(r.sql).toFixed(0),
-        movements(r.http).toFixed(0),
-        (movements(r.sql) / rate(r.pgbench)).toFixed(2),
-        (movements(r.http) / rate(r.pgbench)).toFixed(2),
-      ]),
-    ),
+    ratesTable(results, [
+      { header: 'pgbench TPC-B transactions/s', side: 'pgbench' },
+      { header: 'reports by SQL, movements/s', side: 'sql' },
+      { header: 'reports over HTTP, movements/s', side: 'http' },
+      { header: 'SQL / pgbench', ratio: ['sql', 'pgbench'] },
+      { header: 'HTTP / pgbench', ratio: ['http', 'pgbench'] },
+    ]),
   );
   console.log('');
-  console.log(
-    table(
-      ['clients', 'side', 'per second', 'CPU µs per one: bench', 'ledger', 'postgres'],
-      results.flatMap(({ clients, pgbench, sql, http }) =>
-        (
-          [
-            ['pgbench transaction', pgbench, 1],
-            ['movement, reports by SQL', sql, batch],
-            ['movement, reports over HTTP', http, batch],
-          ] as const
-        ).map(([side, rs, per]) => [
-          clients,
-          side,
-          (rate(rs) * per).toFixed(0),
-          Number.isNaN(cpu(rs, 'bench', per)) ? '-' : cpu(rs, 'bench', per).toFixed(0),
-          cpu(rs, 'ledger', per).toFixed(0),
-          cpu(rs, 'postgres', per).toFixed(0),
-        ]),
-      ),
-    ),
-  );
-  for (const { clients, pgbench, http } of results) {
-    const ratio = movements(http) / rate(pgbench);
+  console.log(cpuTable(results, ['pgbench', 'sql', 'http']));
+  for (const result of results) {
+    const ratio = ratioOf(result, ['http', 'pgbench']);
     console.log(
       verdict(
-        `${clients} client(s): float-report movements over HTTP / pgbench transactions`,
+        `${result.clients} client(s): float-report movements over HTTP / pgbench transactions`,
         ratio,
         `>= ${TARGET_OF_PGBENCH}`,
         ratio >= TARGET_OF_PGBENCH,

@@ -9,8 +9,11 @@
  *   database by this process: one statement per call;
  * - ledger HTTP: the same movements through the ledger's HTTP API;
  * - and, to tell the database's share from the ledger's, the ledger's two calls per movement
- *   run by pgbench itself; and once more with the daily takings' triggers off (every post adds
- *   to its shop's `daily_takings` row for the back office's reports: what that costs).
+ *   run by pgbench itself; once more with the insert's statement trigger off (it counts the
+ *   movements an INSERT created posted: a float report's; a create's pending movement is
+ *   none of them, what does the trigger cost it?); and once more with both of the daily
+ *   takings' triggers off (every post adds to its shop's `daily_takings` row for the back
+ *   office's reports: what that costs).
  *
  * A movement is two transactions, so its targets are halves of pgbench's rate: ledger HTTP at
  * least 0.5 x pgbench transactions/s at 4 and 16 clients, raw SQL at least 0.6 x; and ledger
@@ -42,8 +45,9 @@ import { Ledger } from '../cloud/ledger.ts';
 import { applySeed, type Seed } from '../cloud/seed.ts';
 import { startLedgerProcess, type LedgerProcess } from '../test/support/ledger-process.ts';
 import { startPostgres } from '../test/support/postgres.ts';
-import { median, table, verdict } from './measure.ts';
+import { verdict } from './measure.ts';
 import { initPgbench, pgbenchRound, round, type Processes, type Round } from './pgbench-rounds.ts';
+import { cpuTable, ratesTable, ratioOf, type ClientSides, type Side } from './round-tables.ts';
 
 const TARGET = 0.7;
 /** Of pgbench's transactions/s, at 4 and 16 clients (a movement is two transactions). */
@@ -51,6 +55,8 @@ const HTTP_OF_PGBENCH = 0.5;
 const RAW_OF_PGBENCH = 0.6;
 const PGBENCH_TARGET_CLIENTS = [4, 16];
 const WARM_UP_SECONDS = 3;
+/** The daily takings' count of movements created posted, once per INSERT statement. */
+const INSERT_TRIGGER = 'movements_count_posted_insert';
 
 const { values } = parseArgs({
   options: {
@@ -177,48 +183,54 @@ try {
   await round(maxClients, raw, WARM_UP_SECONDS, processes);
   await round(maxClients, http, WARM_UP_SECONDS, processes);
 
-  const results: {
-    clients: number;
-    pgbench: Round[];
-    ledgerSql: Round[];
-    ledgerSqlUncounted: Round[];
-    raw: Round[];
-    http: Round[];
-  }[] = [];
-  /** The posts' counting into daily_takings (migration 10) on or off, for one side's rounds. */
-  const dailyTakings = async (on: boolean) => {
-    for (const trigger of ['movements_count_posted_insert', 'movements_count_posted_update']) {
-      await (db as Database).query(
-        `ALTER TABLE movements ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${trigger}`,
-      );
+  /**
+   * The ledger's calls run by pgbench without some of the movements' triggers: dropped, not
+   * disabled (a disabled trigger with a transition table still has every inserted row copied
+   * for it), and made again from their own definitions after the round.
+   */
+  const withTriggersOff = async (triggers: string[], clients: number) => {
+    const { rows } = await (db as Database).query<{ definition: string }>(
+      `SELECT pg_get_triggerdef(oid) AS definition FROM pg_trigger
+       WHERE tgrelid = 'movements'::regclass AND tgname = ANY($1)`,
+      [triggers],
+    );
+    if (rows.length !== triggers.length) throw new Error(`no trigger among ${triggers.join(', ')}`);
+    for (const trigger of triggers) {
+      await (db as Database).query(`DROP TRIGGER ${trigger} ON movements`);
+    }
+    try {
+      return await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript);
+    } finally {
+      for (const { definition } of rows) await (db as Database).query(definition);
     }
   };
+  type SideKey = 'pgbench' | 'ledgerSql' | 'statementOff' | 'countingOff' | 'raw' | 'http';
+  const results: ClientSides<SideKey>[] = [];
   for (const clients of clientCounts) {
-    const result = {
-      clients,
-      pgbench: [] as Round[],
-      ledgerSql: [] as Round[],
-      ledgerSqlUncounted: [] as Round[],
-      raw: [] as Round[],
-      http: [] as Round[],
+    const sides: Record<SideKey, Side> = {
+      pgbench: { name: 'pgbench transaction', rounds: [] },
+      ledgerSql: { name: 'pgbench ledger movement', rounds: [] },
+      statementOff: { name: 'pgbench, insert statement trigger off', rounds: [] },
+      countingOff: { name: 'pgbench, daily takings off', rounds: [] },
+      raw: { name: 'raw SQL movement', rounds: [] },
+      http: { name: 'ledger HTTP movement', rounds: [] },
     };
     for (let r = 0; r < rounds; r += 1) {
-      result.pgbench.push(await pgbenchRound(pgbenchUrl, clients, roundSeconds, processes));
-      result.ledgerSql.push(
+      sides.pgbench.rounds.push(await pgbenchRound(pgbenchUrl, clients, roundSeconds, processes));
+      sides.ledgerSql.rounds.push(
         await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript),
       );
-      await dailyTakings(false);
-      try {
-        result.ledgerSqlUncounted.push(
-          await pgbenchRound(postgres.url, clients, roundSeconds, processes, ledgerScript),
-        );
-      } finally {
-        await dailyTakings(true);
-      }
-      result.raw.push(await round(clients, raw, roundSeconds, processes));
-      result.http.push(await round(clients, http, roundSeconds, processes));
+      // The daily takings (migration 10): every insert runs the statement trigger that counts
+      // the movements created posted (none here: a create is pending), every post the row
+      // trigger that counts it.
+      sides.statementOff.rounds.push(await withTriggersOff([INSERT_TRIGGER], clients));
+      sides.countingOff.rounds.push(
+        await withTriggersOff([INSERT_TRIGGER, 'movements_count_posted_update'], clients),
+      );
+      sides.raw.rounds.push(await round(clients, raw, roundSeconds, processes));
+      sides.http.rounds.push(await round(clients, http, roundSeconds, processes));
     }
-    results.push(result);
+    results.push({ clients, sides });
   }
 
   console.log(
@@ -227,88 +239,40 @@ try {
       `${values.shared ? 'one shared customer' : 'one customer per client'}, ` +
       `${cpus().length} CPUs, load average ${loadBefore.toFixed(1)} before the run`,
   );
-  const rate = (rs: Round[]) => median(rs.map((r) => r.perSecond));
-  const cpu = (rs: Round[], group: keyof Round['cpu']) => median(rs.map((r) => r.cpu[group]));
   console.log(
-    table(
-      [
-        'clients',
-        'pgbench TPC-B transactions/s',
-        'raw SQL movements/s',
-        'ledger HTTP movements/s',
-        'raw / pgbench',
-        'HTTP / pgbench',
-      ],
-      results.map((r) => [
-        r.clients,
-        rate(r.pgbench).toFixed(0),
-        rate(r.raw).toFixed(0),
-        rate(r.http).toFixed(0),
-        (rate(r.raw) / rate(r.pgbench)).toFixed(2),
-        (rate(r.http) / rate(r.pgbench)).toFixed(2),
-      ]),
-    ),
+    ratesTable(results, [
+      { header: 'pgbench TPC-B transactions/s', side: 'pgbench' },
+      { header: 'raw SQL movements/s', side: 'raw' },
+      { header: 'ledger HTTP movements/s', side: 'http' },
+      { header: 'raw / pgbench', ratio: ['raw', 'pgbench'] },
+      { header: 'HTTP / pgbench', ratio: ['http', 'pgbench'] },
+    ]),
   );
   console.log('');
   console.log(
-    table(
-      [
-        'clients',
-        "the ledger's calls run by pgbench, movements/s",
-        '/ pgbench TPC-B',
-        'daily takings off, movements/s',
-        '/ pgbench TPC-B',
-        'on / off',
-      ],
-      results.map((r) => [
-        r.clients,
-        rate(r.ledgerSql).toFixed(0),
-        (rate(r.ledgerSql) / rate(r.pgbench)).toFixed(2),
-        rate(r.ledgerSqlUncounted).toFixed(0),
-        (rate(r.ledgerSqlUncounted) / rate(r.pgbench)).toFixed(2),
-        (rate(r.ledgerSql) / rate(r.ledgerSqlUncounted)).toFixed(2),
-      ]),
-    ),
+    ratesTable(results, [
+      { header: "the ledger's calls run by pgbench, movements/s", side: 'ledgerSql' },
+      { header: '/ pgbench TPC-B', ratio: ['ledgerSql', 'pgbench'] },
+      { header: 'insert statement trigger off', side: 'statementOff' },
+      { header: '/ pgbench TPC-B', ratio: ['statementOff', 'pgbench'] },
+      { header: 'daily takings off', side: 'countingOff' },
+      { header: '/ pgbench TPC-B', ratio: ['countingOff', 'pgbench'] },
+      { header: 'on / statement off', ratio: ['ledgerSql', 'statementOff'] },
+      { header: 'on / takings off', ratio: ['ledgerSql', 'countingOff'] },
+    ]),
   );
   console.log('');
   console.log(
-    table(
-      ['clients', 'side', 'per second', 'CPU µs per one: bench', 'ledger', 'postgres'],
-      results.flatMap(
-        ({
-          clients,
-          pgbench: pgbenchRounds,
-          ledgerSql,
-          ledgerSqlUncounted,
-          raw: rawRounds,
-          http: httpRounds,
-        }) =>
-          (
-            [
-              ['pgbench transaction', pgbenchRounds],
-              ['pgbench ledger movement', ledgerSql],
-              ['pgbench, daily takings off', ledgerSqlUncounted],
-              ['raw SQL movement', rawRounds],
-              ['ledger HTTP movement', httpRounds],
-            ] as const
-          ).map(([side, rs]) => [
-            clients,
-            side,
-            rate(rs).toFixed(0),
-            Number.isNaN(cpu(rs, 'bench')) ? '-' : cpu(rs, 'bench').toFixed(0),
-            cpu(rs, 'ledger').toFixed(0),
-            cpu(rs, 'postgres').toFixed(0),
-          ]),
-      ),
-    ),
+    cpuTable(results, ['pgbench', 'ledgerSql', 'statementOff', 'countingOff', 'raw', 'http']),
   );
-  for (const { clients, pgbench: pgbenchRounds, raw: rawRounds, http: httpRounds } of results) {
+  for (const result of results) {
+    const { clients } = result;
     if (PGBENCH_TARGET_CLIENTS.includes(clients)) {
-      for (const [side, rs, target] of [
-        ['raw SQL', rawRounds, RAW_OF_PGBENCH],
-        ['ledger HTTP', httpRounds, HTTP_OF_PGBENCH],
+      for (const [side, key, target] of [
+        ['raw SQL', 'raw', RAW_OF_PGBENCH],
+        ['ledger HTTP', 'http', HTTP_OF_PGBENCH],
       ] as const) {
-        const ratio = rate(rs) / rate(pgbenchRounds);
+        const ratio = ratioOf(result, [key, 'pgbench']);
         console.log(
           verdict(
             `${clients} client(s): ${side} movements / pgbench transactions`,
@@ -319,8 +283,11 @@ try {
         );
       }
     }
-    const perRound = httpRounds.map((h, i) => h.perSecond / (rawRounds[i] as Round).perSecond);
-    const ratio = rate(httpRounds) / rate(rawRounds);
+    const { raw: rawSide, http: httpSide } = result.sides;
+    const perRound = httpSide.rounds.map(
+      (h, i) => h.perSecond / (rawSide.rounds[i] as Round).perSecond,
+    );
+    const ratio = ratioOf(result, ['http', 'raw']);
     console.log(
       `${verdict(`${clients} client(s): ledger HTTP / raw SQL`, ratio, `>= ${TARGET}`, ratio >= TARGET)}` +
         ` (per round: ${perRound.map((r) => r.toFixed(2)).join(' ')})`,

@@ -7,8 +7,11 @@ export const ledgerCardHeldByRules = {
 -- one a movement is applying already).
 -- Answers the refusal, or NULL.
 CREATE FUNCTION ledger_card_held_by_rules(p_customer uuid, p_card text, p_applying uuid)
-RETURNS ledger_answer LANGUAGE sql STABLE AS $$
-  SELECT COALESCE(
+RETURNS ledger_answer LANGUAGE plpgsql STABLE AS $$
+-- PL/pgSQL, not SQL: PostgreSQL plans a SQL function's statements anew on every call, and every
+-- create calls this (bench/ledger-throughput.ts).
+BEGIN
+  RETURN COALESCE(
     (SELECT ledger_refusal('CardBlocked',
        format('card %s is blocked since %s: %s', p_card,
               to_char(b.blocked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), b.reason))
@@ -23,7 +26,8 @@ RETURNS ledger_answer LANGUAGE sql STABLE AS $$
        AND w.id IS DISTINCT FROM p_applying
        AND NOT EXISTS (SELECT 1 FROM movements x WHERE x.customer_id = p_customer
                        AND x.applies = w.id AND x.state <> 'voided')
-     HAVING count(*) > 0))
+     HAVING count(*) > 0));
+END
 $$;
 `,
 };

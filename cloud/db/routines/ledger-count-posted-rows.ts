@@ -9,6 +9,12 @@ export const ledgerCountPostedRows = {
 -- the next update steps over: bench/float-reports.ts).
 CREATE FUNCTION ledger_count_posted_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- Every create of a pending movement is an INSERT that fires this with nothing to count:
+  -- without this test, starting the two statements below cost it about 75 µs of the server's
+  -- CPU, 8 % of a movement (bench/ledger-throughput.ts).
+  IF NOT EXISTS (SELECT 1 FROM inserted WHERE state = 'posted') THEN
+    RETURN NULL;
+  END IF;
   PERFORM pg_advisory_xact_lock_shared(11, hashtext(s.customer_id::text))
   FROM (SELECT DISTINCT customer_id FROM inserted WHERE state = 'posted' ORDER BY 1) s;
   INSERT INTO daily_takings AS d (customer_id, day, till_id, kind, compensation, movements,

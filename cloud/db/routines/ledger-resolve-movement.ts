@@ -10,6 +10,7 @@ RETURNS ledger_answer LANGUAGE plpgsql AS $$
 DECLARE
   m movements%ROWTYPE;
   v_pool bigint;
+  v_float_open boolean := false;
 BEGIN
   IF NOT ledger_key_holds(p_key_hash, p_customer) THEN
     RETURN ledger_refusal('InvalidApiKey');
@@ -79,9 +80,14 @@ BEGIN
   -- The pool changes back only when credits come home: a voided recharge releases its
   -- reservation, a posted payout, refund or correction returns the card's credits. A
   -- compensation that undoes a refund or correction (m.undoes) reserved them, as a recharge.
-  IF m.kind = 'recharge' AND p_target = 'voided' AND m.float_id IS NOT NULL
-     AND EXISTS (SELECT 1 FROM floats WHERE customer_id = p_customer AND id = m.float_id
-                 AND state = 'open') THEN
+  -- Whether its float is open is asked apart, of a voided float recharge only: in one
+  -- expression with the tests before it, which fold to a constant for one call's values,
+  -- PostgreSQL planned the look-up anew on every call.
+  IF m.kind = 'recharge' AND p_target = 'voided' AND m.float_id IS NOT NULL THEN
+    v_float_open := EXISTS (SELECT 1 FROM floats WHERE customer_id = p_customer
+                            AND id = m.float_id AND state = 'open');
+  END IF;
+  IF v_float_open THEN
     -- An undecided float recharge that did not land: back to its float.
     PERFORM ledger_float_change(p_customer, m.float_id, m.credits, 'release', p_id, NULL);
     SELECT credits INTO v_pool FROM customers WHERE id = p_customer;
