@@ -532,6 +532,24 @@ describe('a float recharge by amount with bonus tiers', () => {
 });
 
 describe('a float sale that goes no further', () => {
+  test('when only float sales wait to be reported, then the outbox leaves them to the reporter: its pass is done, and it does not run again on its own', async () => {
+    const rig = await opened();
+    // The ledger stops answering; the till has not noticed yet: the sale waits to be reported.
+    rig.ledger.down = true;
+    await rig.recharge(cardOnReader(0, '04E1E2E7', { spare: true }).access, 20);
+    assert.equal(rig.floats.status().toReport, 1);
+    let passes = 0;
+    rig.engine.on('outboxPassed', () => (passes += 1));
+    // The operator replaced a key: the outbox runs once for what it holds.
+    rig.engine.retireKey('engine-test-key-shop-a-00');
+    await rig.clock.advance(0);
+    await eventually(() => passes === 1, 'one outbox pass');
+    await rig.clock.advance(10 * 60_000);
+    await settled();
+    assert.equal(passes, 1, 'no retry of the outbox for a float sale');
+    assert.equal(rig.floats.status().toReport, 1);
+  });
+
   test('when a float sale fails before its journal lines (the card would overflow), then its request lets go of it: once the float is closed, the key the operator replaced is released', async () => {
     const NEW_KEY = 'engine-test-key-shop-a-02';
     const clock = new ManualClock();
