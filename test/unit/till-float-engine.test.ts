@@ -531,6 +531,37 @@ describe('a float recharge by amount with bonus tiers', () => {
   });
 });
 
+/** A till selling from its shop's float with KEY, whose operator can switch it to NEW_KEY. */
+async function twoKeyRig() {
+  const NEW_KEY = 'engine-test-key-shop-a-02';
+  const clock = new ManualClock();
+  clock.time = Date.parse('2026-11-24T10:00:00Z');
+  const sim = new SimLedger(() => clock.now());
+  sim.addShop({ id: SHOP, name: 'A', credits: 1_000, creditCost: '0.50', float: FLOAT_SETTINGS }, [
+    KEY,
+    NEW_KEY,
+  ]);
+  const ledger = floatLedgerOf(sim, clock);
+  const operator = { key: KEY };
+  const rig = engineWith(ledger, {
+    clock,
+    tillId: TILL,
+    floats: { ledger },
+    currentKey: () => operator.key,
+  });
+  engines.push(rig.engine);
+  const floats = rig.engine.floats;
+  assert.ok(floats);
+  await rig.open();
+  await floats.keeper.learnShop(KEY, sim.customer(KEY));
+  rig.engine.start();
+  await clock.advance(0);
+  await eventually(() => floats.status().state === 'online', 'the float online');
+  const released: string[] = [];
+  rig.keys.on('released', (key) => released.push(key));
+  return { ...rig, NEW_KEY, clock, sim, floats, operator, released };
+}
+
 describe('a float sale that goes no further', () => {
   test('when only float sales wait to be reported, then the outbox leaves them to the reporter: its pass is done, and it does not run again on its own', async () => {
     const rig = await opened();
@@ -551,30 +582,7 @@ describe('a float sale that goes no further', () => {
   });
 
   test('when a float sale fails before its journal lines (the card would overflow), then its request lets go of it: once the float is closed, the key the operator replaced is released', async () => {
-    const NEW_KEY = 'engine-test-key-shop-a-02';
-    const clock = new ManualClock();
-    clock.time = Date.parse('2026-11-24T10:00:00Z');
-    const sim = new SimLedger(() => clock.now());
-    sim.addShop(
-      { id: SHOP, name: 'A', credits: 1_000, creditCost: '0.50', float: FLOAT_SETTINGS },
-      [KEY, NEW_KEY],
-    );
-    const ledger = floatLedgerOf(sim, clock);
-    let current = KEY;
-    const rig = engineWith(ledger, {
-      clock,
-      tillId: TILL,
-      floats: { ledger },
-      currentKey: () => current,
-    });
-    engines.push(rig.engine);
-    const floats = rig.engine.floats;
-    assert.ok(floats);
-    await rig.open();
-    await floats.keeper.learnShop(KEY, sim.customer(KEY));
-    rig.engine.start();
-    await clock.advance(0);
-    await eventually(() => floats.status().state === 'online', 'the float online');
+    const { NEW_KEY, sim, floats, operator, released, ...rig } = await twoKeyRig();
 
     const card = cardOnReader(MAX_CARD_BALANCE - 5, '04E1E2E6', { spare: true });
     const refused = await failure(
@@ -594,10 +602,18 @@ describe('a float sale that goes no further', () => {
     await floats.keeper.learnShop(KEY, sim.customer(KEY));
     await floats.keeper.sync();
     await eventually(() => floats.status().state === 'off', 'the float closed');
-    const released: string[] = [];
-    rig.keys.on('released', (key) => released.push(key));
-    current = NEW_KEY;
+    operator.key = NEW_KEY;
     rig.engine.retireKey(KEY);
     assert.deepEqual(released, [KEY]);
+  });
+
+  test("when the operator replaces the key while the till's float of its shop is open, then the old key is kept (closing the float needs it); another key is released at once", async () => {
+    const { NEW_KEY, floats, operator, released, ...rig } = await twoKeyRig();
+    operator.key = NEW_KEY;
+    rig.engine.retireKey(KEY);
+    rig.engine.retireKey('engine-test-key-shop-a-00');
+    assert.deepEqual(released, ['engine-test-key-shop-a-00']);
+    assert.equal(rig.keys.keyFor(fingerprint(KEY)), KEY, 'the old key is still held');
+    assert.equal(floats.status().state, 'online');
   });
 });
