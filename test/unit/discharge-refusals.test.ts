@@ -104,7 +104,7 @@ describe('dischargeCard, refused or carried', () => {
     assert.equal(sim.movements.get(without.movementId as string)?.reference, null);
   });
 
-  test("when the till's own float recharge of the card cannot be reported before the payout, then ErrorTrackingDischargeMovement saying so, nothing asked of the ledger, the card untouched", async () => {
+  test("when the till's own float recharge of the card cannot be reported before the payout, then ErrorTrackingDischargeMovement saying so, no payout created, the card untouched", async () => {
     const rig = floatRig();
     await rig.open();
     rig.customer();
