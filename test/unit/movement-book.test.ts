@@ -74,4 +74,19 @@ describe('MovementBook', () => {
     assert.equal(book.compensationOf('m1')?.id, 'c1');
     assert.equal(book.compensationOf('m2'), undefined);
   });
+
+  test('when a key is lent to two pieces of work, then it stays in use until both gave it back; giving it back twice counts once', async () => {
+    const book = await bookOf();
+    Object.assign(book.keys, { keyFor: (print: string) => (print === 'k1' ? 'key-1' : undefined) });
+    const first = book.lendKey('k1');
+    const second = book.lendKey('k1');
+    assert.ok(first && second);
+    assert.equal(book.lendKey('k2'), undefined, 'a key not held is not lent');
+    first();
+    assert.equal(book.keyInUse('k1'), true, 'the second still holds it');
+    first();
+    assert.equal(book.keyInUse('k1'), true, 'the first gave it back once only');
+    second();
+    assert.equal(book.keyInUse('k1'), false);
+  });
 });

@@ -1,8 +1,8 @@
 /**
  * What the money engine shows the tray and the service around it: the count of movements the
  * ledger has not confirmed (an event), the compensations the ledger refused, the movements
- * overdue after the documented 24 hours, reconciliation on demand, and nothing left running
- * once it is closed.
+ * overdue after the documented 24 hours, reconciliation on demand, a suspect card read, each
+ * pass of the outbox, and nothing left running once it is closed.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -142,5 +142,39 @@ describe('MovementEngine, when it reconciles', () => {
     });
     await clock.advance(10 * 60_000);
     assert.deepEqual(engine.waitingForCard, []);
+  });
+
+  test('when a card read holds more than its newest movement record says, then the engine tells the host the card, its credits and why it is suspect', async () => {
+    const { engine, open } = engineWith(ledgerOf(simWithShops()));
+    await open();
+    const suspects: unknown[] = [];
+    engine.on('cardSuspect', (suspect) => suspects.push(suspect));
+    const { card } = cardOnReader(35);
+    const wallet = await card.readWallet();
+    const record = { counter: 3, movementId: randomUUID(), valueAfter: 30 };
+    const read = await engine.readWallet({
+      ...card,
+      readWallet: async () => ({ ...wallet, record }),
+    });
+    assert.equal(read.suspect, 'card-above-record');
+    assert.deepEqual(suspects, [{ cardId: CARD, credits: 35, suspicion: 'card-above-record' }]);
+    await engine.readWallet(card);
+    assert.equal(suspects.length, 1, 'a card its record explains is not told');
+    await engine.close();
+  });
+
+  test('when the outbox has gone through what it holds, then the engine says so (outboxPassed), for the service to pass on', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const ledger = ledgerOf(sim);
+    const { engine, open } = engineWith(ledger);
+    await open();
+    let passes = 0;
+    engine.on('outboxPassed', () => (passes += 1));
+    ledger.failPosts = true;
+    await dischargeCard(cardOnReader(30).access, engine, { keyFingerprint: fingerprint(KEY) });
+    ledger.failPosts = false;
+    await eventually(() => passes > 0 && engine.unconfirmed === 0, 'an outbox pass posted it');
+    await engine.close();
   });
 });

@@ -15,17 +15,22 @@ import { AppError, errors } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
-import { floatRig } from '../support/float-rig.ts';
+import { FLOAT_SETTINGS, floatLedgerOf, floatRig } from '../support/float-rig.ts';
 import {
   cardOnReader,
+  engineWith,
   eventually,
   fingerprint,
   idempotency,
   KEY,
+  ManualClock,
   MemoryStore,
+  SHOP,
   settled,
   TILL,
 } from '../support/money-rig.ts';
+import { SimLedger } from '../simulation/sim-ledger.ts';
+import { MAX_CARD_BALANCE } from '../../service/card/wallet-format.ts';
 
 const engines: MovementEngine[] = [];
 afterEach(async () => {
@@ -584,5 +589,126 @@ describe('a float recharge by amount with bonus tiers', () => {
         typeof value === 'bigint' ? String(value) : value,
       ),
     );
+  });
+
+  test("when the till sells an amount from its float online, then the bonus is the ledger's quote of the moment, not the tiers it learnt last", async () => {
+    const rig = await opened();
+    const shop = [...rig.sim.shops.values()].find((one) => one.name === 'A');
+    assert.ok(shop);
+    shop.cards = tiers(2);
+    const learnt = rig.customer(); // the till learns the shop, its tiers with it
+    await rig.clock.advance(0);
+    const asked: string[] = [];
+    // The ledger's tiers changed since: its quote gives one bonus credit, not two.
+    rig.ledger.getBonusQuote = async (_apiKey, amount) => {
+      asked.push(amount);
+      return {
+        amount,
+        paidCredits: 20,
+        bonusCredits: 1,
+        rechargeAmount: '10.00',
+        creditCost: '0.50',
+      };
+    };
+    const card = cardOnReader(0, '04E1E2E5', { spare: true });
+    const sold = await rechargeCard(card.access, rig.engine, {
+      request: { amount: '10.00' },
+      customer: learnt,
+      keyFingerprint: fingerprint(KEY),
+    });
+    assert.deepEqual(asked, ['10.00']);
+    assert.deepEqual(
+      [sold.credits, sold.rechargeAmount, sold.bonusCredits, card.held()],
+      [21, 10, 1, 21],
+      JSON.stringify(sold),
+    );
+    assert.equal(rig.journal.movements.get(sold.movementId as string)?.float?.credits, 21);
+  });
+});
+
+/** A till selling from its shop's float with KEY, whose operator can switch it to NEW_KEY. */
+async function twoKeyRig() {
+  const NEW_KEY = 'engine-test-key-shop-a-02';
+  const clock = new ManualClock();
+  clock.time = Date.parse('2026-11-24T10:00:00Z');
+  const sim = new SimLedger(() => clock.now());
+  sim.addShop({ id: SHOP, name: 'A', credits: 1_000, creditCost: '0.50', float: FLOAT_SETTINGS }, [
+    KEY,
+    NEW_KEY,
+  ]);
+  const ledger = floatLedgerOf(sim, clock);
+  const operator = { key: KEY };
+  const rig = engineWith(ledger, {
+    clock,
+    tillId: TILL,
+    floats: { ledger },
+    currentKey: () => operator.key,
+  });
+  engines.push(rig.engine);
+  const floats = rig.engine.floats;
+  assert.ok(floats);
+  await rig.open();
+  await floats.keeper.learnShop(KEY, sim.customer(KEY));
+  rig.engine.start();
+  await clock.advance(0);
+  await eventually(() => floats.status().state === 'online', 'the float online');
+  const released: string[] = [];
+  rig.keys.on('released', (key) => released.push(key));
+  return { ...rig, NEW_KEY, clock, sim, floats, operator, released };
+}
+
+describe('a float sale that goes no further', () => {
+  test('when only float sales wait to be reported, then the outbox leaves them to the reporter: its pass is done, and it does not run again on its own', async () => {
+    const rig = await opened();
+    // The ledger stops answering; the till has not noticed yet: the sale waits to be reported.
+    rig.ledger.down = true;
+    await rig.recharge(cardOnReader(0, '04E1E2E7', { spare: true }).access, 20);
+    assert.equal(rig.floats.status().toReport, 1);
+    let passes = 0;
+    rig.engine.on('outboxPassed', () => (passes += 1));
+    // The operator replaced a key: the outbox runs once for what it holds.
+    rig.engine.retireKey('engine-test-key-shop-a-00');
+    await rig.clock.advance(0);
+    await eventually(() => passes === 1, 'one outbox pass');
+    await rig.clock.advance(10 * 60_000);
+    await settled();
+    assert.equal(passes, 1, 'no retry of the outbox for a float sale');
+    assert.equal(rig.floats.status().toReport, 1);
+  });
+
+  test('when a float sale fails before its journal lines (the card would overflow), then its request lets go of it: once the float is closed, the key the operator replaced is released', async () => {
+    const { NEW_KEY, sim, floats, operator, released, ...rig } = await twoKeyRig();
+
+    const card = cardOnReader(MAX_CARD_BALANCE - 5, '04E1E2E6', { spare: true });
+    const refused = await failure(
+      rechargeCard(card.access, rig.engine, {
+        request: { amount: '10.00' },
+        customer: sim.customer(KEY),
+        keyFingerprint: fingerprint(KEY),
+      }),
+    );
+    assert.equal(refused.code, 'CardBalanceOverflow', refused.message);
+    assert.equal(card.writes, 0);
+
+    // The shop stops floats: the till closes its float, and the operator replaces the key.
+    const shop = sim.shops.get(SHOP);
+    assert.ok(shop?.float);
+    shop.float = { ...shop.float, size: 0 };
+    await floats.keeper.learnShop(KEY, sim.customer(KEY));
+    await floats.keeper.sync();
+    await eventually(() => floats.status().state === 'off', 'the float closed');
+    operator.key = NEW_KEY;
+    rig.engine.retireKey(KEY);
+    assert.deepEqual(released, [KEY]);
+  });
+
+  test("when the operator replaces the key while the till's float of its shop is open, then the old key is kept (closing the float needs it); another key is released at once", async () => {
+    const { NEW_KEY, floats, operator, released, ...rig } = await twoKeyRig();
+    operator.key = NEW_KEY;
+    rig.engine.retireKey(KEY);
+    rig.engine.retireKey('engine-test-key-shop-a-00');
+    assert.deepEqual(released, ['engine-test-key-shop-a-00']);
+    assert.equal(rig.keys.keyFor(fingerprint(KEY)), KEY, 'the old key is still held');
+    assert.equal(floats.status().state, 'online');
   });
 });
