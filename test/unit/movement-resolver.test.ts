@@ -660,24 +660,30 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
 });
 
 describe('MovementResolver.cardMayDecide()', () => {
-  /** The card's movements at the ledger, newest first: another till's posted after `id`. */
-  const writtenSinceAtLedger = (id: string) => async (cardId: string) => ({
-    cardId,
-    credits: 0,
-    importedCredits: null,
-    suspect: false,
-    flags: [],
-    movements: [
-      atLedger({ id: 'other-till', tillId: OTHER_TILL, state: 'posted' }),
-      atLedger({ id, state: 'voided', awaitsCard: true }),
-    ],
-  });
+  /**
+   * This till's uncertain write m1 of the card, from `cardBefore` to 134 credits, voided at the
+   * ledger awaiting its card, and another till's write of the card posted after it.
+   */
+  async function followedByAnotherTill(cardBefore: string, options?: { float?: boolean }) {
+    const rig = await resolverRig();
+    const intent = planWrite(cardBefore, 134, 'm1', options);
+    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
+    rig.answers.account = async (cardId) => ({
+      cardId,
+      credits: 0,
+      importedCredits: null,
+      suspect: false,
+      flags: [],
+      movements: [
+        atLedger({ id: 'other-till', tillId: OTHER_TILL, state: 'posted' }),
+        atLedger({ id: 'm1', state: 'voided', awaitsCard: true }),
+      ],
+    });
+    return { rig, movement };
+  }
 
   test("when another till's write of the card followed at the ledger, then a Classic write's card may not decide it (that till may have put the very same block there)", async () => {
-    const rig = await resolverRig();
-    const intent = planWrite('classic:v1:114:3:0', 134, 'm1');
-    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
-    rig.answers.account = writtenSinceAtLedger('m1');
+    const { rig, movement } = await followedByAnotherTill('classic:v1:114:3:0');
     assert.equal(await rig.resolver.cardMayDecide(movement), false);
     assert.deepEqual(rig.asked(), [`account ${CARD}`]);
   });
@@ -686,10 +692,7 @@ describe('MovementResolver.cardMayDecide()', () => {
     // Seed 769750810: this till's float recharge landed as the card left, an operator voided
     // it (the card reported lost), another till sold the card from its float, and the card,
     // back here, was taken to show nothing: the voided recharge stayed on it, never set right.
-    const rig = await resolverRig();
-    const intent = planWrite('desfire:v1:114:3296', 134, 'm1', { float: true });
-    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
-    rig.answers.account = writtenSinceAtLedger('m1');
+    const { rig, movement } = await followedByAnotherTill('desfire:v1:114:3296', { float: true });
     assert.equal(await rig.resolver.cardMayDecide(movement), true);
     // Also once this till wrote the card after it.
     await rig.movement('m2', 'to-post', KEY, planWrite('desfire:v1:134:3297', 140, 'm2'));
