@@ -33,6 +33,17 @@ function fold(entries: MovementEntry[]): Map<string, Movement> {
   return movements;
 }
 
+/** Every optional field of a started line, each with a value the movement keeps. */
+const everyOptional = {
+  idempotency,
+  compensates: 'm0',
+  credits: 4,
+  adopted: true,
+  float,
+  reference: 'receipt-7',
+  refunds: 'm-1',
+};
+
 const started = (extra: Partial<Extract<MovementEntry, { type: 'started' }>> = {}) =>
   ({
     type: 'started',
@@ -50,15 +61,7 @@ const started = (extra: Partial<Extract<MovementEntry, { type: 'started' }>> = {
  */
 function everyLine() {
   return {
-    started: started({
-      idempotency,
-      compensates: 'm0',
-      credits: 4,
-      adopted: true,
-      float,
-      reference: 'receipt-7',
-      refunds: 'm-1',
-    }),
+    started: started(everyOptional),
     reserved: {
       type: 'reserved',
       id: 'm1',
@@ -109,13 +112,7 @@ describe('foldEntry', () => {
       kind: 'recharge',
       cardId: '04A1',
       keyFingerprint: 'fp-1',
-      idempotency,
-      compensates: 'm0',
-      credits: 4,
-      adopted: true,
-      float,
-      reference: 'receipt-7',
-      refunds: 'm-1',
+      ...everyOptional,
       startedAt: at,
     });
   });
