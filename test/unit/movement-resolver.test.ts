@@ -55,6 +55,11 @@ function atLedger(fields: Partial<LedgerMovement> & { id: string }): LedgerMovem
   };
 }
 
+/** A card's account as the ledger answers it: `movements` newest first, no flags. */
+function cardAccount(cardId: string, movements: LedgerMovement[] = [], credits = 0): CardAccount {
+  return { cardId, credits, importedCredits: null, suspect: false, flags: [], movements };
+}
+
 interface LedgerCall {
   what: string;
   apiKey: string;
@@ -80,14 +85,7 @@ function scriptedLedger() {
     post: async (id) => atLedger({ id, state: 'posted' }),
     void: async (id) => atLedger({ id, state: 'voided' }),
     get: () => Promise.reject(new Error('getMovement not scripted')),
-    account: async (cardId) => ({
-      cardId,
-      credits: 0,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [],
-    }),
+    account: async (cardId) => cardAccount(cardId),
   };
   const ledger: MovementLedger = {
     createMovement: (apiKey, movement) => {
@@ -587,17 +585,15 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     const rig = await resolverRig();
     const movement = await rig.movement('m1', 'uncertain');
     rig.answers.get = async (id) => atLedger({ id, state: 'voided' });
-    rig.answers.account = async (cardId) => ({
-      cardId,
-      credits: 5,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [
-        atLedger({ id: 'other', state: 'posted', tillId: OTHER_TILL, compensates: 'm2' }),
-        atLedger({ id: 'fix', state: 'posted', tillId: OTHER_TILL, compensates: 'm1' }),
-      ],
-    });
+    rig.answers.account = async (cardId) =>
+      cardAccount(
+        cardId,
+        [
+          atLedger({ id: 'other', state: 'posted', tillId: OTHER_TILL, compensates: 'm2' }),
+          atLedger({ id: 'fix', state: 'posted', tillId: OTHER_TILL, compensates: 'm1' }),
+        ],
+        5,
+      );
     const answer = await rig.resolver.learn(movement, { cardSeen: false });
     assert.equal(answer, true, `learn answered ${answer}`);
     assert.equal(movement.card, 'committed');
@@ -624,13 +620,8 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     await rig.book.append({ type: 'reserved', id: 'm1', credits: 5, amount: '2.50' });
     const movement = rig.book.movement('m1');
     rig.answers.get = async (id) => atLedger({ id, kind: 'refund', state: 'voided' });
-    rig.answers.account = async (cardId) => ({
-      cardId,
-      credits: 0,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [
+    rig.answers.account = async (cardId) =>
+      cardAccount(cardId, [
         atLedger({
           id: 'fix',
           kind: 'refund',
@@ -638,8 +629,7 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
           tillId: OTHER_TILL,
           compensates: 'm1',
         }),
-      ],
-    });
+      ]);
     assert.equal(await rig.resolver.learn(movement, { cardSeen: false }), true);
     assert.equal(movement.card, 'committed');
     const fix = rig.book.compensationOf('m1');
@@ -668,17 +658,11 @@ describe('MovementResolver.cardMayDecide()', () => {
     const rig = await resolverRig();
     const intent = planWrite(cardBefore, 134, 'm1', options);
     const movement = await rig.movement('m1', 'uncertain', KEY, intent);
-    rig.answers.account = async (cardId) => ({
-      cardId,
-      credits: 0,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [
+    rig.answers.account = async (cardId) =>
+      cardAccount(cardId, [
         atLedger({ id: 'other-till', tillId: OTHER_TILL, state: 'posted' }),
         atLedger({ id: 'm1', state: 'voided', awaitsCard: true }),
-      ],
-    });
+      ]);
     return { rig, movement };
   }
 
