@@ -106,7 +106,7 @@ describe('foldEntry', () => {
   });
 
   test('when a movement starts with every optional field, then it holds each of them', () => {
-    const movement = fold([everyLine().started]).get('m1');
+    const movement = fold([started(everyOptional)]).get('m1');
     assert.deepEqual(movement, {
       id: 'm1',
       kind: 'recharge',
