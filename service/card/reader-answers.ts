@@ -10,7 +10,17 @@ import { performance } from 'node:perf_hooks';
  */
 const lastAnswers = new WeakMap<object, number>();
 
-/** The PC/SC reader calls that answer through a callback, their last argument. */
+/**
+ * The PC/SC reader calls that answer through a callback, their last argument: those nfc-pcsc
+ * 0.8.1's Reader makes (dist/Reader.js: connect, disconnect, transmit, control; besides them
+ * only on and close), each of @pokusew/pcsclite 0.6.0's CardReader a JS method over a native
+ * call (_connect, _disconnect, _transmit, _control). On an upgrade of either, recheck that
+ * nfc-pcsc still reaches the card only through these methods, and that pcsclite answers each
+ * through its callback (not a promise, not an event): test/unit/reader-answers.test.ts drives
+ * the installed Reader over pcsclite's own methods and fails if an answer goes unnoted. A call
+ * pcsclite ends itself (transmit while not connected) also counts as an answer: it ends the
+ * call at once, so no silence is left to bound.
+ */
 const ANSWERING = ['transmit', 'control', 'connect', 'disconnect'] as const;
 
 /** Starts noting `reader`'s answers (once per PC/SC reader; a reader without one: nothing). */

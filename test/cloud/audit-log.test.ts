@@ -15,7 +15,7 @@ import { openDatabase } from '../../cloud/db/open-database.ts';
 import { Ledger } from '../../cloud/ledger.ts';
 import { changeBalance } from '../../cloud/records.ts';
 import { freshPgliteFolder } from '../support/ledger-process.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { postgresLedgerForSuite } from '../support/postgres.ts';
 
 // The audit log: one hash chain per shop (and the provider's), appended in the transaction of
 // the action it records; check proves every chain intact and every operator decision and top-up
@@ -222,25 +222,15 @@ describe('the audit log (PGlite)', () => {
 });
 
 describe('the audit log (PostgreSQL, concurrent appends)', () => {
-  let postgres: PostgresServer;
-  let db: Database;
-
-  before(async () => {
-    postgres = await startPostgres();
-    db = await openDatabase(postgres.url, { poolSize: 8 });
-  });
-  after(async () => {
-    await db?.close();
-    await postgres?.stop();
-  });
+  const postgres = postgresLedgerForSuite({ poolSize: 8 });
 
   test('when 24 actions of one shop and 24 of another append at once over 8 connections, then each chain has 24 rows in order, none forked, and check passes', async () => {
-    const shops = [await newShop(db), await newShop(db)];
+    const shops = [await newShop(postgres.db), await newShop(postgres.db)];
     // Actions that lock nothing else (a till renamed, a key revoked): only the chain's lock
     // keeps two of them from taking the same place in it.
     await Promise.all(
       Array.from({ length: 48 }, (_, i) =>
-        db.transaction((tx) =>
+        postgres.db.transaction((tx) =>
           appendAudit(tx, {
             ...CLI,
             customerId: shops[i % 2] as string,
@@ -251,12 +241,12 @@ describe('the audit log (PostgreSQL, concurrent appends)', () => {
       ),
     );
     for (const shop of shops) {
-      const rows = await listAudit(db, { customerIds: [shop], limit: 100 });
+      const rows = await listAudit(postgres.db, { customerIds: [shop], limit: 100 });
       assert.deepEqual(
         rows.map((row) => row.seq),
         Array.from({ length: 24 }, (_, i) => 24 - i),
       );
     }
-    assert.deepEqual((await checkLedger(db)).problems, []);
+    assert.deepEqual((await checkLedger(postgres.db)).problems, []);
   });
 });

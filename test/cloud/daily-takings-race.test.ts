@@ -1,36 +1,25 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { addCustomer } from '../../cloud/admin.ts';
 import { checkLedger } from '../../cloud/check.ts';
-import type { Database } from '../../cloud/db/database.ts';
-import { openDatabase } from '../../cloud/db/open-database.ts';
 import { Ledger, resolveMovementIn } from '../../cloud/ledger.ts';
 import { setTimeZone } from '../../cloud/shops/shops.ts';
-import { lockWaiters, startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { lockWaiters, postgresLedgerForSuite } from '../support/postgres.ts';
 
 // The daily takings are counted in each post's transaction, in the shop's time zone; a change
 // of zone counts them all anew. Posts and changes of zone racing over several PostgreSQL
 // connections must leave them equal to the movements (check), whatever the order.
 
-let postgres: PostgresServer;
+const postgres = postgresLedgerForSuite({ poolSize: 8 });
 const BY = { actor: { kind: 'cli' as const, user: 'test' } };
 const TILL = '44444444-4444-4444-8444-444444444444';
-let db: Database;
-
-before(async () => {
-  postgres = await startPostgres();
-  db = await openDatabase(postgres.url, { poolSize: 8 });
-});
-after(async () => {
-  await db?.close();
-  await postgres?.stop();
-});
 
 test('when 60 posts near local midnight race with the shop changing its time zone back and forth, then every post is counted once in a day of the zone in force, and check passes', async () => {
-  const ledger = new Ledger(db);
-  const shop = (await addCustomer(db, { name: 'Racing shop', credits: 100_000, creditCost: 5000n }))
-    .customerId;
+  const ledger = new Ledger(postgres.db);
+  const shop = (
+    await addCustomer(postgres.db, { name: 'Racing shop', credits: 100_000, creditCost: 5000n })
+  ).customerId;
   const by = { actor: { kind: 'cli' as const, user: 'test' } };
   const zones = ['Europe/Brussels', 'America/New_York', 'Asia/Tokyo', 'UTC'];
   const ids: string[] = [];
@@ -56,13 +45,13 @@ test('when 60 posts near local midnight race with the shop changing its time zon
     ),
     (async () => {
       for (let round = 0; round < 8; round += 1) {
-        await setTimeZone(db, shop, zones[round % zones.length] as string, by);
+        await setTimeZone(postgres.db, shop, zones[round % zones.length] as string, by);
       }
     })(),
   ]);
-  const report = await checkLedger(db);
+  const report = await checkLedger(postgres.db);
   assert.deepEqual(report.problems, []);
-  const { rows } = await db.query<{ movements: string; credits: string }>(
+  const { rows } = await postgres.db.query<{ movements: string; credits: string }>(
     'SELECT sum(movements) AS movements, sum(credits) AS credits FROM daily_takings WHERE customer_id = $1',
     [shop],
   );
@@ -70,12 +59,12 @@ test('when 60 posts near local midnight race with the shop changing its time zon
 });
 
 test('when a post is in flight (counted in the old zone, not yet committed) as the zone changes, then the change waits for it and counts it in the new zone', async () => {
-  const ledger = new Ledger(db);
+  const ledger = new Ledger(postgres.db);
   const shop = (
-    await addCustomer(db, { name: 'Interleaved shop', credits: 1_000, creditCost: 5000n })
+    await addCustomer(postgres.db, { name: 'Interleaved shop', credits: 1_000, creditCost: 5000n })
   ).customerId;
   const by = { actor: { kind: 'cli' as const, user: 'test' } };
-  await setTimeZone(db, shop, 'Europe/Brussels', by);
+  await setTimeZone(postgres.db, shop, 'Europe/Brussels', by);
   const id = randomUUID();
   const till = '44444444-4444-4444-8444-444444444444';
   await ledger.createMovement(shop, {
@@ -91,7 +80,7 @@ test('when a post is in flight (counted in the old zone, not yet committed) as t
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   // 23:30 UTC on 28 March: the 28th in New York, the 29th in Brussels.
-  const post = db.transaction(async (tx) => {
+  const post = postgres.db.transaction(async (tx) => {
     await resolveMovementIn(tx, shop, id, 'posted', {
       tillId: till,
       occurredAt: '2026-03-28T23:30:00Z',
@@ -101,14 +90,16 @@ test('when a post is in flight (counted in the old zone, not yet committed) as t
   });
   await postDone;
   let changed = false;
-  const change = setTimeZone(db, shop, 'America/New_York', by).then(() => (changed = true));
+  const change = setTimeZone(postgres.db, shop, 'America/New_York', by).then(
+    () => (changed = true),
+  );
   // Until the change either finishes or waits for a lock: a condition, not a time.
-  while (!changed && (await lockWaiters(db)) < 1) await new Promise(setImmediate);
+  while (!changed && (await lockWaiters(postgres.db)) < 1) await new Promise(setImmediate);
   release();
   await post;
   await change;
-  assert.deepEqual((await checkLedger(db)).problems, []);
-  const { rows } = await db.query<{ day: string }>(
+  assert.deepEqual((await checkLedger(postgres.db)).problems, []);
+  const { rows } = await postgres.db.query<{ day: string }>(
     'SELECT day::text AS day FROM daily_takings WHERE customer_id = $1',
     [shop],
   );
@@ -119,11 +110,11 @@ test('when a post is in flight (counted in the old zone, not yet committed) as t
 });
 
 test('when the zone changes first (made, not yet committed) and a post comes meanwhile, then the post waits for it and is counted in the new zone, not the one it read before', async () => {
-  const ledger = new Ledger(db);
+  const ledger = new Ledger(postgres.db);
   const shop = (
-    await addCustomer(db, { name: 'Late post shop', credits: 1_000, creditCost: 5000n })
+    await addCustomer(postgres.db, { name: 'Late post shop', credits: 1_000, creditCost: 5000n })
   ).customerId;
-  await setTimeZone(db, shop, 'Europe/Brussels', BY);
+  await setTimeZone(postgres.db, shop, 'Europe/Brussels', BY);
   const id = randomUUID();
   await ledger.createMovement(shop, {
     id,
@@ -138,21 +129,21 @@ test('when the zone changes first (made, not yet committed) and a post comes mea
   const holding = new Promise<void>((resolve) => (held = resolve));
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
-  const hold = db.transaction(async (tx) => {
+  const hold = postgres.db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(10, hashtext($1::text))', [shop]);
     held();
     await released;
   });
   await holding;
-  const change = setTimeZone(db, shop, 'America/New_York', BY);
-  while ((await lockWaiters(db)) < 1) await new Promise(setImmediate);
+  const change = setTimeZone(postgres.db, shop, 'America/New_York', BY);
+  while ((await lockWaiters(postgres.db)) < 1) await new Promise(setImmediate);
   // 23:30 UTC on 28 March: the 29th in Brussels, the 28th in New York.
   const post = ledger.postMovement(shop, id, { tillId: TILL, occurredAt: '2026-03-28T23:30:00Z' });
-  while ((await lockWaiters(db)) < 2) await new Promise(setImmediate);
+  while ((await lockWaiters(postgres.db)) < 2) await new Promise(setImmediate);
   release();
   await Promise.all([hold, change, post]);
-  assert.deepEqual((await checkLedger(db)).problems, []);
-  const { rows } = await db.query<{ day: string }>(
+  assert.deepEqual((await checkLedger(postgres.db)).problems, []);
+  const { rows } = await postgres.db.query<{ day: string }>(
     'SELECT day::text AS day FROM daily_takings WHERE customer_id = $1',
     [shop],
   );
@@ -163,10 +154,11 @@ test('when the zone changes first (made, not yet committed) and a post comes mea
 });
 
 test('when a transaction holds the shop (a float closing) and then posts while the zone changes, then both are done (the two wait for each other in a circle, PostgreSQL ends one and it is made again), the post counted in the new zone', async () => {
-  const ledger = new Ledger(db);
-  const shop = (await addCustomer(db, { name: 'Closing shop', credits: 1_000, creditCost: 5000n }))
-    .customerId;
-  await setTimeZone(db, shop, 'Europe/Brussels', BY);
+  const ledger = new Ledger(postgres.db);
+  const shop = (
+    await addCustomer(postgres.db, { name: 'Closing shop', credits: 1_000, creditCost: 5000n })
+  ).customerId;
+  await setTimeZone(postgres.db, shop, 'Europe/Brussels', BY);
   const id = randomUUID();
   await ledger.createMovement(shop, {
     id,
@@ -180,7 +172,7 @@ test('when a transaction holds the shop (a float closing) and then posts while t
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   // As ledger_close_float does: the shop's row first, then its report posts movements.
-  const closing = db.transaction(async (tx) => {
+  const closing = postgres.db.transaction(async (tx) => {
     await tx.query('SELECT 1 FROM customers WHERE id = $1 FOR UPDATE', [shop]);
     held();
     await released;
@@ -190,12 +182,12 @@ test('when a transaction holds the shop (a float closing) and then posts while t
     });
   });
   await holding;
-  const change = setTimeZone(db, shop, 'America/New_York', BY);
-  while ((await lockWaiters(db)) < 1) await new Promise(setImmediate);
+  const change = setTimeZone(postgres.db, shop, 'America/New_York', BY);
+  while ((await lockWaiters(postgres.db)) < 1) await new Promise(setImmediate);
   release();
   await Promise.all([closing, change]);
-  assert.deepEqual((await checkLedger(db)).problems, []);
-  const { rows } = await db.query<{ day: string }>(
+  assert.deepEqual((await checkLedger(postgres.db)).problems, []);
+  const { rows } = await postgres.db.query<{ day: string }>(
     'SELECT day::text AS day FROM daily_takings WHERE customer_id = $1',
     [shop],
   );

@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import pg from 'pg';
 import { addCustomer } from '../../cloud/admin.ts';
-import type { Database } from '../../cloud/db/database.ts';
-import { openDatabase } from '../../cloud/db/open-database.ts';
 import { setFloatSettings } from '../../cloud/float-admin.ts';
 import { Floats } from '../../cloud/floats.ts';
 import { floatMovementId } from '../../common/float-ids.ts';
-import { startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { postgresLedgerForSuite } from '../support/postgres.ts';
 
 // A float report's statements are planned once per connection and the plans kept. Planned
 // while the tables were small (a new ledger, or a ledger process started early in a bench),
@@ -18,17 +16,7 @@ import { startPostgres, type PostgresServer } from '../support/postgres.ts';
 // scan a table that grows with the ledger's history: what each statement ran is read from
 // auto_explain's log (nested statements, foreign-key checks and triggers included).
 
-let postgres: PostgresServer;
-let db: Database;
-
-before(async () => {
-  postgres = await startPostgres();
-  db = await openDatabase(postgres.url, { poolSize: 2 });
-});
-after(async () => {
-  await db?.close();
-  await postgres?.stop();
-});
+const postgres = postgresLedgerForSuite({ poolSize: 2 });
 
 /** The plans of every statement `work` runs on a connection of its own, as auto_explain logs them. */
 async function plansOf(work: (client: pg.Client) => Promise<unknown>): Promise<string[]> {
@@ -52,12 +40,13 @@ async function plansOf(work: (client: pg.Client) => Promise<unknown>): Promise<s
 }
 
 test('when a till reports float movements to a new ledger, then no statement of the report scans every movement, float entry or card account', async () => {
-  const shop = (await addCustomer(db, { name: 'New ledger', credits: 5000, creditCost: 5000n }))
-    .customerId;
-  await setFloatSettings(db, shop, { size: 1000, lowWater: 100 });
+  const shop = (
+    await addCustomer(postgres.db, { name: 'New ledger', credits: 5000, creditCost: 5000n })
+  ).customerId;
+  await setFloatSettings(postgres.db, shop, { size: 1000, lowWater: 100 });
   const till = randomUUID();
   const float = (
-    await new Floats(db).open(shop, { tillId: till, requestId: randomUUID(), ids: 20 })
+    await new Floats(postgres.db).open(shop, { tillId: till, requestId: randomUUID(), ids: 20 })
   ).float;
   const movements = Array.from({ length: 10 }, (_, i) => ({
     id: floatMovementId(float.idPrefix, i + 1),

@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { addCustomer } from '../../cloud/admin.ts';
 import { checkLedger } from '../../cloud/check.ts';
-import type { Database } from '../../cloud/db/database.ts';
-import { openDatabase } from '../../cloud/db/open-database.ts';
 import { setFloatSettings } from '../../cloud/float-admin.ts';
 import { Floats } from '../../cloud/floats.ts';
 import { Ledger } from '../../cloud/ledger.ts';
 import { sqlState } from '../../cloud/db/database.ts';
 import { floatMovementId } from '../../common/float-ids.ts';
 import { waitUntil } from '../support/card-rig.ts';
-import { lockWaiters, startPostgres, type PostgresServer } from '../support/postgres.ts';
+import { lockWaiters, postgresLedgerForSuite } from '../support/postgres.ts';
 
 // The ledger's routines lock a shop's row (and a float's) to order the writers of its pool. A
 // lock taken FOR UPDATE also blocks every insert that merely references the row (a foreign-key
@@ -22,17 +20,7 @@ import { lockWaiters, startPostgres, type PostgresServer } from '../support/post
 // lock FOR NO KEY UPDATE: writers still take turns, inserts that reference the row do not wait.
 // And every routine takes its row locks in one order (docs/cloud-api.md, "Concurrency").
 
-let postgres: PostgresServer;
-let db: Database;
-
-before(async () => {
-  postgres = await startPostgres();
-  db = await openDatabase(postgres.url, { poolSize: 4 });
-});
-after(async () => {
-  await db?.close();
-  await postgres?.stop();
-});
+const postgres = postgresLedgerForSuite({ poolSize: 4 });
 
 /** Settles `work` or, if it waits for a lock first, says so (conditions, not times). */
 async function settlesWithoutWaiting<T>(work: Promise<T>): Promise<'settled' | 'waited'> {
@@ -43,16 +31,17 @@ async function settlesWithoutWaiting<T>(work: Promise<T>): Promise<'settled' | '
   );
   for (;;) {
     if (done) return 'settled';
-    if ((await lockWaiters(db)) > 0) return 'waited';
+    if ((await lockWaiters(postgres.db)) > 0) return 'waited';
     await Promise.race([settled, new Promise((resolve) => setImmediate(resolve))]);
   }
 }
 
 test('when a top-up holds its shop and float, then another till reporting its float movements does not wait for it, and the book holds', async () => {
-  const shop = (await addCustomer(db, { name: 'Two tills', credits: 5000, creditCost: 5000n }))
-    .customerId;
-  await setFloatSettings(db, shop, { size: 300, lowWater: 100 });
-  const floats = new Floats(db);
+  const shop = (
+    await addCustomer(postgres.db, { name: 'Two tills', credits: 5000, creditCost: 5000n })
+  ).customerId;
+  await setFloatSettings(postgres.db, shop, { size: 300, lowWater: 100 });
+  const floats = new Floats(postgres.db);
   const [a, b] = [randomUUID(), randomUUID()];
   const floatA = (await floats.open(shop, { tillId: a, requestId: randomUUID(), ids: 10 })).float;
   const floatB = (await floats.open(shop, { tillId: b, requestId: randomUUID(), ids: 10 })).float;
@@ -61,7 +50,7 @@ test('when a top-up holds its shop and float, then another till reporting its fl
   const held = new Promise<void>((resolve) => (release = resolve));
   let holding!: () => void;
   const isHolding = new Promise<void>((resolve) => (holding = resolve));
-  const topUp = db.transaction(async (tx) => {
+  const topUp = postgres.db.transaction(async (tx) => {
     await tx.query('SELECT ledger_top_up_float($1, $2, $3, $4, $5, $6) AS answer', [
       shop,
       floatA.id,
@@ -99,16 +88,17 @@ test('when a top-up holds its shop and float, then another till reporting its fl
     [['recorded', 'posted']],
     JSON.stringify(answer),
   );
-  assert.deepEqual((await checkLedger(db)).problems, []);
+  assert.deepEqual((await checkLedger(postgres.db)).problems, []);
 });
 
 test("when a post or void of a movement holds it, then a compensation of it waits for that movement before it takes the shop's row, so the two never wait for each other", async () => {
   // ledger_resolve_movement locks the movement, then changes the shop's row (its pool, its
   // card list); a compensation's create locked the shop's row first, then the movement: two
   // tills deciding one held card at once could each hold what the other waited for.
-  const shop = (await addCustomer(db, { name: 'Held card', credits: 500, creditCost: 5000n }))
-    .customerId;
-  const ledger = new Ledger(db);
+  const shop = (
+    await addCustomer(postgres.db, { name: 'Held card', credits: 500, creditCost: 5000n })
+  ).customerId;
+  const ledger = new Ledger(postgres.db);
   const till = randomUUID();
   const cardId = '06AB0101';
   const recharge = randomUUID();
@@ -130,7 +120,7 @@ test("when a post or void of a movement holds it, then a compensation of it wait
   const isHolding = new Promise<void>((resolve) => (holding = resolve));
   let shopRow = 'free';
   // The post or void's first step: the movement's row.
-  const resolving = db.transaction(async (tx) => {
+  const resolving = postgres.db.transaction(async (tx) => {
     await tx.query('SELECT 1 FROM movements WHERE customer_id = $1 AND id = $2 FOR NO KEY UPDATE', [
       shop,
       recharge,
@@ -154,7 +144,11 @@ test("when a post or void of a movement holds it, then a compensation of it wait
     compensates: recharge,
   });
   compensation.catch(() => undefined);
-  await waitUntil(async () => (await lockWaiters(db)) > 0, 30_000, 'the compensation waits');
+  await waitUntil(
+    async () => (await lockWaiters(postgres.db)) > 0,
+    30_000,
+    'the compensation waits',
+  );
   release();
   await resolving;
   const made = await compensation;
@@ -164,5 +158,5 @@ test("when a post or void of a movement holds it, then a compensation of it wait
     "the compensation took the shop's row while it waited for the movement",
   );
   assert.equal(made.movement.state, 'pending', JSON.stringify(made));
-  assert.deepEqual((await checkLedger(db)).problems, []);
+  assert.deepEqual((await checkLedger(postgres.db)).problems, []);
 });

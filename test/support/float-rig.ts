@@ -9,6 +9,7 @@ import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
 import type { TillFloatsLedger } from '../../service/wallet/till-floats.ts';
 import { SimLedger, SimLedgerError } from '../simulation/sim-ledger.ts';
+import { SETTINGS } from './float-fixtures.ts';
 import {
   engineWith,
   KEY,
@@ -21,14 +22,6 @@ import {
   TILL,
   type RigLedger,
 } from './money-rig.ts';
-
-export const FLOAT_SETTINGS: FloatSettings = {
-  size: 200,
-  lowWater: 50,
-  offlineCap: 40,
-  offlineLimitSeconds: 3600,
-  cardTypes: ['classic', 'desfire'],
-};
 
 export type FloatRigLedger = RigLedger &
   TillFloatsLedger & {
@@ -145,7 +138,7 @@ function addShops(
       name: 'A',
       credits: options.credits ?? 1_000,
       creditCost: '0.50',
-      float: { ...FLOAT_SETTINGS, ...options.settings },
+      float: { ...SETTINGS, ...options.settings },
     },
     [KEY],
   );

@@ -9,8 +9,10 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import pg from 'pg';
-import type { Queryable } from '../../cloud/db/database.ts';
+import type { Database, Queryable } from '../../cloud/db/database.ts';
+import { openDatabase } from '../../cloud/db/open-database.ts';
 
 export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:PORT/postgres (trust auth, no password). */
@@ -117,6 +119,44 @@ export async function startPostgres(options: PostgresOptions = {}): Promise<Post
         rmSync(dir, { recursive: true, force: true });
       })();
       return stopped;
+    },
+  };
+}
+
+export interface PostgresLedger {
+  /** The server's URL (postgres://...). */
+  readonly url: string;
+  /** The ledger's database on it, migrated. */
+  readonly db: Database;
+}
+
+/**
+ * For the tests of the calling suite (node:test; the file, or the describe it is called in): a
+ * throwaway server started, and the ledger's database opened on it with a pool of `poolSize`
+ * connections, before the first test; closed and stopped after the last. Read its fields in
+ * tests and hooks, once the suite's `before` has run.
+ */
+export function postgresLedgerForSuite({ poolSize }: { poolSize: number }): PostgresLedger {
+  let server: PostgresServer | undefined;
+  let db: Database | undefined;
+  before(async () => {
+    server = await startPostgres();
+    db = await openDatabase(server.url, { poolSize });
+  });
+  after(async () => {
+    await db?.close();
+    await server?.stop();
+  });
+  const started = () => {
+    if (!server || !db) throw new Error('PostgreSQL is not started yet: read it in a test or hook');
+    return { server, db };
+  };
+  return {
+    get url() {
+      return started().server.url;
+    },
+    get db() {
+      return started().db;
     },
   };
 }

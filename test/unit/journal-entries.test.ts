@@ -33,6 +33,17 @@ function fold(entries: MovementEntry[]): Map<string, Movement> {
   return movements;
 }
 
+/** Every optional field of a started line, each with a value the movement keeps. */
+const everyOptional = {
+  idempotency,
+  compensates: 'm0',
+  credits: 4,
+  adopted: true,
+  float,
+  reference: 'receipt-7',
+  refunds: 'm-1',
+};
+
 const started = (extra: Partial<Extract<MovementEntry, { type: 'started' }>> = {}) =>
   ({
     type: 'started',
@@ -43,6 +54,44 @@ const started = (extra: Partial<Extract<MovementEntry, { type: 'started' }>> = {
     at,
     ...extra,
   }) as const;
+
+/**
+ * The lines of a movement that holds every field: one of each type, in the order compaction
+ * writes them (fresh objects on each call).
+ */
+function everyLine() {
+  return {
+    started: started(everyOptional),
+    reserved: {
+      type: 'reserved',
+      id: 'm1',
+      credits: 12,
+      amount: '5.00',
+      bonusCredits: 2,
+      intent,
+      at,
+    },
+    card: {
+      type: 'card',
+      id: 'm1',
+      outcome: 'committed',
+      torn: true,
+      learnt: true,
+      byLedger: true,
+      at: later,
+    },
+    resolved: { type: 'resolved', id: 'm1', state: 'posted', at },
+    reported: { type: 'reported', id: 'm1', at },
+    answered: {
+      type: 'answered',
+      id: 'm1',
+      status: 200,
+      body: { cardId: '04A1', credits: 30 },
+      at: later,
+    },
+    conflict: { type: 'conflict', id: 'm1', detail: 'refused', at },
+  } as const satisfies Record<string, MovementEntry>;
+}
 
 describe('foldEntry', () => {
   test('when a plain movement starts, then it holds its id, kind, card, key and start, and no field it was not given', () => {
@@ -57,29 +106,13 @@ describe('foldEntry', () => {
   });
 
   test('when a movement starts with every optional field, then it holds each of them', () => {
-    const movement = fold([
-      started({
-        idempotency,
-        compensates: 'm0',
-        credits: 4,
-        adopted: true,
-        float,
-        reference: 'receipt-7',
-        refunds: 'm-1',
-      }),
-    ]).get('m1');
+    const movement = fold([started(everyOptional)]).get('m1');
     assert.deepEqual(movement, {
       id: 'm1',
       kind: 'recharge',
       cardId: '04A1',
       keyFingerprint: 'fp-1',
-      idempotency,
-      compensates: 'm0',
-      credits: 4,
-      adopted: true,
-      float,
-      reference: 'receipt-7',
-      refunds: 'm-1',
+      ...everyOptional,
       startedAt: at,
     });
   });
@@ -91,10 +124,7 @@ describe('foldEntry', () => {
   });
 
   test('when a reservation has a bonus, then the movement holds it; a bonus of 0 is left out', () => {
-    const withBonus = fold([
-      started(),
-      { type: 'reserved', id: 'm1', credits: 12, amount: '5.00', bonusCredits: 2, intent, at },
-    ]).get('m1');
+    const withBonus = fold([started(), everyLine().reserved]).get('m1');
     assert.deepEqual(withBonus?.reserved, { credits: 12, amount: '5.00', bonusCredits: 2, intent });
     const noBonus = fold([
       started(),
@@ -104,18 +134,7 @@ describe('foldEntry', () => {
   });
 
   test('when the card line says learnt or decided by the ledger, then the movement says so, and a later card line without them takes them back; torn stays', () => {
-    const movements = fold([
-      started(),
-      {
-        type: 'card',
-        id: 'm1',
-        outcome: 'not-written',
-        torn: true,
-        learnt: true,
-        byLedger: true,
-        at,
-      },
-    ]);
+    const movements = fold([started(), { ...everyLine().card, outcome: 'not-written', at }]);
     const movement = movements.get('m1') as Movement;
     assert.deepEqual(
       {
@@ -152,13 +171,13 @@ describe('foldEntry', () => {
   });
 
   test('when the ledger answers, the caller is answered, a conflict or an undecided report is journaled, then the movement holds each', () => {
-    const body = { cardId: '04A1', credits: 30 };
+    const line = everyLine();
     const movement = fold([
       started(),
-      { type: 'resolved', id: 'm1', state: 'voided', at },
-      { type: 'answered', id: 'm1', status: 200, body, at: later },
-      { type: 'conflict', id: 'm1', detail: 'refused', at },
-      { type: 'reported', id: 'm1', at },
+      { ...line.resolved, state: 'voided' },
+      line.answered,
+      line.conflict,
+      line.reported,
     ]).get('m1');
     assert.deepEqual(
       {
@@ -169,7 +188,7 @@ describe('foldEntry', () => {
       },
       {
         resolved: 'voided',
-        answer: { status: 200, body, at: later },
+        answer: { status: 200, body: { cardId: '04A1', credits: 30 }, at: later },
         conflict: 'refused',
         reportedUndecided: true,
       },
@@ -205,51 +224,19 @@ describe('occurredAtOf', () => {
 
 describe('entriesOf', () => {
   test('when a movement holds every field, then compaction writes each line exactly, and they fold back the same movement', () => {
-    const body = { cardId: '04A1', credits: 30 };
+    const line = everyLine();
     const lines: MovementEntry[] = [
-      started({
-        idempotency,
-        compensates: 'm0',
-        credits: 4,
-        adopted: true,
-        float,
-        reference: 'receipt-7',
-        refunds: 'm-1',
-      }),
-      { type: 'reserved', id: 'm1', credits: 12, amount: '5.00', bonusCredits: 2, intent, at },
-      {
-        type: 'card',
-        id: 'm1',
-        outcome: 'committed',
-        torn: true,
-        learnt: true,
-        byLedger: true,
-        at: later,
-      },
-      { type: 'resolved', id: 'm1', state: 'posted', at },
-      { type: 'reported', id: 'm1', at },
-      { type: 'answered', id: 'm1', status: 200, body, at: later },
-      { type: 'conflict', id: 'm1', detail: 'refused', at },
+      line.started,
+      line.reserved,
+      line.card,
+      line.resolved,
+      line.reported,
+      line.answered,
+      line.conflict,
     ];
     const movement = fold(lines).get('m1') as Movement;
     const compacted = entriesOf(movement);
-    assert.deepEqual(compacted, [
-      lines[0],
-      { type: 'reserved', id: 'm1', credits: 12, amount: '5.00', bonusCredits: 2, intent, at },
-      {
-        type: 'card',
-        id: 'm1',
-        outcome: 'committed',
-        torn: true,
-        learnt: true,
-        byLedger: true,
-        at: later,
-      },
-      { type: 'resolved', id: 'm1', state: 'posted', at },
-      { type: 'reported', id: 'm1', at },
-      { type: 'answered', id: 'm1', status: 200, body, at: later },
-      { type: 'conflict', id: 'm1', detail: 'refused', at },
-    ]);
+    assert.deepEqual(compacted, lines);
     assert.deepEqual(fold(compacted as MovementEntry[]).get('m1'), movement);
   });
 

@@ -55,6 +55,11 @@ function atLedger(fields: Partial<LedgerMovement> & { id: string }): LedgerMovem
   };
 }
 
+/** A card's account as the ledger answers it: `movements` newest first, no flags. */
+function cardAccount(cardId: string, movements: LedgerMovement[] = [], credits = 0): CardAccount {
+  return { cardId, credits, importedCredits: null, suspect: false, flags: [], movements };
+}
+
 interface LedgerCall {
   what: string;
   apiKey: string;
@@ -80,14 +85,7 @@ function scriptedLedger() {
     post: async (id) => atLedger({ id, state: 'posted' }),
     void: async (id) => atLedger({ id, state: 'voided' }),
     get: () => Promise.reject(new Error('getMovement not scripted')),
-    account: async (cardId) => ({
-      cardId,
-      credits: 0,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [],
-    }),
+    account: async (cardId) => cardAccount(cardId),
   };
   const ledger: MovementLedger = {
     createMovement: (apiKey, movement) => {
@@ -587,17 +585,15 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     const rig = await resolverRig();
     const movement = await rig.movement('m1', 'uncertain');
     rig.answers.get = async (id) => atLedger({ id, state: 'voided' });
-    rig.answers.account = async (cardId) => ({
-      cardId,
-      credits: 5,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [
-        atLedger({ id: 'other', state: 'posted', tillId: OTHER_TILL, compensates: 'm2' }),
-        atLedger({ id: 'fix', state: 'posted', tillId: OTHER_TILL, compensates: 'm1' }),
-      ],
-    });
+    rig.answers.account = async (cardId) =>
+      cardAccount(
+        cardId,
+        [
+          atLedger({ id: 'other', state: 'posted', tillId: OTHER_TILL, compensates: 'm2' }),
+          atLedger({ id: 'fix', state: 'posted', tillId: OTHER_TILL, compensates: 'm1' }),
+        ],
+        5,
+      );
     const answer = await rig.resolver.learn(movement, { cardSeen: false });
     assert.equal(answer, true, `learn answered ${answer}`);
     assert.equal(movement.card, 'committed');
@@ -624,13 +620,8 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
     await rig.book.append({ type: 'reserved', id: 'm1', credits: 5, amount: '2.50' });
     const movement = rig.book.movement('m1');
     rig.answers.get = async (id) => atLedger({ id, kind: 'refund', state: 'voided' });
-    rig.answers.account = async (cardId) => ({
-      cardId,
-      credits: 0,
-      importedCredits: null,
-      suspect: false,
-      flags: [],
-      movements: [
+    rig.answers.account = async (cardId) =>
+      cardAccount(cardId, [
         atLedger({
           id: 'fix',
           kind: 'refund',
@@ -638,8 +629,7 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
           tillId: OTHER_TILL,
           compensates: 'm1',
         }),
-      ],
-    });
+      ]);
     assert.equal(await rig.resolver.learn(movement, { cardSeen: false }), true);
     assert.equal(movement.card, 'committed');
     const fix = rig.book.compensationOf('m1');
@@ -660,24 +650,24 @@ describe('MovementResolver.learn(), a compensation another till made', () => {
 });
 
 describe('MovementResolver.cardMayDecide()', () => {
-  /** The card's movements at the ledger, newest first: another till's posted after `id`. */
-  const writtenSinceAtLedger = (id: string) => async (cardId: string) => ({
-    cardId,
-    credits: 0,
-    importedCredits: null,
-    suspect: false,
-    flags: [],
-    movements: [
-      atLedger({ id: 'other-till', tillId: OTHER_TILL, state: 'posted' }),
-      atLedger({ id, state: 'voided', awaitsCard: true }),
-    ],
-  });
+  /**
+   * This till's uncertain write m1 of the card, from `cardBefore` to 134 credits, voided at the
+   * ledger awaiting its card, and another till's write of the card posted after it.
+   */
+  async function followedByAnotherTill(cardBefore: string, options?: { float?: boolean }) {
+    const rig = await resolverRig();
+    const intent = planWrite(cardBefore, 134, 'm1', options);
+    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
+    rig.answers.account = async (cardId) =>
+      cardAccount(cardId, [
+        atLedger({ id: 'other-till', tillId: OTHER_TILL, state: 'posted' }),
+        atLedger({ id: 'm1', state: 'voided', awaitsCard: true }),
+      ]);
+    return { rig, movement };
+  }
 
   test("when another till's write of the card followed at the ledger, then a Classic write's card may not decide it (that till may have put the very same block there)", async () => {
-    const rig = await resolverRig();
-    const intent = planWrite('classic:v1:114:3:0', 134, 'm1');
-    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
-    rig.answers.account = writtenSinceAtLedger('m1');
+    const { rig, movement } = await followedByAnotherTill('classic:v1:114:3:0');
     assert.equal(await rig.resolver.cardMayDecide(movement), false);
     assert.deepEqual(rig.asked(), [`account ${CARD}`]);
   });
@@ -686,10 +676,7 @@ describe('MovementResolver.cardMayDecide()', () => {
     // Seed 769750810: this till's float recharge landed as the card left, an operator voided
     // it (the card reported lost), another till sold the card from its float, and the card,
     // back here, was taken to show nothing: the voided recharge stayed on it, never set right.
-    const rig = await resolverRig();
-    const intent = planWrite('desfire:v1:114:3296', 134, 'm1', { float: true });
-    const movement = await rig.movement('m1', 'uncertain', KEY, intent);
-    rig.answers.account = writtenSinceAtLedger('m1');
+    const { rig, movement } = await followedByAnotherTill('desfire:v1:114:3296', { float: true });
     assert.equal(await rig.resolver.cardMayDecide(movement), true);
     // Also once this till wrote the card after it.
     await rig.movement('m2', 'to-post', KEY, planWrite('desfire:v1:134:3297', 140, 'm2'));
