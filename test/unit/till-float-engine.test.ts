@@ -15,7 +15,8 @@ import { AppError, errors } from '../../service/errors.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import type { MovementEngine } from '../../service/wallet/movement-engine.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
-import { FLOAT_SETTINGS, floatLedgerOf, floatRig } from '../support/float-rig.ts';
+import { SETTINGS } from '../support/float-fixtures.ts';
+import { floatLedgerOf, floatRig } from '../support/float-rig.ts';
 import {
   cardOnReader,
   engineWith,
@@ -632,7 +633,7 @@ async function twoKeyRig() {
   const clock = new ManualClock();
   clock.time = Date.parse('2026-11-24T10:00:00Z');
   const sim = new SimLedger(() => clock.now());
-  sim.addShop({ id: SHOP, name: 'A', credits: 1_000, creditCost: '0.50', float: FLOAT_SETTINGS }, [
+  sim.addShop({ id: SHOP, name: 'A', credits: 1_000, creditCost: '0.50', float: SETTINGS }, [
     KEY,
     NEW_KEY,
   ]);
