@@ -12,6 +12,8 @@ import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
 import { silentLogger } from '../../service/logger.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
+import type { CardBlocks, KnownBlock } from '../../service/wallet/card-blocks.ts';
+import type { CardHolds } from '../../service/wallet/card-holds.ts';
 import type { Clock } from '../../service/wallet/clock.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import {
@@ -242,4 +244,22 @@ export class ManualClock implements Clock {
 /** Lets every promise chain already set off run to its end (no timers involved). */
 export async function settled(): Promise<void> {
   for (let i = 0; i < 20; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The till's card list as the use cases see it: no block known until a refusal tells one
+ * (`blocks`), no card held, and the cards read noted (`read`).
+ */
+export function cardList() {
+  const blocks = new Map<string, KnownBlock>();
+  const read: string[] = [];
+  const list: CardBlocks & CardHolds = {
+    blockOf: (cardId) => blocks.get(cardId),
+    learntBlocked: (cardId, detail) =>
+      blocks.set(cardId, { since: null, ...(detail === undefined ? {} : { detail }) }),
+    learntUnblocked: (cardId) => blocks.delete(cardId),
+    heldFor: () => [],
+    learntRead: (cardId) => read.push(cardId),
+  };
+  return { list, blocks, read };
 }

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
-import type { CardBlocks, KnownBlock } from '../../service/wallet/card-blocks.ts';
 import { dischargeCard } from '../../service/wallet/discharge-card.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import { floatRig } from '../support/float-rig.ts';
@@ -21,6 +20,7 @@ import {
   fingerprint,
   ledgerOf,
   simWithShops,
+  cardList,
 } from '../support/money-rig.ts';
 
 /** The error a promise fails with (an answer fails the test, printed). */
@@ -33,18 +33,6 @@ const failure = (promise: Promise<unknown>): Promise<AppError> =>
     },
   );
 
-/** The till's card list as the use case sees it: no block known until a refusal tells one. */
-function blockList() {
-  const blocks = new Map<string, KnownBlock>();
-  const list: CardBlocks = {
-    blockOf: (cardId) => blocks.get(cardId),
-    learntBlocked: (cardId, detail) =>
-      blocks.set(cardId, { since: null, ...(detail === undefined ? {} : { detail }) }),
-    learntUnblocked: (cardId) => blocks.delete(cardId),
-  };
-  return { list, blocks };
-}
-
 describe('dischargeCard, refused or carried', () => {
   test("when the ledger refuses the card as blocked (the till's list did not know yet), then CardBlocked, the block is learnt, and the card is emptied by a block-clear", async () => {
     const sim = simWithShops();
@@ -53,7 +41,7 @@ describe('dischargeCard, refused or carried', () => {
     const rig = engineWith(ledgerOf(sim));
     await rig.open();
     const card = cardOnReader(30);
-    const { list, blocks } = blockList();
+    const { list, blocks } = cardList();
     const refused = await failure(
       dischargeCard(card.access, rig.engine, { keyFingerprint: fingerprint(KEY), blocks: list }),
     );

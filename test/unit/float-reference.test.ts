@@ -69,6 +69,23 @@ describe('the float reference, against the page', () => {
   });
 });
 
+/**
+ * A Classic card's block writes that note each block written in `writes`; the spare block's
+ * write answers `spare`, a slot's is committed.
+ */
+function blocksNoting(writes: string[], spare: WriteResult) {
+  return {
+    writeSpare: async (block: Buffer) => {
+      writes.push(`spare ${block.toString('hex')}`);
+      return spare;
+    },
+    writeSlotBlock: async (slot: 0 | 1, block: Buffer) => {
+      writes.push(`slot ${slot} ${block.toString('hex')}`);
+      return { outcome: 'committed' } as const;
+    },
+  };
+}
+
 describe('a Classic wallet with its spare block', () => {
   const reference = (generation: number) =>
     encodeFloatReference({ generation, movementId: FLOAT_ID, credits: 20 });
@@ -93,16 +110,7 @@ describe('a Classic wallet with its spare block', () => {
     const intent = planClassicWrite('classic:v1:30:4:1', 50, FLOAT_ID, true);
     assert.equal(intent.reference, reference(5).toString('hex'));
     const writes: string[] = [];
-    const card = (spare: WriteResult) => ({
-      writeSpare: async (block: Buffer) => {
-        writes.push(`spare ${block.toString('hex')}`);
-        return spare;
-      },
-      writeSlotBlock: async (slot: 0 | 1, block: Buffer) => {
-        writes.push(`slot ${slot} ${block.toString('hex')}`);
-        return { outcome: 'committed' } as const;
-      },
-    });
+    const card = (spare: WriteResult) => blocksNoting(writes, spare);
     assert.deepEqual(await writeClassic(intent, card({ outcome: 'committed' })), {
       outcome: 'committed',
     });
@@ -139,16 +147,7 @@ describe('a Classic wallet with its spare block', () => {
       '7c9e6679-7425-40de-944b-e07fc1f90ae7',
     );
     const writes: string[] = [];
-    const card = (spare: WriteResult) => ({
-      writeSpare: async (block: Buffer) => {
-        writes.push(`spare ${block.toString('hex')}`);
-        return spare;
-      },
-      writeSlotBlock: async (slot: 0 | 1, block: Buffer) => {
-        writes.push(`slot ${slot} ${block.toString('hex')}`);
-        return { outcome: 'committed' } as const;
-      },
-    });
+    const card = (spare: WriteResult) => blocksNoting(writes, spare);
     const landed = await writeClassic(intent, card({ outcome: 'committed' }), reference(5));
     assert.equal(landed.outcome, 'committed');
     const slot = `slot 0 ${encodeValueBlock(50, 5).toString('hex')}`;

@@ -8,8 +8,6 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { AppError } from '../../service/errors.ts';
-import type { CardBlocks, KnownBlock } from '../../service/wallet/card-blocks.ts';
-import type { CardHolds } from '../../service/wallet/card-holds.ts';
 import { rechargeCard } from '../../service/wallet/recharge-card.ts';
 import {
   CARD,
@@ -20,6 +18,7 @@ import {
   fingerprint,
   ledgerOf,
   simWithShops,
+  cardList,
 } from '../support/money-rig.ts';
 
 const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
@@ -74,21 +73,6 @@ describe('rechargeCard, refused by the ledger', () => {
     assert.equal(card.writes, 0);
   });
 });
-
-/** The till's card list as the use case sees it: no block known until a refusal tells one. */
-function cardList() {
-  const blocks = new Map<string, KnownBlock>();
-  const read: string[] = [];
-  const list: CardBlocks & CardHolds = {
-    blockOf: (cardId) => blocks.get(cardId),
-    learntBlocked: (cardId, detail) =>
-      blocks.set(cardId, { since: null, ...(detail === undefined ? {} : { detail }) }),
-    learntUnblocked: (cardId) => blocks.delete(cardId),
-    heldFor: () => [],
-    learntRead: (cardId) => read.push(cardId),
-  };
-  return { list, blocks, read };
-}
 
 describe('rechargeCard, reserved at the ledger', () => {
   test("when the ledger refuses the card as blocked (the till's list did not know yet), then CardBlocked, the block is learnt, and the card is emptied by a block-clear", async () => {
