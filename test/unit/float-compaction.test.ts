@@ -13,35 +13,27 @@ const at = '2026-01-05T08:00:00.000Z';
 const floatId = 'f10a7000-0000-4000-8000-000000000001';
 const prefix = 'a1b2c3d4e5f6';
 
-/** A float of 100 credits and two of its recharges sold, written and reported, at `at`. */
-async function twoSales(journal: MovementJournal): Promise<void> {
+/** A float of 100 credits given to the till at `at` (`requestId`: its opening's). */
+async function openFloat(
+  journal: MovementJournal,
+  float: { floatId: string; prefix: string },
+  requestId: string,
+): Promise<void> {
   await journal.append({
     type: 'float',
-    floatId,
-    requestId: 'open-1',
+    ...float,
+    requestId,
     keyFingerprint: 'k',
-    prefix,
     idsIssued: 100,
     granted: 100,
     at,
   });
-  for (const seq of [1, 2]) {
-    const id = floatMovementId(prefix, seq);
-    await journal.append({
-      type: 'started',
-      id,
-      kind: 'recharge',
-      cardId: `04A1B2C${seq}`,
-      keyFingerprint: 'k',
-      float: { floatId, seq, credits: 10, creditCost: '0.50', cardBefore: 'classic:0:0' },
-      at,
-    });
-    const intent = { slot: 1 as const, value: 10, generation: 1, previousBalance: 0 };
-    await journal.append({ type: 'reserved', id, credits: 10, amount: '5', intent, at });
-    await journal.append({ type: 'card', id, outcome: 'committed', at });
-    await journal.append({ type: 'answered', id, status: 200, body: {}, at });
-    await journal.append({ type: 'resolved', id, state: 'posted', at });
-  }
+}
+
+/** A float of 100 credits and two of its recharges sold, written and reported, at `at`. */
+async function twoSales(journal: MovementJournal): Promise<void> {
+  await openFloat(journal, { floatId, prefix }, 'open-1');
+  for (const seq of [1, 2]) await sale(journal, { floatId, prefix }, seq, true);
 }
 
 /** The float account of the journal in `store` opened a day and an hour after `at`. */
@@ -119,21 +111,11 @@ test("when a start's compaction drops a float sale that was not written, and a s
   const journal = new MovementJournal(store);
   await journal.open(Date.parse(at));
   const earlier = { floatId: 'f10a7000-0000-4000-8000-000000000002', prefix: 'b1b2c3d4e5f6' };
-  const open = (float: { floatId: string; prefix: string }, requestId: string) =>
-    journal.append({
-      type: 'float',
-      ...float,
-      requestId,
-      keyFingerprint: 'k',
-      idsIssued: 100,
-      granted: 100,
-      at,
-    });
-  await open(earlier, 'open-0');
+  await openFloat(journal, earlier, 'open-0');
   await sale(journal, earlier, 1, true);
   await journal.append({ type: 'float-closed', floatId: earlier.floatId, at });
   const current = { floatId, prefix };
-  await open(current, 'open-1');
+  await openFloat(journal, current, 'open-1');
   await sale(journal, current, 1, true);
   await sale(journal, current, 2, false);
   await journal.close();
