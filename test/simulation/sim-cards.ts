@@ -1,13 +1,14 @@
 /**
  * Cards, till readers and vending machines for the deterministic simulation.
  *
- * A card is a MIFARE Classic card (two 16-byte wallet slots, docs/card-format.md) or a MIFARE
- * DESFire card (the virtual DESFire card with its real cryptography, section 9). A till's reader
+ * A card is a MIFARE Classic card (two 16-byte wallet slots and the sector's spare block, which
+ * holds a float recharge's reference, docs/card-format.md sections 2 and 6a) or a MIFARE DESFire
+ * card (the virtual DESFire card with its real cryptography, section 9). A till's reader
  * puts the worker's card face on it: the Classic codec over the slots, or the production
  * DesfireWalletSession whose APDUs the virtual card executes. Each APDU takes virtual time. A
- * Classic block write, once sent, lands as an event of the outside world: whole, not at all,
- * half (8 of 16 bytes, as the rig's virtual card tears) or garbled, even after the till that
- * sent it crashed. A DESFire CommitTransaction, once sent, lands the same way, but all or
+ * Classic block write (a slot, or the spare block: a float recharge's reference, or its clearing),
+ * once sent, lands as an event of the outside world: whole, not at all, half (8 of 16 bytes, as
+ * the rig's virtual card tears) or garbled, even after the till that sent it crashed. A DESFire CommitTransaction, once sent, lands the same way, but all or
  * nothing (the card's anti-tearing): the card leaves before it (the transaction is dropped) or
  * after it (committed, the answer lost). Any other APDU may find the card gone.
  *
@@ -27,7 +28,7 @@ import {
 } from '../../service/card/classic-wallet.ts';
 import { DesfireClient } from '../../service/card/desfire/desfire-client.ts';
 import { DesfireWalletSession } from '../../service/card/desfire/desfire-wallet-session.ts';
-import type { WalletCard } from '../../service/card/card-face.ts';
+import type { WalletCard, WriteResult } from '../../service/card/card-face.ts';
 import type { DesfireWalletKeys } from '../../service/card/wallet-keys.ts';
 import {
   powerOn,
@@ -83,6 +84,60 @@ export function cardTruth(slots: readonly [Buffer, Buffer]): CardTruth {
 /** The balance a till may pay out: a blank card holds 0; a corrupt one, nothing readable. */
 export function balanceOf(truth: CardTruth): number {
   return truth.kind === 'valid' || truth.kind === 'desfire' ? truth.balance : 0;
+}
+
+/** A float reference (docs/card-format.md section 6a), as this file reads it. */
+export interface ShownReference {
+  generation: number;
+  movementId: string;
+  credits: number;
+}
+
+/** CRC-16/CCITT-FALSE: polynomial 0x1021, initial 0xFFFF, no reflection (section 6a). */
+function crc16(bytes: Buffer): number {
+  let crc = 0xffff;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit += 1) crc = ((crc << 1) ^ (crc & 0x8000 ? 0x1021 : 0)) & 0xffff;
+  }
+  return crc;
+}
+
+/**
+ * The float reference a spare block holds, by the table of section 6a: tag F1, the generation,
+ * the float's 6-byte id prefix, the sequence number and the credits (uint24 big-endian each), a
+ * CRC of bytes 0-13. Anything else (zeros, a torn or garbled write) names nothing.
+ */
+export function referenceIn(spare: Buffer): ShownReference | undefined {
+  if (spare.length !== 16 || spare[0] !== 0xf1) return undefined;
+  if (spare.readUInt16BE(14) !== crc16(spare.subarray(0, 14))) return undefined;
+  const prefix = spare.subarray(2, 8).toString('hex');
+  const seq = spare.readUIntBE(8, 3);
+  const credits = spare.readUIntBE(11, 3);
+  if (seq === 0 || credits === 0) return undefined;
+  const id = `${prefix.slice(0, 8)}-${prefix.slice(8)}-8000-8000-000000${seq.toString(16).padStart(6, '0')}`;
+  return { generation: spare[1] as number, movementId: id, credits };
+}
+
+/**
+ * The float recharges a card shows (its evidence, for any till that reads it): a Classic card's
+ * reference while its generation is the active slot's (section 6a: only the newest); a DESFire
+ * card's records naming a float movement (section 9.4, the ids of section 6a's layout).
+ */
+export function floatsShown(card: SimCard): string[] {
+  if (card.chip.type === 'classic') {
+    const truth = cardTruth(card.chip.slots);
+    const reference = referenceIn(card.chip.spare);
+    const shown = reference && truth.kind === 'valid' && truth.generation === reference.generation;
+    return shown ? [reference.movementId] : [];
+  }
+  const float = /^[0-9a-f]{8}-[0-9a-f]{4}-8000-8000-000000[0-9a-f]{6}$/;
+  return (recordsOf(card.chip.card) ?? [])
+    .map(({ movementId: id }) => {
+      const hex = id.toString('hex');
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    })
+    .filter((id) => float.test(id));
 }
 
 /** The wallet application's AID (section 9.2: "CW" and 1) and its files. */
@@ -221,9 +276,12 @@ export function valueBlock(value: number, generation: number): Buffer {
   return block;
 }
 
-/** A card's memory: a Classic card's wallet slots, or a DESFire card and what it holds while powered. */
+/**
+ * A card's memory: a Classic card's wallet slots and spare block (16 zero bytes until a float
+ * recharge's reference is written), or a DESFire card and what it holds while powered.
+ */
 export type Chip =
-  | { type: 'classic'; slots: [Buffer, Buffer] }
+  | { type: 'classic'; slots: [Buffer, Buffer]; spare: Buffer }
   | { type: 'desfire'; card: VirtualDesfireCard; powered: DesfireVolatile };
 
 export interface SimCard {
@@ -253,6 +311,20 @@ export interface LandedWrite {
   how: 'whole' | 'half' | 'garbled';
   before: CardTruth;
   after: CardTruth;
+  at: number;
+}
+
+/**
+ * A spare-block write that reached a Classic card (a float recharge's reference, or 16 zero
+ * bytes clearing one), as the outside world saw it: what the block names now (`names`).
+ */
+export interface ReferenceWrite {
+  till: string;
+  cardId: string;
+  movementId: string | undefined;
+  how: 'whole' | 'half' | 'garbled';
+  names: ShownReference | undefined;
+  clears: boolean;
   at: number;
 }
 
@@ -304,6 +376,9 @@ export type CardPath =
   | 'read-torn-proof-as-blank'
   | 'wrote-generation-wrap'
   | 'landed-after-crash'
+  | 'classic-reference-landed'
+  | 'classic-reference-torn'
+  | 'classic-reference-cleared'
   | 'desfire-decided-committed'
   | 'desfire-decided-not-written'
   | 'desfire-decided-unknown'
@@ -329,6 +404,10 @@ export class SimReader implements CardAccess {
   /** The card left the reader in the customer's hand. */
   onPulled: (card: SimCard) => void = () => undefined;
   onLanded: (write: LandedWrite) => void = () => undefined;
+  /** A spare-block write reached a Classic card (a float reference, or its clearing). */
+  onReference: (write: ReferenceWrite) => void = () => undefined;
+  /** A Classic card read here showed a float recharge (its reference counts). */
+  onReferenceRead: (movementId: string) => void = () => undefined;
   onPath: (path: CardPath) => void = () => undefined;
   /** A block write was sent (the world may crash the till before it lands). */
   onWriteSent: () => void = () => undefined;
@@ -413,6 +492,58 @@ export class SimReader implements CardAccess {
       await apdu();
       if (!this.opens(card)) throw errors.authenticationFail();
     };
+    /**
+     * One block written and read back, as CardSession's: its fate drawn when sent, where it
+     * lands an event of the outside world (whatever becomes of the till meanwhile).
+     */
+    const writeBlock = async (target: 0 | 1 | 'spare', block: Buffer): Promise<WriteResult> => {
+      try {
+        await sector();
+      } catch (error) {
+        return { outcome: 'not-written', error: error as AppError };
+      }
+      const f = this.faults;
+      const fate = rng.chance(f.pullBefore)
+        ? 'pull-before'
+        : rng.chance(f.pullAfter)
+          ? 'pull-after'
+          : rng.chance(f.tear)
+            ? 'tear'
+            : rng.chance(f.garble)
+              ? 'garble'
+              : rng.chance(f.unverified)
+                ? 'unverified'
+                : 'whole';
+      // Sent: the block lands (or not) whatever becomes of the till meanwhile.
+      this.onWriteSent();
+      const answered = await new Promise<boolean>((resolve) => {
+        this.#sched.at(
+          rng.between(1, 10),
+          () => {
+            const present = here();
+            if (present && fate !== 'pull-before') {
+              if (target === 'spare') this.#landSpare(card, chip, block, fate, trace);
+              else this.#land(card, chip, target, block, fate, trace);
+              if (!life?.alive) this.onPath('landed-after-crash');
+            }
+            if (present && fate !== 'whole' && fate !== 'unverified') this.pull();
+            const ok = present && (fate === 'whole' || fate === 'unverified');
+            this.#sched.at(rng.between(1, 10), () => resolve(ok), life);
+          },
+          null,
+        );
+      });
+      if (!answered) return { outcome: 'uncertain', error: errors.cardNotResponding() };
+      try {
+        await apdu();
+      } catch (error) {
+        return { outcome: 'uncertain', error: error as AppError };
+      }
+      const now = target === 'spare' ? chip.spare : chip.slots[target];
+      return Buffer.compare(now, block) === 0
+        ? { outcome: 'committed' }
+        : { outcome: 'uncertain', error: errors.cardWriteUnverified() };
+    };
     const face = classicWalletCard({
       cardId: card.uid,
       checkUid: apdu,
@@ -420,57 +551,20 @@ export class SimReader implements CardAccess {
         await sector();
         return [Buffer.from(chip.slots[0]), Buffer.from(chip.slots[1])];
       },
-      writeSlotBlock: async (slot, block) => {
-        try {
-          await sector();
-        } catch (error) {
-          return { outcome: 'not-written', error: error as AppError };
-        }
-        const f = this.faults;
-        const fate = rng.chance(f.pullBefore)
-          ? 'pull-before'
-          : rng.chance(f.pullAfter)
-            ? 'pull-after'
-            : rng.chance(f.tear)
-              ? 'tear'
-              : rng.chance(f.garble)
-                ? 'garble'
-                : rng.chance(f.unverified)
-                  ? 'unverified'
-                  : 'whole';
-        // Sent: the block lands (or not) whatever becomes of the till meanwhile.
-        this.onWriteSent();
-        const answered = await new Promise<boolean>((resolve) => {
-          this.#sched.at(
-            rng.between(1, 10),
-            () => {
-              const present = here();
-              if (present && fate !== 'pull-before') {
-                this.#land(card, chip, slot, block, fate, trace);
-                if (!life?.alive) this.onPath('landed-after-crash');
-              }
-              if (present && fate !== 'whole' && fate !== 'unverified') this.pull();
-              const ok = present && (fate === 'whole' || fate === 'unverified');
-              this.#sched.at(rng.between(1, 10), () => resolve(ok), life);
-            },
-            null,
-          );
-        });
-        if (!answered) return { outcome: 'uncertain', error: errors.cardNotResponding() };
-        try {
-          await apdu();
-        } catch (error) {
-          return { outcome: 'uncertain', error: error as AppError };
-        }
-        return Buffer.compare(chip.slots[slot], block) === 0
-          ? { outcome: 'committed' }
-          : { outcome: 'uncertain', error: errors.cardWriteUnverified() };
+      // Both slots and the spare block in one read (CardSession reads the three blocks at once).
+      readSector: async () => {
+        await sector();
+        return [Buffer.from(chip.slots[0]), Buffer.from(chip.slots[1]), Buffer.from(chip.spare)];
       },
+      writeSlotBlock: (slot, block) => writeBlock(slot, block),
+      writeSpare: (block) => writeBlock('spare', block),
     });
+    const readSector = face.readSector as NonNullable<typeof face.readSector>;
     return {
       ...face,
       readWallet: async (tornProof) => {
-        const slots = await face.readSlots();
+        const [slot0, slot1, spare] = await readSector();
+        const slots: [Buffer, Buffer] = [slot0, slot1];
         if (cardTruth(slots).kind === 'corrupt') {
           this.onPath(
             tornProof && tornFirstWrite(tornProof, slots)
@@ -478,7 +572,9 @@ export class SimReader implements CardAccess {
               : 'read-corrupt',
           );
         }
-        return readClassicWallet(card.uid, slots, tornProof);
+        const wallet = readClassicWallet(card.uid, slots, tornProof, spare);
+        for (const shown of wallet.floatEvidence ?? []) this.onReferenceRead(shown.movementId);
+        return wallet;
       },
       decide: async (intent) => {
         const decision = await face.decide(intent);
@@ -665,6 +761,50 @@ export class SimReader implements CardAccess {
     };
     trace.writes.push(write);
     this.onLanded(write);
+  }
+
+  /**
+   * A spare-block write that reached the card: a float recharge's reference, or 16 zero bytes
+   * clearing one (docs/card-format.md section 6a). It moves no money, so it is no LandedWrite
+   * (those are the slots' writes, whose before and after the invariants read): it is noted
+   * (onReference), and what the card shows of float recharges is read from the card itself
+   * (floatsShown).
+   */
+  #landSpare(
+    card: SimCard,
+    chip: Extract<Chip, { type: 'classic' }>,
+    block: Buffer,
+    fate: 'pull-after' | 'tear' | 'garble' | 'unverified' | 'whole',
+    trace: RequestTrace,
+  ): void {
+    const { rng } = this.#sched;
+    const old = chip.spare;
+    chip.spare =
+      fate === 'tear'
+        ? Buffer.concat([block.subarray(0, 8), old.subarray(8)])
+        : fate === 'garble' || fate === 'unverified'
+          ? Buffer.from(
+              block.map((byte, i) => (rng.chance(0.5) ? byte : byte & (old[i] as number))),
+            )
+          : Buffer.from(block);
+    const how = chip.spare.equals(block) ? 'whole' : fate === 'tear' ? 'half' : 'garbled';
+    const clears = block.every((byte) => byte === 0);
+    this.onPath(
+      how !== 'whole'
+        ? 'classic-reference-torn'
+        : clears
+          ? 'classic-reference-cleared'
+          : 'classic-reference-landed',
+    );
+    this.onReference({
+      till: this.name,
+      cardId: card.uid,
+      movementId: trace.movementId,
+      how,
+      names: referenceIn(chip.spare),
+      clears,
+      at: this.#sched.time,
+    });
   }
 }
 

@@ -317,6 +317,18 @@ async function runWorld(
       );
     };
     till.reader.onPath = reached;
+    till.reader.onReference = (write) => {
+      const names = write.names
+        ? `names ${write.names.movementId} (${write.names.credits} credits, generation ${write.names.generation})`
+        : 'names nothing';
+      note(
+        `${name}: ${write.how} ${write.clears ? 'clearing of the float reference' : 'float reference'} landed on ${write.cardId}: ${names}`,
+      );
+    };
+    till.reader.onReferenceRead = (movementId) => {
+      const path = floats?.referenceRead(ledger, till.id, movementId);
+      if (path) reached(path);
+    };
     till.reader.opens = (card) => sharedKeys || card.home === till.cardShop;
     till.reader.desfireKeys = (cardId) =>
       (walletKeys[till.cardShop] as WalletKeys).desfireKeysFor(cardId);
@@ -348,7 +360,7 @@ async function runWorld(
       uid,
       chip: desfire
         ? initialDesfire(rng, uid, walletKeys[home] as WalletKeys)
-        : { type: 'classic', slots: initialSlots(rng) },
+        : { type: 'classic', slots: initialSlots(rng), spare: Buffer.alloc(16) },
       home,
       at: null,
       spentOffline: 0,
@@ -1241,7 +1253,7 @@ async function runWorld(
             ),
             powered: powerOn(),
           }
-        : { type: 'classic', slots: [Buffer.alloc(16), valueBlock(0, 0)] };
+        : { type: 'classic', slots: [Buffer.alloc(16), valueBlock(0, 0)], spare: Buffer.alloc(16) };
       const card: SimCard = {
         uid,
         chip,
@@ -1443,15 +1455,19 @@ async function runWorld(
       if (!movement.awaitsCard) reached('operator-word-decided-by-card');
     }
   }
-  const floatProblems = floats
-    ? floats.check({
-        ledger,
-        writes,
-        start: sched.start,
-        cards,
-        shopIds: SHOPS.map((shop) => shop.id),
-      })
-    : [];
+  // Float recharges nobody can report any more, which their closed float's write-off holds.
+  const writtenOff = floats?.writtenOffUnseen({ ledger, writes, cards });
+  const floatProblems =
+    floats && writtenOff
+      ? floats.check({
+          ledger,
+          writes,
+          start: sched.start,
+          cards,
+          shopIds: SHOPS.map((shop) => shop.id),
+          writtenOff,
+        })
+      : [];
   const problems = checkInvariants({
     ledger,
     shopIds: SHOPS.map((shop) => shop.id),
@@ -1464,6 +1480,7 @@ async function runWorld(
     // What emptyings of blocked cards took off them, less what replacements put on new ones.
     total: total() + (blocks ? blocks.bookDelta(ledger) : 0),
     creditCostCents: CREDIT_COST_CENTS,
+    ...(writtenOff ? { writtenOff: writtenOff.movements } : {}),
     ...(blocks
       ? {
           blocks: {
