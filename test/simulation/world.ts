@@ -1405,9 +1405,28 @@ async function runWorld(
     if (!movement.awaitsCard) continue;
     const card = cards.find((candidate) => candidate.uid === movement.cardId) as SimCard;
     const shop = SHOPS.findIndex((candidate) => candidate.id === movement.shop);
-    const till = tills.find(
+    const opens = tills.filter(
       (candidate) => candidate.shop === shop && candidate.engine && candidate.reader.opens(card),
     );
+    if (floats && movement.floatId !== null) {
+      // A float recharge's: a request would be sold from a float without asking the ledger,
+      // which frees the card only on a create it refuses; the operator settles the card at a
+      // till of the shop (POST /cards/settle), its own when it can, and the card's word, or
+      // the operator's where it shows neither side (another writer's block at the planned
+      // generation, seeds 96 and 116), is told to the ledger.
+      const till = opens.find((candidate) => candidate.id === movement.tillId) ?? opens[0];
+      const { engine, client } = till ?? {};
+      if (!till || !engine || !client) continue;
+      present(card, till);
+      settleCard(till.reader, engine, client, till.key).then(
+        (answer) => note(`operator: settled at ${till.name}: ${JSON.stringify(answer)}`),
+        (error: unknown) => note(`operator: settle at ${till.name}: ${(error as Error).message}`),
+      );
+      await sched.runUntil(sched.time + 10_000);
+      reached('held-float-card-settled');
+      continue;
+    }
+    const till = opens[0];
     if (!till) continue;
     present(card, till);
     ask(till, 'recharge', { credits: rng.between(1, 5) });
@@ -1528,6 +1547,9 @@ async function runWorld(
     );
   }
   for (const [fate, count] of network.fates) paths.set(`network-${fate}`, count);
+  if (writtenOff && writtenOff.movements.size > 0) {
+    paths.set('float-written-off-unseen', writtenOff.movements.size);
+  }
   const topUpsAskedAgain = floats ? ledger.floats.topUpsAskedAgain : 0;
   if (topUpsAskedAgain > 0) paths.set('float-top-up-asked-again', topUpsAskedAgain);
   for (const [code, count] of network.refusals) {
