@@ -219,7 +219,19 @@ export class FloatScenario {
    * The path a Classic card's float reference reached when a till read it (the card showed the
    * recharge): at the till that sold it, or at another, which journals it as found.
    */
-  referenceRead(ledger: ShopLedger, tillId: string, movementId: string): string | undefined {
+  referenceRead(
+    world: { ledger: ShopLedger; writes: readonly LandedWrite[]; till: string; tillId: string },
+    movementId: string,
+  ): string | undefined {
+    const { ledger, writes, till, tillId } = world;
+    // A reference counts only once the slot written after it landed (docs/card-format.md,
+    // section 6a): one that names a recharge whose slot never landed would be found, and
+    // counted, though the card never held it.
+    if (!writes.some((write) => write.movementId === movementId && write.how === 'whole')) {
+      this.#problems.push(
+        `${till} read a float reference naming ${movementId}, whose slot write never landed`,
+      );
+    }
     const parsed = parseFloatMovementId(movementId);
     const float = [...ledger.floats.floats.values()].find((f) => f.prefix === parsed?.prefix);
     if (!float) return undefined;

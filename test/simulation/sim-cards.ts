@@ -6,11 +6,12 @@
  * card (the virtual DESFire card with its real cryptography, section 9). A till's reader
  * puts the worker's card face on it: the Classic codec over the slots, or the production
  * DesfireWalletSession whose APDUs the virtual card executes. Each APDU takes virtual time. A
- * Classic block write (a slot, or the spare block: a float recharge's reference, or its clearing),
- * once sent, lands as an event of the outside world: whole, not at all, half (8 of 16 bytes, as
- * the rig's virtual card tears) or garbled, even after the till that sent it crashed. A DESFire CommitTransaction, once sent, lands the same way, but all or
- * nothing (the card's anti-tearing): the card leaves before it (the transaction is dropped) or
- * after it (committed, the answer lost). Any other APDU may find the card gone.
+ * Classic block write (a slot, or the spare block: a float recharge's reference, or its
+ * clearing), once sent, lands as an event of the outside world: whole, not at all, half (8 of 16
+ * bytes, as the rig's virtual card tears) or garbled, even after the till that sent it crashed.
+ * A DESFire CommitTransaction, once sent, lands the same way, but all or nothing (the card's
+ * anti-tearing): the card leaves before it (the transaction is dropped) or after it (committed,
+ * the answer lost). Any other APDU may find the card gone.
  *
  * A vending machine spends offline. From a Classic card with key A: DECREMENT and TRANSFER on
  * the active slot, in place, so the generation (the value block's address byte) stays. From a

@@ -326,7 +326,10 @@ async function runWorld(
       );
     };
     till.reader.onReferenceRead = (movementId) => {
-      const path = floats?.referenceRead(ledger, till.id, movementId);
+      const path = floats?.referenceRead(
+        { ledger, writes, till: name, tillId: till.id },
+        movementId,
+      );
       if (path) reached(path);
     };
     till.reader.opens = (card) => sharedKeys || card.home === till.cardShop;
