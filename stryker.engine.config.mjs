@@ -28,7 +28,12 @@ export default {
     'service/wallet/movement-book.ts',
     'service/wallet/movement-phases.ts',
   ],
-  tap: { ...base.tap, testFiles: ['test/unit/**/!(code-shape|platform-updater).test.ts'] },
+  // main/pcsc-host.test.ts stalls in Stryker's sandbox (its utility-process child never answers
+  // the stall test, and the first run times out); it reaches no money code.
+  tap: {
+    ...base.tap,
+    testFiles: ['test/unit/**/!(code-shape|platform-updater|pcsc-host).test.ts'],
+  },
   htmlReporter: { fileName: 'reports/mutation-engine/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation-engine/mutation.json' },
   incrementalFile: 'reports/stryker-engine-incremental.json',
