@@ -148,6 +148,53 @@ describe('applyCardChanges', () => {
     assert.deepEqual(calls, [`applied ${changeId}`]);
   });
 
+  test('when a correction takes back all the card holds, then the card is left at 0; one the ledger plans for more than the card holds is NegativeCredits, the card not written', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 0);
+    const ledger = ledgerOf(sim);
+    const rig = engineWith(ledger);
+    await rig.open();
+    const card = cardOnReader(0);
+    const correct = async (credits: number) => {
+      const recharge = await rechargeCard(card.access, rig.engine, {
+        keyFingerprint,
+        request: { credits },
+        customer,
+      });
+      await done(rig.engine);
+      sim.cardRules.correct(KEY, {
+        id: randomUUID(),
+        cardId: CARD,
+        recharge: recharge.movementId as string,
+        credits,
+        by: 'owner',
+        reason: 'not paid',
+      });
+      return listOf(sim).changes;
+    };
+    const all = await applyCardChanges(card.card, rig.engine, {
+      changes: await correct(10),
+      keyFingerprint,
+    });
+    await done(rig.engine);
+    assert.deepEqual([all.map((change) => change.credits), card.held()], [[10], 0]);
+    const changes = await correct(6);
+    const create = ledger.createMovement;
+    // A ledger that plans the correction for more than the card holds (cardCredits: 6).
+    ledger.createMovement = async (apiKey, movement) => {
+      const made = await create(apiKey, movement);
+      return { ...made, credits: made.credits + 1 };
+    };
+    const writes = card.writes;
+    const failure = await applyCardChanges(card.card, rig.engine, { changes, keyFingerprint }).then(
+      (applied) => ({ applied }),
+      seen,
+    );
+    await rig.engine.close();
+    assert.equal((failure as { code?: string }).code, 'NegativeCredits', JSON.stringify(failure));
+    assert.deepEqual([card.writes, card.held()], [writes, 6]);
+  });
+
   for (const code of ['CardChangeTaken', 'InvalidCardChange']) {
     test(`when the ledger refuses the change as ${code} (taken by another till, or cancelled), then the list is fetched again and the change skipped`, async () => {
       const { sim, ledger, engine, card } = await replacementWaits();
