@@ -26,6 +26,7 @@ import {
   ledgerOf,
   simWithShops,
 } from '../support/money-rig.ts';
+import { floatRig } from '../support/float-rig.ts';
 
 const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
 const keyFingerprint = fingerprint(KEY);
@@ -146,6 +147,61 @@ describe('undoRecharge', () => {
     assert.deepEqual(ledger.calls.slice(calls), [], 'no movement created at the ledger');
   });
 
+  test('when the failed recharge is not voided at the ledger yet, then UndoRechargeNotFound all the same, without asking the ledger', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const ledger = ledgerOf(sim);
+    ledger.voidMovement = () => Promise.reject(errors.ledgerUnavailable());
+    const rig = engineWith(ledger);
+    await rig.open();
+    const card = cardOnReader(30);
+    card.nextWrite = 'fails';
+    await refusal(
+      rechargeCard(card.access, rig.engine, { keyFingerprint, request: { credits: 10 }, customer }),
+    );
+    const [failed] = rig.engine.journal;
+    assert.deepEqual([failed?.card, failed?.resolved], ['not-written', undefined]);
+    const creates = () => ledger.calls.filter((call) => call.startsWith('create')).length;
+    const before = creates();
+    const failure = await refusal(
+      undoRecharge(card.access, rig.engine, { recharge: failed!.id, keyFingerprint }),
+    );
+    await rig.engine.close();
+    assert.deepEqual(seen(failure), {
+      code: 'UndoRechargeNotFound',
+      status: 500,
+      detail: `recharge ${failed!.id} did not land on the card: there is nothing to undo`,
+    });
+    assert.equal(creates(), before, 'no refund created at the ledger');
+  });
+
+  test("when the id is a compensating movement this till journaled, then the ledger judges it (the journal's checks are for the till's own recharges)", async () => {
+    const { ledger, engine, journal, card, recharge } = await recharged(10);
+    const compensation = randomUUID();
+    const at = new Date().toISOString();
+    await journal.append(
+      {
+        type: 'started',
+        id: compensation,
+        kind: 'discharge',
+        cardId: CARD,
+        keyFingerprint,
+        compensates: recharge,
+        credits: 10,
+        at,
+      },
+      { type: 'card', id: compensation, outcome: 'not-written', at },
+    );
+    const creates = () => ledger.calls.filter((call) => call.startsWith('create')).length;
+    const before = creates();
+    const failure = await refusal(
+      undoRecharge(card.access, engine, { recharge: compensation, keyFingerprint }),
+    );
+    await engine.close();
+    assert.equal((failure as AppError).code, 'UndoRechargeNotFound', JSON.stringify(seen(failure)));
+    assert.equal(creates(), before + 1, 'the refund was asked of the ledger');
+  });
+
   test('when the recharge is resolved voided (its write did not land by the ledger), then UndoRechargeNotFound', async () => {
     const { engine, journal, card, recharge } = await recharged(10);
     // The journal's own word: voided at the ledger though the card line says committed.
@@ -227,6 +283,97 @@ describe('undoRecharge', () => {
     assert.equal(card.held(), 0, 'the card is emptied');
     const refunds = [...sim.movements.values()].filter((m) => m.kind === 'refund');
     assert.deepEqual(refunds, []);
+  });
+});
+
+describe('undoRecharge, the card and the float', () => {
+  test('when the undo takes back all the card holds, then the card is left at 0', async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 0);
+    const rig = engineWith(ledgerOf(sim));
+    await rig.open();
+    const card = cardOnReader(0);
+    const recharge = await rechargeCard(card.access, rig.engine, {
+      keyFingerprint,
+      request: { credits: 10 },
+      customer,
+    });
+    await posted(rig.engine);
+    const answer = await undoRecharge(card.access, rig.engine, {
+      recharge: recharge.movementId as string,
+      keyFingerprint,
+    });
+    await rig.engine.close();
+    assert.deepEqual([answer.credits, answer.refundedCredits, card.held()], [0, 10, 0]);
+  });
+
+  test('when the card holds a negative balance, then NegativeCredits and nothing is asked of the ledger', async () => {
+    const { ledger, engine, recharge } = await recharged(10);
+    const negative = cardOnReader(-5);
+    const calls = ledger.calls.length;
+    const failure = await refusal(
+      undoRecharge(negative.access, engine, { recharge, keyFingerprint }),
+    );
+    await engine.close();
+    assert.equal((failure as AppError).code, 'NegativeCredits', JSON.stringify(seen(failure)));
+    assert.deepEqual(ledger.calls.slice(calls), []);
+  });
+
+  test('when the card holds nothing (spent since), then the ledger is asked and refuses it: NothingToUndo, not NegativeCredits', async () => {
+    const { ledger, engine, recharge } = await recharged(10);
+    const spent = cardOnReader(0);
+    const calls = ledger.calls.length;
+    const failure = await refusal(undoRecharge(spent.access, engine, { recharge, keyFingerprint }));
+    await engine.close();
+    assert.equal((failure as AppError).code, 'NothingToUndo', JSON.stringify(seen(failure)));
+    assert.ok(ledger.calls.length > calls, 'the ledger was asked');
+    assert.equal(spent.writes, 0);
+  });
+
+  test('when the ledger would take back more than the card holds, then NegativeCredits and the card is not written', async () => {
+    const { ledger, engine, card, recharge } = await recharged(10);
+    const create = ledger.createMovement;
+    ledger.createMovement = async (apiKey, movement) => {
+      const made = await create(apiKey, movement);
+      return { ...made, credits: 41 };
+    };
+    const writes = card.writes;
+    const failure = await refusal(undoRecharge(card.access, engine, { recharge, keyFingerprint }));
+    await engine.close();
+    assert.equal((failure as AppError).code, 'NegativeCredits', JSON.stringify(seen(failure)));
+    assert.deepEqual([card.writes, card.held()], [writes, 40]);
+  });
+
+  test("when the till's own float recharge of the card cannot be reported first, then LedgerUnavailable saying so, and the card is untouched", async () => {
+    const rig = floatRig();
+    await rig.open();
+    rig.customer();
+    rig.engine.start();
+    await rig.clock.advance(0);
+    await eventually(() => rig.floats.status().state === 'online', 'the float open');
+    const card = cardOnReader(0, CARD, { spare: true });
+    // The ledger stops answering; the till has not noticed yet (still online).
+    rig.ledger.down = true;
+    const sold = await rechargeCard(card.access, rig.engine, {
+      request: { credits: 20 },
+      customer: rig.customer(),
+      keyFingerprint,
+    });
+    const before = rig.sim.movements.size;
+    const failure = await refusal(
+      undoRecharge(card.access, rig.engine, {
+        recharge: sold.movementId as string,
+        keyFingerprint,
+      }),
+    );
+    await rig.engine.close();
+    assert.deepEqual(seen(failure), {
+      code: 'LedgerUnavailable',
+      status: 500,
+      detail: 'the float recharges on this card could not be reported to the ledger first',
+    });
+    assert.equal(card.held(), 20);
+    assert.equal(rig.sim.movements.size, before, 'no refund created');
   });
 });
 
