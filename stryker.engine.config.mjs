@@ -27,8 +27,31 @@ export default {
     'service/wallet/movement-requests.ts',
     'service/wallet/movement-book.ts',
     'service/wallet/movement-phases.ts',
+    // Changed since the whole-folder score of 2026-11-24 (docs/testing.md, "The engine's other
+    // files changed since 2026-11-24").
+    'service/wallet/ledger-word.ts',
+    'service/wallet/compensations.ts',
+    'service/wallet/undo-recharge.ts',
+    'service/wallet/movement-lookup.ts',
+    'service/wallet/card-changes.ts',
+    'service/wallet/block-clear.ts',
+    'service/wallet/card-blocks.ts',
+    'service/wallet/card-holds.ts',
+    'service/wallet/card-request.ts',
+    'service/wallet/settle-card.ts',
+    'service/wallet/holder-label.ts',
+    'service/wallet/journal-file-store.ts',
+    'service/wallet/amount-quote.ts',
+    'service/wallet/movement-reconciler.ts',
+    'service/wallet/card-settlement.ts',
+    'service/wallet/answer-store.ts',
   ],
-  tap: { ...base.tap, testFiles: ['test/unit/**/!(code-shape|platform-updater).test.ts'] },
+  // main/pcsc-host.test.ts stalls in Stryker's sandbox (its utility-process child never answers
+  // the stall test, and the first run times out); it reaches no money code.
+  tap: {
+    ...base.tap,
+    testFiles: ['test/unit/**/!(code-shape|platform-updater|pcsc-host).test.ts'],
+  },
   htmlReporter: { fileName: 'reports/mutation-engine/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation-engine/mutation.json' },
   incrementalFile: 'reports/stryker-engine-incremental.json',

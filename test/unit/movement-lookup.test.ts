@@ -155,6 +155,136 @@ describe('a movement by its id', () => {
   });
 });
 
+describe('a movement by its id, in detail', () => {
+  /** The refusal's code and detail (fails, showing the record, when one is answered). */
+  const refusal = (run: Promise<unknown>) =>
+    run.then(
+      (record) => assert.fail(`answered ${JSON.stringify(record)}`),
+      (error: unknown) =>
+        error instanceof AppError
+          ? { code: error.code, detail: error.detail }
+          : { not: String(error) },
+    );
+
+  test('when the id is not exactly a UUID (text before or after it), then MovementNotFound saying so, without asking the ledger', async () => {
+    const asked: string[] = [];
+    const ledger = {
+      ...ledgerOf({ movement: atLedger() }),
+      getMovement: async (_key: string, id: string) => {
+        asked.push(id);
+        return atLedger();
+      },
+    };
+    const engine = engineOf([journaled()]);
+    for (const id of [`x${ID}`, `${ID}x`, 'not-an-id']) {
+      assert.deepEqual(await refusal(movementById(engine, ledger, CALLER, id)), {
+        code: 'MovementNotFound',
+        detail: `${id}: not a movement id (a UUID)`,
+      });
+    }
+    assert.deepEqual(asked, []);
+  });
+
+  test('when neither the ledger nor the journal has it, then MovementNotFound saying so', async () => {
+    assert.deepEqual(await refusal(movementById(engineOf([]), ledgerOf({}), CALLER, ID)), {
+      code: 'MovementNotFound',
+      detail: `no movement ${ID} at this till or the ledger`,
+    });
+  });
+
+  test('when the ledger refuses otherwise (not MovementNotFound), then the journal answers with atLedger null; without it, the refusal', async () => {
+    const refused = new LedgerRefusal(403, 'Forbidden');
+    const record = await movementById(
+      engineOf([journaled()]),
+      ledgerOf({ movement: refused }),
+      CALLER,
+      ID,
+    );
+    assert.equal(record.atLedger, null, JSON.stringify(record));
+    await assert.rejects(
+      movementById(engineOf([]), ledgerOf({ movement: refused }), CALLER, ID),
+      refused,
+    );
+  });
+
+  test('when the id is a movement of another kind at the ledger (a refund), then MovementNotFound naming its kind', async () => {
+    const ledger = ledgerOf({ movement: atLedger({ kind: 'refund' }) });
+    assert.deepEqual(await refusal(movementById(engineOf([]), ledger, CALLER, ID)), {
+      code: 'MovementNotFound',
+      detail: `${ID}: a refund at the ledger, not a recharge or payout`,
+    });
+  });
+
+  test('when the journal has it voided or absent and the ledger does not, then its state is voided', async () => {
+    const states = [];
+    for (const resolved of ['voided', 'absent', 'posted', undefined] as const) {
+      const record = await movementById(
+        engineOf([journaled({ resolved })]),
+        ledgerOf({}),
+        CALLER,
+        ID,
+      );
+      states.push(record.state);
+    }
+    assert.deepEqual(states, ['voided', 'voided', 'posted', 'pending']);
+  });
+
+  test("when the ledger has a time the write happened, then that one; the journal's proof only without it", async () => {
+    const engine = engineOf([journaled({ cardAt: '2026-01-31T09:15:09.000Z' })]);
+    const ledgers = await movementById(engine, ledgerOf({ movement: atLedger() }), CALLER, ID);
+    const journals = await movementById(
+      engine,
+      ledgerOf({ movement: atLedger({ occurredAt: null }) }),
+      CALLER,
+      ID,
+    );
+    assert.deepEqual(
+      [ledgers.occurredAt, journals.occurredAt],
+      ['2026-01-31T09:15:02.000Z', '2026-01-31T09:15:09.000Z'],
+    );
+  });
+
+  test("when the card's movements are asked for a compensation, then only for a decided movement that is not one itself and whose compensation the journal does not know; only the one compensating it counts", async () => {
+    const asked: string[] = [];
+    const lookup = async (
+      movement: LedgerMovement,
+      card: LedgerMovement[],
+      compensations: Record<string, string> = {},
+    ) => {
+      const ledger = {
+        ...ledgerOf({ movement }),
+        getCardAccount: async (_key: string, cardId: string) => {
+          asked.push(`${movement.state} ${movement.compensates ?? '-'} ${cardId}`);
+          return { movements: card };
+        },
+      };
+      return (await movementById(engineOf([], compensations), ledger, CALLER, ID)).compensatedBy;
+    };
+    const theirs = atLedger({ id: OTHER, kind: 'discharge', compensates: ID.toUpperCase() });
+    const unrelated = atLedger({
+      id: '0b7a6f0e-5a6e-4c39-9a48-6f5c1e1d0a04',
+      kind: 'discharge',
+      compensates: null,
+    });
+    const found = await lookup(atLedger(), [unrelated, theirs]);
+    const none = await lookup(atLedger(), [unrelated]);
+    const pending = await lookup(atLedger({ state: 'pending' }), [theirs]);
+    const itself = await lookup(atLedger({ compensates: OTHER }), [theirs]);
+    const known = await lookup(atLedger(), [], { [ID]: 'journal-compensation' });
+    assert.deepEqual(
+      { found, none, pending, itself, known, asked },
+      {
+        found: OTHER,
+        none: null,
+        pending: null,
+        itself: null,
+        known: 'journal-compensation',
+        asked: ['posted - 04A1B2C3', 'posted - 04A1B2C3'],
+      },
+    );
+  });
+});
+
 describe('movements by reference', () => {
   test('when the ledger has some and the journal one more, then all come once, newest first', async () => {
     const newer = journaled({ id: OTHER, startedAt: '2026-01-31T10:00:00.000Z', card: undefined });

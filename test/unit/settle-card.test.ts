@@ -189,7 +189,10 @@ describe('settleCard', () => {
     const made = sim.movements.get(compensation);
     assert.equal(made?.state, 'posted');
     assert.equal(made?.resolvedByTill, TILL);
-    assert.match(made?.evidence ?? '', new RegExp(`compensation of ${posted} made by till`));
+    assert.equal(
+      made?.evidence,
+      `compensation of ${posted} made by till ${OTHER_TILL}, left pending; posted at till ${TILL}, as that till would have`,
+    );
     assert.equal(card.writes, writes, 'nothing is written to the card');
     assert.equal(sim.cardAccount(SHOP, CARD), 34, 'the books count the compensation');
     const again = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
@@ -199,8 +202,77 @@ describe('settleCard', () => {
   });
 });
 
+describe('settleCard, a compensation no till made', () => {
+  test("when a compensation made without a till (the provider's) was left pending, then it is posted with evidence naming no till", async () => {
+    const sim = simWithShops();
+    sim.importCard(SHOP, CARD, 30);
+    const here = engineWith(ledgerOf(sim));
+    await here.open();
+    const card = cardOnReader(30);
+    const { posted, compensation } = otherTillCompensated(sim, { byTill: false });
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    await here.engine.close();
+    assert.deepEqual(answer.settled, [
+      { id: compensation, tillId: null, kind: 'discharge', credits: 1, state: 'posted' },
+    ]);
+    assert.equal(
+      sim.movements.get(compensation)?.evidence,
+      `compensation of ${posted} made by till (none), left pending; posted at till ${TILL}, as that till would have`,
+    );
+  });
+});
+
+describe('settleCard, with the changes waiting for the card', () => {
+  test('when a replacement waits for the card, then settling applies it and lists it; with none, no list', async () => {
+    const sim = simWithShops();
+    const lost = '04C0C0C0';
+    sim.importCard(SHOP, lost, 30);
+    sim.cardRules.block(KEY, lost, true, 'owner', 'lost');
+    const changeId = randomUUID();
+    sim.cardRules.replace(KEY, {
+      id: changeId,
+      cardId: lost,
+      newCardId: CARD,
+      by: 'o',
+      reason: 'lost',
+    });
+    const here = engineWith(ledgerOf(sim));
+    await here.open();
+    const card = cardOnReader('blank');
+    let waiting = sim.cardRules.list(KEY).waiting;
+    const changes = {
+      changes: {
+        waitingFor: (cardId: string) => waiting.filter((change) => change.cardId === cardId),
+        refresh: async () => undefined,
+        applied: (id: string) => {
+          waiting = waiting.filter((change) => change.id !== id);
+        },
+      },
+      keyFingerprint: fingerprint(KEY),
+    };
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY, changes);
+    const again = await settleCard(card.access, here.engine, cardAccounts(sim), KEY, changes);
+    await here.engine.close();
+    const applied = answer.cardChanges?.map(({ kind, changeId: id, credits }) => ({
+      kind,
+      id,
+      credits,
+    }));
+    assert.deepEqual(
+      applied,
+      [{ kind: 'replacement', id: changeId, credits: 30 }],
+      JSON.stringify(answer),
+    );
+    assert.equal(card.held(), 30);
+    assert.equal('cardChanges' in again, false, JSON.stringify(again));
+  });
+});
+
 /** Another till's recharge of 5, posted, and its compensating payout of 1, created (pending). */
-function otherTillCompensated(sim: SimLedger): { posted: string; compensation: string } {
+function otherTillCompensated(
+  sim: SimLedger,
+  { byTill = true } = {},
+): { posted: string; compensation: string } {
   const posted = randomUUID();
   const by = { tillId: OTHER_TILL };
   sim.create(KEY, { id: posted, kind: 'recharge', cardId: CARD, credits: 5, ...by });
@@ -212,7 +284,7 @@ function otherTillCompensated(sim: SimLedger): { posted: string; compensation: s
     cardId: CARD,
     credits: 1,
     compensates: posted,
-    ...by,
+    ...(byTill ? by : {}),
   });
   return { posted, compensation };
 }
