@@ -4,14 +4,12 @@
  * "The card layer's money files the float changed"): `npx stryker run stryker.card.config.mjs`.
  *
  * The wallet codec (the Classic and DESFire card formats, the float reference, the card face) and
- * the card session's Classic wallet writes, with the money core's settings (stryker.config.mjs)
- * without the simulation's 100 seeds, as stryker.engine.config.mjs does for the engine. Every unit
- * test file in test/unit/ runs (the card files are reached through the virtual cards from many of
- * them), but the tray app's (test/unit/main/): the two of those that reach the card layer run the
- * reader manager against a stalled PC/SC host for minutes, and with them the first (coverage)
- * run passed Stryker's 5 minutes on the shared machine. A mutant only they, the simulation or the
- * pcsc area would kill counts as a survivor here, so the score is never flattered. Its own reports, incremental file and sandbox, so a run does not undo the
- * whole core's nor meet another config's run.
+ * the card sessions that write them, with the money core's settings (stryker.config.mjs), against
+ * the card layer's own unit test files only: the codec is reached through the virtual cards from
+ * some forty more (the engine's), and a mutant those reach and do not kill would run them all,
+ * most of an hour more on the shared 2-core machine. A mutant only another test file, the
+ * simulation or the pcsc area would kill counts as a survivor here, so the score is never
+ * flattered. Its own reports, incremental file and sandbox, so a run undoes no other config's.
  *
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
@@ -29,8 +27,21 @@ export default {
     'service/card/desfire/desfire-wallet-format.ts',
     'service/card/desfire/desfire-wallet-session.ts',
   ],
-  tap: { ...base.tap, testFiles: ['test/unit/!(code-shape).test.ts'] },
-  // The coverage run of the unit files takes minutes when other runs share the machine.
+  tap: {
+    ...base.tap,
+    testFiles: [
+      'test/unit/classic-wallet.test.ts',
+      'test/unit/float-reference.test.ts',
+      'test/unit/wallet-format.test.ts',
+      'test/unit/wallet-use-cases.test.ts',
+      'test/unit/virtual-card.test.ts',
+      'test/unit/read-card.test.ts',
+      'test/unit/card-session*.test.ts',
+      'test/unit/desfire-*.test.ts',
+      'test/unit/personalize-*.test.ts',
+    ],
+  },
+  // The coverage run takes minutes when other runs share the machine.
   dryRunTimeoutMinutes: 20,
   htmlReporter: { fileName: 'reports/mutation-card/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation-card/mutation.json' },
