@@ -30,6 +30,7 @@ export default {
   tap: {
     ...base.tap,
     testFiles: [
+      'test/unit/card-face.test.ts',
       'test/unit/classic-wallet.test.ts',
       'test/unit/float-reference.test.ts',
       'test/unit/wallet-format.test.ts',
