@@ -1,0 +1,160 @@
+// The DESFire wallet session and the till float (docs/card-format.md, section 9): a float
+// recharge's v2 record shows on the card, a wallet made before v2 (24-byte records) carries no
+// float recharge and is refused one, and what a read shows of the newest record.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { describe, test } from 'node:test';
+import type { Reader } from 'nfc-pcsc';
+import { boundedApdu } from '../../service/card/bounded-apdu.ts';
+import {
+  planDesfireWrite,
+  RECORD_FILE,
+  VALUE_FILE,
+} from '../../service/card/desfire/desfire-wallet-format.ts';
+import { DesfireWalletSession } from '../../service/card/desfire/desfire-wallet-session.ts';
+import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
+import { SimulatedNfc, SimulatedPcscReader } from '../../service/card/simulator/simulated-pcsc.ts';
+import type { VirtualDesfireCard } from '../../service/card/simulator/virtual-desfire-card.ts';
+import { WalletKeys } from '../../service/card/wallet-keys.ts';
+import type { AppError } from '../../service/errors.ts';
+
+const AID = 0x435701;
+const keys = new WalletKeys({ key: Buffer.alloc(6, 0xff), type: 0x60, sector: 1 });
+const FLOAT_A = '22ea3bfc-5b3b-8000-8000-00000000002a';
+const FLOAT_B = '22ea3bfc-5b3b-8000-8000-00000000002b';
+const PAYOUT = '0f8fad5b-d9cb-469f-a165-70867728950e';
+
+let uids = 0;
+/** A card holding the wallet on the trial keys, with `credits`; its records `recordSize` long. */
+function walletCard(credits: number, recordSize = 32): VirtualDesfireCard {
+  uids += 1;
+  const card = desfireWalletCard(
+    Buffer.from(`04F10A7${uids.toString(16).padStart(7, '0')}`, 'hex'),
+    AID,
+    credits,
+  );
+  const file = card.application(AID)?.files.get(RECORD_FILE);
+  assert.ok(file?.type === 'cyclic-record');
+  file.recordSize = recordSize;
+  return card;
+}
+
+/** A session over nfc-pcsc's Reader and the simulated reader, `card` in the field. */
+async function onReader(card: VirtualDesfireCard) {
+  const device = new SimulatedPcscReader();
+  const nfc = new SimulatedNfc(device).asNfc();
+  const reader = await new Promise<Reader>((resolve) => nfc.once('reader', resolve));
+  reader.on('error', () => {});
+  reader.autoProcessing = false;
+  const seen = once(reader, 'card');
+  void device.insert(card);
+  await seen;
+  const session = () =>
+    new DesfireWalletSession(
+      card.id,
+      (apdu) =>
+        boundedApdu(
+          () => {},
+          1_000,
+          () => reader.transmit(apdu, 256),
+          () => -Infinity,
+        ),
+      keys.desfireKeysFor(card.id),
+    );
+  return { session, close: () => nfc.close() };
+}
+
+const valueOf = (card: VirtualDesfireCard) => {
+  const file = card.application(AID)?.files.get(VALUE_FILE);
+  return file?.type === 'value' ? file.value : undefined;
+};
+const recordsOf = (card: VirtualDesfireCard) => {
+  const file = card.application(AID)?.files.get(RECORD_FILE);
+  return file?.type === 'cyclic-record' ? file.records.map((record) => record.length) : [];
+};
+
+describe('DesfireWalletSession and the float', () => {
+  test('when a wallet without records is read, then it carries float recharges, shows none, and has no newest record', async () => {
+    const card = walletCard(7);
+    const rig = await onReader(card);
+    try {
+      const wallet = await rig.session().readWallet();
+      assert.deepEqual(wallet, {
+        cardId: card.id,
+        balance: 7,
+        before: 'desfire:v1:7:0',
+        hasWallet: true,
+        counter: 0,
+        carriesFloat: true,
+        floatEvidence: [],
+      });
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when float recharges and a payout are written, then the card shows both recharges, newest first, and the payout as its newest record', async () => {
+    const card = walletCard(10);
+    const rig = await onReader(card);
+    try {
+      const session = rig.session();
+      let wallet = await session.readWallet();
+      for (const [balance, id, float] of [
+        [30, FLOAT_A, true],
+        [45, FLOAT_B, true],
+        [40, PAYOUT, false],
+      ] as const) {
+        const intent = planDesfireWrite(wallet.before, balance, id, float);
+        assert.deepEqual(await session.write(intent), { outcome: 'committed' });
+        wallet = await session.readWallet();
+      }
+      assert.equal(valueOf(card), 40);
+      assert.deepEqual(recordsOf(card), [32, 32, 32]);
+      assert.equal(wallet.carriesFloat, true);
+      assert.deepEqual(wallet.floatEvidence, [
+        { movementId: FLOAT_B, credits: 15 },
+        { movementId: FLOAT_A, credits: 20 },
+      ]);
+      assert.deepEqual(wallet.record, { counter: 3, movementId: PAYOUT, valueAfter: 40 });
+      assert.equal(wallet.before, 'desfire:v1:40:3');
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when a wallet made before v2 (24-byte records) is read, then it carries no float recharge; a float recharge is refused untouched, any other write lands with a 24-byte record', async () => {
+    const card = walletCard(10, 24);
+    const rig = await onReader(card);
+    try {
+      const session = rig.session();
+      const wallet = await session.readWallet();
+      assert.equal(wallet.carriesFloat, false);
+      assert.deepEqual(wallet.floatEvidence, []);
+      const refused = await session.write(planDesfireWrite(wallet.before, 30, FLOAT_A, true));
+      assert.equal(refused.outcome, 'not-written');
+      assert.equal(refused.outcome === 'not-written' && refused.error.code, 'CardOperationFailed');
+      assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
+      const plain = planDesfireWrite(wallet.before, 30, PAYOUT);
+      assert.deepEqual(await session.write(plain), { outcome: 'committed' });
+      assert.deepEqual([valueOf(card), recordsOf(card)], [30, [24]]);
+      const after = await session.readWallet();
+      assert.deepEqual(after.record, { counter: 1, movementId: PAYOUT, valueAfter: 30 });
+      assert.deepEqual(after.floatEvidence, []);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test("when a wallet's record file holds records of another size, then reading it is CorruptCard", async () => {
+    const card = walletCard(10, 16);
+    const rig = await onReader(card);
+    try {
+      await assert.rejects(
+        rig.session().readWallet(),
+        (error: AppError) => error.code === 'CorruptCard',
+      );
+    } finally {
+      rig.close();
+    }
+  });
+});
