@@ -39,7 +39,19 @@ interface Script {
   readBack?: Buffer | Error;
   /** Thrown by every authentication. */
   authFails?: Error;
+  /**
+   * A card not personalized yet: key B (its own) is refused, and the refusal halts the card (it
+   * refuses every key) until the reader resets it.
+   */
+  refusesKeyB?: boolean;
 }
+
+const refusal = () =>
+  nfcError(
+    'AuthenticationError',
+    'operation_failed',
+    'Authentication operation failed: Status code: 0x6300',
+  );
 
 /**
  * A scripted card on a reader: sector 1's blocks 4-6 (slot 0, slot 1, the spare block), every
@@ -48,7 +60,22 @@ interface Script {
 function scriptedReader(script: Script = {}, blocks = new Map<number, Buffer>()) {
   for (const block of [4, 5, 6]) if (!blocks.has(block)) blocks.set(block, Buffer.alloc(16));
   const calls: string[] = [];
+  let halted = false;
+  const pcsc = {
+    SCARD_RESET_CARD: 1,
+    disconnect: (disposition: number, callback: (error?: Error | null) => void) => {
+      calls.push(disposition === 1 ? 'reset' : 'disconnect');
+      halted = false;
+      callback(null);
+    },
+  };
   const reader = {
+    reader: pcsc,
+    connection: { type: 2, protocol: 2 } as object | null,
+    connect: async () => {
+      calls.push(`connect${reader.connection === null ? '' : ' (still connected)'}`);
+      reader.connection = { type: 2, protocol: 2 };
+    },
     transmit: async (apdu: Buffer) => {
       assert.equal(apdu.toString('hex'), 'ffca000000', 'only GET UID is sent raw');
       calls.push('uid');
@@ -61,6 +88,10 @@ function scriptedReader(script: Script = {}, blocks = new Map<number, Buffer>())
     authenticate: async (block: number, type: number) => {
       calls.push(`auth ${block} ${type.toString(16)}`);
       if (script.authFails) throw script.authFails;
+      if (halted || (script.refusesKeyB && type === 0x61)) {
+        halted = true;
+        throw refusal();
+      }
       return true;
     },
     read: async (block: number, length: number, blockSize: number) => {
@@ -136,11 +167,7 @@ describe('CardSession: a block write and its read-back', () => {
 
   test('when the sector does not open before a write, then nothing is written (AuthenticationFail)', async () => {
     const rig = scriptedReader({
-      authFails: nfcError(
-        'AuthenticationError',
-        'operation_failed',
-        'Authentication operation failed: Status code: 0x6300',
-      ),
+      authFails: refusal(),
     });
     const result = await rig.session().write(SLOT_WRITE);
     assert.equal(result.outcome, 'not-written');
@@ -227,11 +254,7 @@ describe("CardSession: the wallet sector's authentication", () => {
 
   test('when an authentication fails otherwise, then the loaded keys are kept', async () => {
     const rig = scriptedReader({
-      authFails: nfcError(
-        'AuthenticationError',
-        'operation_failed',
-        'Authentication operation failed: Status code: 0x6300',
-      ),
+      authFails: refusal(),
     });
     const keyStorage = { '0': Buffer.alloc(6, 0xff) };
     Object.assign(rig.reader, { keyStorage });
@@ -282,5 +305,58 @@ describe('CardSession: the spare block it remembers', () => {
     assert.deepEqual(spared, { outcome: 'committed' });
     assert.deepEqual(writes, ['write 6', 'write 6', 'write 4']);
     assert.deepEqual(rig.blocks.get(6), Buffer.alloc(16));
+  });
+});
+
+describe('CardSession: which key opens the wallet', () => {
+  test('when per-card keys meet a card not personalized, then its own key is refused, the card reset once (its loaded keys forgotten) and the transport key opens it; asked again, the same way', async () => {
+    const rig = scriptedReader({ refusesKeyB: true });
+    const keyStorage = { '0': Buffer.alloc(6, 0x01) };
+    Object.assign(rig.reader, { keyStorage });
+    const session = rig.session(perCardKeys);
+    assert.equal(await session.openWallet(), 'transport');
+    assert.deepEqual(rig.calls, ['auth 4 61', 'reset', 'connect', 'uid', 'auth 4 60']);
+    assert.deepEqual(keyStorage, { '0': null });
+    rig.calls.length = 0;
+    assert.equal(await session.openWallet(), 'transport');
+    assert.equal((await session.readWallet()).before, 'classic:v1:blank');
+    assert.deepEqual(rig.calls, ['auth 4 61', 'reset', 'connect', 'uid', 'auth 4 60', 'read 4 48']);
+  });
+
+  test('when a card an earlier session left halted is opened again, then it is reset once, and a session after that resets nothing', async () => {
+    const rig = scriptedReader({ refusesKeyB: true });
+    assert.equal(await rig.session(perCardKeys).openWallet(), 'transport');
+    rig.calls.length = 0;
+    await rig.session(keys).readWallet();
+    assert.deepEqual(rig.calls, ['auth 4 60', 'read 4 48'], 'the reset of the first session holds');
+  });
+
+  test('when the first authentication fails otherwise than by the key (the card left), then openWallet fails with it and tries no other key', async () => {
+    const rig = scriptedReader({
+      authFails: nfcError('TransmitError', 'failure', 'An error occurred while transmitting.'),
+    });
+    await assert.rejects(
+      rig.session(perCardKeys).openWallet(),
+      (error: AppError) => error.code === 'NoCard',
+    );
+    assert.deepEqual(rig.calls, ['auth 4 61']);
+  });
+
+  test('when the one configured key is refused (no per-card keys), then AuthenticationFail at once: there is no other key to try', async () => {
+    const rig = scriptedReader({ authFails: refusal() });
+    await assert.rejects(
+      rig.session(keys).openWallet(),
+      (error: AppError) => error.code === 'AuthenticationFail',
+    );
+    assert.deepEqual(rig.calls, ['auth 4 60']);
+  });
+
+  test('when per-card keys open a personalized card, then its own key, once', async () => {
+    const rig = scriptedReader();
+    const session = rig.session(perCardKeys);
+    assert.equal(await session.openWallet(), 'card');
+    assert.equal(await session.openWallet(), 'card');
+    await session.readSlots();
+    assert.deepEqual(rig.calls, ['auth 4 61', 'read 4 32']);
   });
 });
