@@ -33,7 +33,7 @@ export default {
       'test/unit/card-face.test.ts',
       'test/unit/classic-wallet.test.ts',
       'test/unit/float-reference.test.ts',
-      'test/unit/wallet-format.test.ts',
+      'test/unit/wallet-format*.test.ts',
       'test/unit/wallet-use-cases.test.ts',
       'test/unit/virtual-card.test.ts',
       'test/unit/read-card.test.ts',

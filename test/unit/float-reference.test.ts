@@ -58,15 +58,43 @@ describe('the float reference, against the page', () => {
     });
   }
 
-  test('when a reference is asked for what it cannot hold, then it is a RangeError', () => {
+  test('when a block is not 16 bytes, or names 0 credits under a good CRC, then it names nothing', () => {
+    const block = encodeFloatReference({ generation: 5, movementId: FLOAT_ID, credits: 20 });
+    assert.equal(decodeFloatReference(Buffer.concat([block, Buffer.alloc(1)])), undefined);
+    assert.equal(decodeFloatReference(block.subarray(0, 15)), undefined);
+    const noCredits = Buffer.from(block);
+    noCredits.writeUIntBE(0, 11, 3);
+    noCredits.writeUInt16BE(crc16(noCredits.subarray(0, 14)), 14);
+    assert.equal(decodeFloatReference(noCredits), undefined);
+  });
+
+  test('when a reference is asked for what it cannot hold, then it is a RangeError saying what', () => {
     const fine = { generation: 1, movementId: FLOAT_ID, credits: 1 };
-    assert.throws(
-      () => encodeFloatReference({ ...fine, movementId: '7c9e6679-7425-40de-944b-e07fc1f90ae7' }),
-      RangeError,
-    );
-    assert.throws(() => encodeFloatReference({ ...fine, credits: 0 }), RangeError);
-    assert.throws(() => encodeFloatReference({ ...fine, credits: 2 ** 24 }), RangeError);
-    assert.throws(() => encodeFloatReference({ ...fine, generation: 256 }), RangeError);
+    const pool = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+    assert.throws(() => encodeFloatReference({ ...fine, movementId: pool }), {
+      name: 'RangeError',
+      message: `${pool} is not a float movement id`,
+    });
+    for (const credits of [0, 2 ** 24, 1.5]) {
+      assert.throws(() => encodeFloatReference({ ...fine, credits }), {
+        name: 'RangeError',
+        message: `a float reference holds 1 to 16777215 credits, not ${credits}`,
+      });
+    }
+    for (const generation of [256, -1, 1.5]) {
+      assert.throws(() => encodeFloatReference({ ...fine, generation }), {
+        name: 'RangeError',
+        message: `generation must be 0..255, got ${generation}`,
+      });
+    }
+    // The edges it holds.
+    for (const edge of [
+      { ...fine, generation: 0 },
+      { ...fine, generation: 255 },
+      { ...fine, credits: 2 ** 24 - 1 },
+    ]) {
+      assert.deepEqual(decodeFloatReference(encodeFloatReference(edge)), edge);
+    }
   });
 });
 
