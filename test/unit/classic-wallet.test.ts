@@ -229,6 +229,10 @@ describe('a write planned for a DESFire card, put to a Classic card', () => {
     });
     assert.equal(result.outcome, 'not-written');
     assert.equal(result.outcome === 'not-written' && result.error.code, 'CardOperationFailed');
+    assert.equal(
+      result.outcome === 'not-written' && (result.error.cause as Error).message,
+      'a DESFire write for a MIFARE Classic card',
+    );
     assert.deepEqual(writes, []);
   });
 });

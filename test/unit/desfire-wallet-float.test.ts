@@ -14,7 +14,8 @@ import {
 import { DesfireWalletSession } from '../../service/card/desfire/desfire-wallet-session.ts';
 import { desfireWalletCard } from '../../service/card/simulator/card-simulator.ts';
 import { SimulatedNfc, SimulatedPcscReader } from '../../service/card/simulator/simulated-pcsc.ts';
-import type { VirtualDesfireCard } from '../../service/card/simulator/virtual-desfire-card.ts';
+import { VirtualDesfireCard } from '../../service/card/simulator/virtual-desfire-card.ts';
+import { planWrite } from '../../service/card/wallet-card.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
 import type { AppError } from '../../service/errors.ts';
 
@@ -133,6 +134,10 @@ describe('DesfireWalletSession and the float', () => {
       const refused = await session.write(planDesfireWrite(wallet.before, 30, FLOAT_A, true));
       assert.equal(refused.outcome, 'not-written');
       assert.equal(refused.outcome === 'not-written' && refused.error.code, 'CardOperationFailed');
+      assert.equal(
+        refused.outcome === 'not-written' && (refused.error.cause as Error).message,
+        'v1 movement records carry no float recharge',
+      );
       assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
       const plain = planDesfireWrite(wallet.before, 30, PAYOUT);
       assert.deepEqual(await session.write(plain), { outcome: 'committed' });
@@ -155,6 +160,31 @@ describe('DesfireWalletSession and the float', () => {
       );
     } finally {
       rig.close();
+    }
+  });
+
+  test('when a write does not fit the card (a Classic write, or a card without the wallet), then certainly not written, saying why', async () => {
+    const card = walletCard(10);
+    const rig = await onReader(card);
+    const bare = new VirtualDesfireCard({ uid: Buffer.from('04F10AFF000001', 'hex') });
+    const bareRig = await onReader(bare);
+    try {
+      const classic = await rig.session().write(planWrite('classic:v1:blank', 5, PAYOUT));
+      const none = await bareRig.session().write(planDesfireWrite('desfire:v1:blank', 5, PAYOUT));
+      for (const [result, why] of [
+        [classic, 'a MIFARE Classic write for a DESFire card'],
+        [none, 'the card holds no wallet application'],
+      ] as const) {
+        assert.equal(result.outcome, 'not-written', why);
+        assert.equal(
+          result.outcome === 'not-written' && (result.error.cause as Error).message,
+          why,
+        );
+      }
+      assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
+    } finally {
+      rig.close();
+      bareRig.close();
     }
   });
 });

@@ -155,6 +155,10 @@ describe('a Classic wallet with its spare block', () => {
       writeSlotBlock: card({ outcome: 'committed' }).writeSlotBlock,
     });
     assert.equal(noSpare.outcome, 'not-written');
+    assert.equal(
+      noSpare.outcome === 'not-written' && (noSpare.error.cause as Error).message,
+      'this card carries no float reference',
+    );
   });
 
   test('when a recharge is not from the float, then no reference is planned or written', async () => {
