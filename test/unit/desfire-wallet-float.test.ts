@@ -188,3 +188,73 @@ describe('DesfireWalletSession and the float', () => {
     }
   });
 });
+
+describe("DesfireWalletSession: a wallet application whose files are not the wallet's", () => {
+  type Files = NonNullable<ReturnType<VirtualDesfireCard['application']>>['files'];
+  const value = (files: Files) => {
+    const file = files.get(VALUE_FILE);
+    assert.ok(file?.type === 'value');
+    return file;
+  };
+  const record = (files: Files) => {
+    const file = files.get(RECORD_FILE);
+    assert.ok(file?.type === 'cyclic-record');
+    return file;
+  };
+  const deviations: [string, (files: Files) => void][] = [
+    ['a value file sent plain', (files) => void (value(files).comm = 'plain')],
+    ['a value file that may go below 0', (files) => void (value(files).lowerLimit = -1)],
+    ['a value file with limited credit', (files) => void (value(files).limitedCredit = true)],
+    ['a record file sent plain', (files) => void (record(files).comm = 'plain')],
+    ['records of another size', (files) => void (record(files).recordSize = 16)],
+    [
+      'the value file where the records are',
+      (files) => void files.set(RECORD_FILE, { ...value(files) }),
+    ],
+    [
+      'the record file where the value is',
+      (files) => void files.set(VALUE_FILE, { ...record(files) }),
+    ],
+  ];
+
+  for (const [name, deviate] of deviations) {
+    test(`when the card holds ${name}, then personalizing it is CorruptCard`, async () => {
+      const card = walletCard(10);
+      deviate(card.application(AID)!.files);
+      const rig = await onReader(card);
+      try {
+        await assert.rejects(
+          rig.session().personalize(async () => {}),
+          (error: AppError) => error.code === 'CorruptCard',
+        );
+      } finally {
+        rig.close();
+      }
+    });
+  }
+
+  test('when the wallet files are as made, then personalizing it on the trial keys writes nothing', async () => {
+    const card = walletCard(10, 24);
+    const rig = await onReader(card);
+    try {
+      assert.equal(await rig.session().personalize(async () => {}), false);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when its records are in a value file, then reading the wallet is CorruptCard', async () => {
+    const card = walletCard(10);
+    const files = card.application(AID)!.files;
+    files.set(RECORD_FILE, { ...value(files) });
+    const rig = await onReader(card);
+    try {
+      await assert.rejects(
+        rig.session().readWallet(),
+        (error: AppError) => error.code === 'CorruptCard',
+      );
+    } finally {
+      rig.close();
+    }
+  });
+});
