@@ -50,19 +50,23 @@ async function onReader(card: VirtualDesfireCard) {
   const seen = once(reader, 'card');
   void device.insert(card);
   await seen;
-  const session = () =>
+  /** The instruction byte of each wrapped command sent (90 INS 00 00 ...). */
+  const sent: number[] = [];
+  const session = (walletKeys = keys) =>
     new DesfireWalletSession(
       card.id,
-      (apdu) =>
-        boundedApdu(
+      (apdu) => {
+        sent.push(apdu[1] as number);
+        return boundedApdu(
           () => {},
           1_000,
           () => reader.transmit(apdu, 256),
           () => -Infinity,
-        ),
-      keys.desfireKeysFor(card.id),
+        );
+      },
+      walletKeys.desfireKeysFor(card.id),
     );
-  return { session, close: () => nfc.close() };
+  return { session, sent, close: () => nfc.close() };
 }
 
 const valueOf = (card: VirtualDesfireCard) => {
@@ -255,6 +259,62 @@ describe("DesfireWalletSession: a wallet application whose files are not the wal
       );
     } finally {
       rig.close();
+    }
+  });
+});
+
+describe('DesfireWalletSession: the edges of a write', () => {
+  const CREDIT = 0x0c;
+  const DEBIT = 0xdc;
+  const perCard = new WalletKeys({
+    key: Buffer.alloc(6, 0xff),
+    type: 0x60,
+    sector: 1,
+    masterKey: Buffer.from('8E2A1F0C5B7D9364A0C3E5F71B2D4F60', 'hex'),
+  });
+
+  test('when a write moves no credits (the balance stays), then only its record is written: no Credit, no Debit', async () => {
+    const card = walletCard(25);
+    const rig = await onReader(card);
+    try {
+      const session = rig.session();
+      const wallet = await session.readWallet();
+      rig.sent.length = 0;
+      const same = planDesfireWrite(wallet.before, 25, PAYOUT);
+      assert.deepEqual(await session.write(same), { outcome: 'committed' });
+      assert.ok(!rig.sent.includes(CREDIT) && !rig.sent.includes(DEBIT), `sent ${rig.sent}`);
+      assert.deepEqual([valueOf(card), recordsOf(card)], [25, [32]]);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when a write is decided on a card not personalized yet, then its transport key reads the records, without openWallet', async () => {
+    const card = walletCard(10);
+    const rig = await onReader(card);
+    try {
+      const writer = rig.session(perCard);
+      assert.equal(await writer.openWallet(), 'transport');
+      const intent = planDesfireWrite((await writer.readWallet()).before, 30, PAYOUT);
+      assert.deepEqual(await writer.write(intent), { outcome: 'committed' });
+      assert.deepEqual(await rig.session(perCard).decide(intent), { outcome: 'committed' });
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when the reader answers GET UID with a status word alone or less, then NoCard', async () => {
+    for (const answer of [Buffer.from([0x90]), Buffer.alloc(0)]) {
+      const session = new DesfireWalletSession(
+        '04F10A70000001',
+        async () => answer,
+        keys.desfireKeysFor('04F10A70000001'),
+      );
+      await assert.rejects(
+        session.checkUid(),
+        (error: AppError) => error.code === 'NoCard',
+        answer.toString('hex'),
+      );
     }
   });
 });
