@@ -44,6 +44,8 @@ interface Script {
    * refuses every key) until the reader resets it.
    */
   refusesKeyB?: boolean;
+  /** Thrown by the reader's card reset (SCardDisconnect with SCARD_RESET_CARD). */
+  resetFails?: Error;
 }
 
 const refusal = () =>
@@ -65,6 +67,7 @@ function scriptedReader(script: Script = {}, blocks = new Map<number, Buffer>())
     SCARD_RESET_CARD: 1,
     disconnect: (disposition: number, callback: (error?: Error | null) => void) => {
       calls.push(disposition === 1 ? 'reset' : 'disconnect');
+      if (script.resetFails) return callback(script.resetFails);
       halted = false;
       callback(null);
     },
@@ -358,5 +361,29 @@ describe('CardSession: which key opens the wallet', () => {
     assert.equal(await session.openWallet(), 'card');
     await session.readSlots();
     assert.deepEqual(rig.calls, ['auth 4 61', 'read 4 32']);
+  });
+
+  test('when an authentication fails because the card left, then the card is not taken for halted: the next session resets nothing', async () => {
+    const script: Script = {
+      authFails: nfcError('TransmitError', 'failure', 'An error occurred while transmitting.'),
+    };
+    const rig = scriptedReader(script);
+    await assert.rejects(rig.session().readWallet(), (error: AppError) => error.code === 'NoCard');
+    delete script.authFails;
+    rig.calls.length = 0;
+    await rig.session().readWallet();
+    assert.deepEqual(rig.calls, ['auth 4 60', 'read 4 48']);
+  });
+
+  test('when the card reset fails, then openWallet fails and the transport key is never tried', async () => {
+    const rig = scriptedReader({
+      refusesKeyB: true,
+      resetFails: new Error('SCardDisconnect error: 0x80100003'),
+    });
+    await assert.rejects(rig.session(perCardKeys).openWallet(), (error: AppError) => {
+      assert.equal((error.cause as Error).message, 'SCardDisconnect error: 0x80100003');
+      return true;
+    });
+    assert.deepEqual(rig.calls, ['auth 4 61', 'reset']);
   });
 });
