@@ -317,4 +317,33 @@ describe('DesfireWalletSession: the edges of a write', () => {
       );
     }
   });
+
+  test('when the keys are refused before the write changed anything, then certainly not written (AuthenticationFail), with no abort', async () => {
+    const card = walletCard(10);
+    const rig = await onReader(card);
+    try {
+      // The card holds the trial keys; these per-card keys are not its own.
+      const intent = planDesfireWrite('desfire:v1:10:0', 30, PAYOUT);
+      const result = await rig.session(perCard).write(intent);
+      assert.equal(result.outcome, 'not-written');
+      assert.equal(result.outcome === 'not-written' && result.error.code, 'AuthenticationFail');
+      assert.ok(!rig.sent.includes(0xa7), 'no AbortTransaction');
+      assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when a Classic write is decided on a DESFire card, then unknown, and nothing is sent', async () => {
+    const card = walletCard(10);
+    const rig = await onReader(card);
+    try {
+      rig.sent.length = 0;
+      const decision = await rig.session().decide(planWrite('classic:v1:blank', 5, PAYOUT));
+      assert.deepEqual(decision, { outcome: 'unknown' });
+      assert.deepEqual(rig.sent, []);
+    } finally {
+      rig.close();
+    }
+  });
 });
