@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import type { Reader } from 'nfc-pcsc';
 import { boundedApdu } from '../../service/card/bounded-apdu.ts';
 import {
+  PICC_SETTINGS,
   planDesfireWrite,
   RECORD_FILE,
   VALUE_FILE,
@@ -16,7 +17,9 @@ import { desfireWalletCard } from '../../service/card/simulator/card-simulator.t
 import { SimulatedNfc, SimulatedPcscReader } from '../../service/card/simulator/simulated-pcsc.ts';
 import { VirtualDesfireCard } from '../../service/card/simulator/virtual-desfire-card.ts';
 import { planWrite } from '../../service/card/wallet-card.ts';
+import { formatCardId } from '../../service/card/wallet-format.ts';
 import { WalletKeys } from '../../service/card/wallet-keys.ts';
+import { errors } from '../../service/errors.ts';
 import type { AppError } from '../../service/errors.ts';
 
 const AID = 0x435701;
@@ -342,6 +345,50 @@ describe('DesfireWalletSession: the edges of a write', () => {
       const decision = await rig.session().decide(planWrite('classic:v1:blank', 5, PAYOUT));
       assert.deepEqual(decision, { outcome: 'unknown' });
       assert.deepEqual(rig.sent, []);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test("when a personalized card's PICC settings are not the wallet's (a tear after its key changed), then personalizing sets them, once", async () => {
+    const uid = Buffer.from('04F10AFF000002', 'hex');
+    const own = perCard.desfireKeysFor(formatCardId(uid)).own;
+    const card = desfireWalletCard(uid, AID, 10, own);
+    card.setPiccKey({ ...own.picc, version: own.version }, 0x0f);
+    const rig = await onReader(card);
+    try {
+      assert.equal(await rig.session(perCard).personalize(async () => {}), true);
+      assert.equal(card.piccSettings, PICC_SETTINGS);
+      assert.equal(await rig.session(perCard).personalize(async () => {}), false);
+    } finally {
+      rig.close();
+    }
+  });
+
+  test('when the card leaves as the wallet is selected, then the read fails (NoCard): a card that did not answer is not one without the wallet', async () => {
+    const cardId = '04F10AFF000003';
+    const session = new DesfireWalletSession(
+      cardId,
+      async (apdu) => {
+        if (apdu[1] === 0x5a) throw errors.noCard();
+        return Buffer.from(`${cardId}9000`, 'hex');
+      },
+      keys.desfireKeysFor(cardId),
+    );
+    await assert.rejects(session.readWallet(), (error: AppError) => error.code === 'NoCard');
+  });
+
+  test("when the till key may no longer read the wallet's value file (its rights changed), then AuthenticationFail: only a missing file is a corrupt wallet", async () => {
+    const card = walletCard(10);
+    const file = card.application(AID)!.files.get(VALUE_FILE);
+    assert.ok(file?.type === 'value');
+    file.access = { read: 0x0f, write: 0x0f, readWrite: 0, change: 0 };
+    const rig = await onReader(card);
+    try {
+      await assert.rejects(
+        rig.session().readWallet(),
+        (error: AppError) => error.code === 'AuthenticationFail',
+      );
     } finally {
       rig.close();
     }
