@@ -172,12 +172,11 @@ export class CardSession implements WalletCard {
       await this.#call(() => this.#reader.write(block, data, BLOCK));
       return undefined;
     } catch (error) {
-      const cardError = toCardError(error);
-      // A refusal status (not authenticated, wrong block) means the card did not take it.
-      if (cardError.code === 'CardOperationFailed' && /Status code/.test(messageOf(error))) {
-        return { outcome: 'not-written', error: cardError };
-      }
-      return { outcome: 'uncertain', error: cardError };
+      // Once the block went out, no failure says the card took nothing, a status word included:
+      // a MIFARE Classic card acknowledges a write after programming the block, so a card that
+      // left before that acknowledgement fails the write as one that refused it. The slots,
+      // read back or on the next tap, decide it (docs/card-format.md, section 6).
+      return { outcome: 'uncertain', error: toCardError(error) };
     }
   }
 
@@ -291,8 +290,4 @@ function forgetLoadedKeys(reader: Reader): void {
   const cache = reader as unknown as { keyStorage?: Record<string, Buffer | null> };
   if (cache.keyStorage)
     for (const slot of Object.keys(cache.keyStorage)) cache.keyStorage[slot] = null;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

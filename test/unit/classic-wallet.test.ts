@@ -14,6 +14,7 @@ import {
   planClassicWrite,
   readClassicWallet,
   tornFirstWrite,
+  writeClassic,
 } from '../../service/card/classic-wallet.ts';
 import type { ClassicWriteIntent } from '../../service/card/wallet-format.ts';
 import { balanceBefore, isKnownBefore, planWrite } from '../../service/card/wallet-card.ts';
@@ -199,5 +200,39 @@ describe('reading a Classic wallet', () => {
     slots[0] = TORN;
     slots[1] = BLANK;
     assert.equal((await card.readWallet(firstWrite)).balance, 0);
+  });
+});
+
+describe('a write planned for a DESFire card, put to a Classic card', () => {
+  const desfire = planWrite('desfire:v1:blank', 5, 'm1');
+
+  test('when it is decided from the slots, then unknown; and it never proves a torn first write', () => {
+    assert.deepEqual(decideClassicWrite(desfire, [TORN, BLANK]), { outcome: 'unknown' });
+    assert.equal(tornFirstWrite(desfire, [TORN, BLANK]), false);
+    assert.throws(
+      () => readClassicWallet('04A1B2C3', [TORN, BLANK], desfire),
+      (error: AppError) => error.code === 'CorruptCard',
+    );
+  });
+
+  test('when it is written, then certainly not written, and no block is', async () => {
+    const writes: string[] = [];
+    const result = await writeClassic(desfire, {
+      writeSpare: async () => {
+        writes.push('spare');
+        return { outcome: 'committed' };
+      },
+      writeSlotBlock: async () => {
+        writes.push('slot');
+        return { outcome: 'committed' };
+      },
+    });
+    assert.equal(result.outcome, 'not-written');
+    assert.equal(result.outcome === 'not-written' && result.error.code, 'CardOperationFailed');
+    assert.equal(
+      result.outcome === 'not-written' && (result.error.cause as Error).message,
+      'a DESFire write for a MIFARE Classic card',
+    );
+    assert.deepEqual(writes, []);
   });
 });

@@ -33,6 +33,7 @@ interface Vectors {
 
 const vectors = readDocVectors<Vectors>('card-format.md', 'Float reference test vectors');
 const FLOAT_ID = '22ea3bfc-5b3b-8000-8000-00000000002a';
+const MOVEMENT = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 
 describe('the float reference, against the page', () => {
   test("when the page's CRC input is checked, then it gives the page's value", () => {
@@ -57,15 +58,43 @@ describe('the float reference, against the page', () => {
     });
   }
 
-  test('when a reference is asked for what it cannot hold, then it is a RangeError', () => {
+  test('when a block is not 16 bytes, or names 0 credits under a good CRC, then it names nothing', () => {
+    const block = encodeFloatReference({ generation: 5, movementId: FLOAT_ID, credits: 20 });
+    assert.equal(decodeFloatReference(Buffer.concat([block, Buffer.alloc(1)])), undefined);
+    assert.equal(decodeFloatReference(block.subarray(0, 15)), undefined);
+    const noCredits = Buffer.from(block);
+    noCredits.writeUIntBE(0, 11, 3);
+    noCredits.writeUInt16BE(crc16(noCredits.subarray(0, 14)), 14);
+    assert.equal(decodeFloatReference(noCredits), undefined);
+  });
+
+  test('when a reference is asked for what it cannot hold, then it is a RangeError saying what', () => {
     const fine = { generation: 1, movementId: FLOAT_ID, credits: 1 };
-    assert.throws(
-      () => encodeFloatReference({ ...fine, movementId: '7c9e6679-7425-40de-944b-e07fc1f90ae7' }),
-      RangeError,
-    );
-    assert.throws(() => encodeFloatReference({ ...fine, credits: 0 }), RangeError);
-    assert.throws(() => encodeFloatReference({ ...fine, credits: 2 ** 24 }), RangeError);
-    assert.throws(() => encodeFloatReference({ ...fine, generation: 256 }), RangeError);
+    const pool = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+    assert.throws(() => encodeFloatReference({ ...fine, movementId: pool }), {
+      name: 'RangeError',
+      message: `${pool} is not a float movement id`,
+    });
+    for (const credits of [0, 2 ** 24, 1.5]) {
+      assert.throws(() => encodeFloatReference({ ...fine, credits }), {
+        name: 'RangeError',
+        message: `a float reference holds 1 to 16777215 credits, not ${credits}`,
+      });
+    }
+    for (const generation of [256, -1, 1.5]) {
+      assert.throws(() => encodeFloatReference({ ...fine, generation }), {
+        name: 'RangeError',
+        message: `generation must be 0..255, got ${generation}`,
+      });
+    }
+    // The edges it holds.
+    for (const edge of [
+      { ...fine, generation: 0 },
+      { ...fine, generation: 255 },
+      { ...fine, credits: 2 ** 24 - 1 },
+    ]) {
+      assert.deepEqual(decodeFloatReference(encodeFloatReference(edge)), edge);
+    }
   });
 });
 
@@ -126,6 +155,10 @@ describe('a Classic wallet with its spare block', () => {
       writeSlotBlock: card({ outcome: 'committed' }).writeSlotBlock,
     });
     assert.equal(noSpare.outcome, 'not-written');
+    assert.equal(
+      noSpare.outcome === 'not-written' && (noSpare.error.cause as Error).message,
+      'this card carries no float reference',
+    );
   });
 
   test('when a recharge is not from the float, then no reference is planned or written', async () => {
@@ -194,5 +227,77 @@ describe('a Classic wallet with its spare block', () => {
     const after = await face.readWallet();
     assert.deepEqual([after.balance, after.floatEvidence], [50, []]);
     assert.deepEqual(spare, Buffer.alloc(16));
+  });
+});
+
+describe("the Classic card face's spare block, as last read or written", () => {
+  const reference = (generation: number) =>
+    encodeFloatReference({ generation, movementId: FLOAT_ID, credits: 20 });
+
+  /**
+   * A card face over blocks whose spare block's first write answers `spareAnswer` (landing only
+   * when committed or uncertain), the blocks it writes noted in `writes`.
+   */
+  function faceAnswering(spareAnswer: WriteResult) {
+    const slots: [Buffer, Buffer] = [Buffer.alloc(16), encodeValueBlock(30, 4)];
+    let spare = Buffer.alloc(16);
+    let answer: WriteResult | undefined = spareAnswer;
+    const writes: string[] = [];
+    const face = classicWalletCard({
+      cardId: '04A1B2C3',
+      checkUid: async () => undefined,
+      readSlots: async () => [Buffer.from(slots[0]), Buffer.from(slots[1])],
+      readSector: async () => [Buffer.from(slots[0]), Buffer.from(slots[1]), Buffer.from(spare)],
+      writeSlotBlock: async (slot, block) => {
+        writes.push(`slot ${slot}`);
+        slots[slot] = Buffer.from(block);
+        return { outcome: 'committed' };
+      },
+      writeSpare: async (block) => {
+        writes.push(`spare ${block.equals(Buffer.alloc(16)) ? 'cleared' : 'reference'}`);
+        const given = answer ?? { outcome: 'committed' };
+        answer = undefined;
+        if (given.outcome !== 'not-written') spare = Buffer.from(block);
+        return given;
+      },
+    });
+    const setSpare = (block: Buffer) => {
+      spare = Buffer.from(block);
+    };
+    return { face, writes, spare: () => spare, setSpare };
+  }
+
+  /** The face reads the card, writes a reference alone, then a recharge not from the float. */
+  async function referenceThenRecharge(spareAnswer: WriteResult) {
+    const rig = faceAnswering(spareAnswer);
+    const wallet = await rig.face.readWallet();
+    assert.ok(rig.face.writeSpare, 'the face writes the spare block of a card that has one');
+    assert.deepEqual(await rig.face.writeSpare(reference(5)), spareAnswer);
+    const written = await rig.face.write(planClassicWrite(wallet.before, 50, MOVEMENT));
+    assert.equal(written.outcome, 'committed');
+    return rig;
+  }
+
+  test('when a reference write may have landed (uncertain), then the next write of its generation clears it first', async () => {
+    const rig = await referenceThenRecharge({ outcome: 'uncertain', error: errors.noCard() });
+    assert.deepEqual(rig.writes, ['spare reference', 'spare cleared', 'slot 0']);
+    assert.deepEqual(rig.spare(), Buffer.alloc(16));
+  });
+
+  test('when a reference write certainly did not land, then the next write of its generation writes its slot alone', async () => {
+    const rig = await referenceThenRecharge({ outcome: 'not-written', error: errors.noCard() });
+    assert.deepEqual(rig.writes, ['spare reference', 'slot 0']);
+  });
+
+  test('when the face reads the sector itself, then what it read goes with its next write', async () => {
+    const rig = faceAnswering({ outcome: 'committed' });
+    await rig.face.readWallet();
+    // Another till's reference landed since the face read the card (its slot did not).
+    rig.setSpare(reference(5));
+    assert.ok(rig.face.readSector, 'the face reads the sector of a card that has one');
+    const [, , spare] = await rig.face.readSector();
+    assert.deepEqual(spare, reference(5));
+    await rig.face.write(planClassicWrite('classic:v1:30:4:1', 50, MOVEMENT));
+    assert.deepEqual(rig.writes, ['spare cleared', 'slot 0']);
   });
 });
