@@ -78,6 +78,12 @@ export function planClassicWrite(
   return { ...intent, reference: reference.toString('hex') };
 }
 
+/** The text the wallet reads as once `intent` landed: its slot active, at its value and generation. */
+export function classicStateAfter(intent: ClassicWriteIntent): string {
+  const { value: balance, generation, slot: activeSlot } = intent;
+  return classicBefore({ kind: 'valid', balance, generation, activeSlot, backup: 'valid' });
+}
+
 /** What the slots show of `intent` (docs/card-format.md section 6); another card type's: unknown. */
 export function decideClassicWrite(
   intent: WriteIntent,

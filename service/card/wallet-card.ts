@@ -5,7 +5,12 @@
  * desfire/desfire-wallet-format.ts.
  */
 import type { WriteIntent } from './card-face.ts';
-import { classicBalanceBefore, isClassicBefore, planClassicWrite } from './classic-wallet.ts';
+import {
+  classicBalanceBefore,
+  classicStateAfter,
+  isClassicBefore,
+  planClassicWrite,
+} from './classic-wallet.ts';
 import {
   desfireBalanceBefore,
   isDesfireBefore,
@@ -40,4 +45,12 @@ export function balanceBefore(before: string): number {
 /** Whether some card type here reads `before` (a movement's `cardBefore` from the ledger). */
 export function isKnownBefore(before: string): boolean {
   return isClassicBefore(before) || isDesfireBefore(before);
+}
+
+/**
+ * The text a card's wallet reads as once `intent` landed, as a later movement planned from it
+ * carries it (`cardBefore`); undefined for a DESFire write, whose record names its movement.
+ */
+export function stateAfter(intent: WriteIntent): string | undefined {
+  return intent.type === 'desfire' ? undefined : classicStateAfter(intent);
 }

@@ -1,4 +1,3 @@
-import { balanceBefore, isKnownBefore, planWrite } from '../card/wallet-card.ts';
 import {
   isAboveRecord,
   type CardSuspicion,
@@ -12,8 +11,9 @@ import { errors } from '../errors.ts';
 import type { AnswerStore } from './answer-store.ts';
 import type { MovementBook } from './movement-book.ts';
 import type { Movement } from './journal-entries.ts';
-import { balanceAfterWrite, phaseOf } from './movement-phases.ts';
+import { phaseOf } from './movement-phases.ts';
 import type { MovementResolver } from './movement-resolver.ts';
+import { landedPerList, writeShownBy } from './write-evidence.ts';
 
 /**
  * The card's word on this till's earlier writes: a write left undecided (the card was pulled
@@ -74,18 +74,22 @@ export class CardSettlement {
         continue;
       }
       const intent = movement.reserved?.intent;
-      const decision = intent ? await card.decide(intent) : { outcome: 'unknown' as const };
+      const { outcome } = intent ? await card.decide(intent) : { outcome: 'unknown' as const };
+      const landed = outcome === 'unknown' && (await this.#landedPerLedger(movement));
       await this.#resolver.seen(
         movement,
-        decision.outcome === 'unknown' ? undefined : decision.outcome,
+        landed ? 'committed' : outcome === 'unknown' ? undefined : outcome,
       );
     }
     for (const movement of uncertain) {
       const intent = movement.reserved?.intent;
       if (!intent) continue;
-      const decision: WriteDecision = this.#sameWriteLanded(movement, intent)
+      let decision: WriteDecision = this.#sameWriteLanded(movement, intent)
         ? { outcome: 'not-written' }
         : await card.decide(intent);
+      if (decision.outcome === 'unknown' && (await this.#landedPerLedger(movement))) {
+        decision = { outcome: 'committed' };
+      }
       if (decision.outcome === 'unknown') {
         if (await this.#resolver.learn(movement, { cardSeen: true })) continue;
         this.#book.log.error(
@@ -133,7 +137,9 @@ export class CardSettlement {
     try {
       const account = await this.#ledger.getCardAccount(apiKey, card.cardId);
       const held = account.movements.filter(awaitsCard);
-      for (const movement of held) await this.decideHeld(card, apiKey, movement);
+      for (const movement of held) {
+        await this.decideHeld(card, apiKey, movement, account.movements);
+      }
       return held.length > 0;
     } catch (error) {
       this.#book.log.warn(
@@ -148,7 +154,8 @@ export class CardSettlement {
   /**
    * A movement an operator decided without its card (any till's), decided now from `card`:
    * what it shows (nothing, when it shows neither side of the write or the movement's card
-   * state is not this till's format) confirms the operator's word at the ledger, or a
+   * state is not this till's format; when it moved on, what the card's movements at the ledger,
+   * `listed`, show: write-evidence.ts) confirms the operator's word at the ledger, or a
    * compensating movement sets the books right. Nothing is written to the card; throws when the
    * ledger did not take the card's word.
    */
@@ -156,14 +163,36 @@ export class CardSettlement {
     card: WalletCard,
     apiKey: string,
     movement: LedgerMovement,
+    listed: readonly LedgerMovement[],
   ): Promise<{ compensation: Movement | undefined }> {
-    const shown = await writeShownBy(card, movement, this.#book.tillId);
+    const shown = await writeShownBy(card, movement, this.#book.tillId, listed);
     const shows = shown?.outcome === 'unknown' ? undefined : shown?.outcome;
     const evidence =
       shows && shown
         ? shown.evidence
         : `card ${card.cardId} read at till ${this.#book.tillId}: it shows neither the balance before nor after the write: the ledger's word stands`;
     return { compensation: await this.#resolver.cardDecides(apiKey, movement, shows, evidence) };
+  }
+
+  /**
+   * Whether the card's movements at the ledger show that this till's write of `movement` landed,
+   * when the card has moved on since and cannot show it (write-evidence.ts, landedPerList): a
+   * payout voided by an operator while the card was away, say, and a float recharge another
+   * till sold over it. False when the ledger cannot be asked.
+   */
+  async #landedPerLedger(movement: Movement): Promise<boolean> {
+    const apiKey = this.#book.keys.keyFor(movement.keyFingerprint);
+    if (apiKey === undefined) return false;
+    let readAfter: string | undefined;
+    try {
+      const { movements } = await this.#ledger.getCardAccount(apiKey, movement.cardId);
+      readAfter = landedPerList(movement.id, movements);
+    } catch {
+      return false;
+    }
+    if (readAfter === undefined) return false;
+    this.#book.log.info(`movement ${movement.id}: the card moved on since, but ${readAfter}`);
+    return true;
   }
 
   /**
@@ -235,25 +264,4 @@ export function awaitsCard(movement: LedgerMovement): boolean {
   return (
     movement.state !== 'pending' && movement.awaitsCard === true && movement.compensates === null
   );
-}
-
-/**
- * What `card` shows of a ledger movement's write, planned again from the card state the
- * movement carries (`cardBefore`), with the evidence a till gives the ledger for it; undefined
- * when the movement carries no card state this till reads.
- */
-export async function writeShownBy(
-  card: WalletCard,
-  movement: LedgerMovement,
-  tillId: string,
-): Promise<{ outcome: WriteDecision['outcome']; evidence: string } | undefined> {
-  const before = movement.cardBefore;
-  if (before === null || !isKnownBefore(before)) return undefined;
-  const after = balanceAfterWrite(movement.kind, balanceBefore(before), movement.credits);
-  const { outcome } = await card.decide(planWrite(before, after, movement.id));
-  const shows =
-    outcome === 'unknown'
-      ? 'shows neither the balance before nor after the write'
-      : `${outcome === 'committed' ? 'holds' : 'does not hold'} the write from ${before} to ${after} credits`;
-  return { outcome, evidence: `card ${card.cardId} read at till ${tillId}: it ${shows}` };
 }

@@ -4,6 +4,7 @@ import type { Compensations } from './compensations.ts';
 import type { Movement } from './journal-entries.ts';
 import type { MovementBook } from './movement-book.ts';
 import { compensationOfWrite, phaseOf } from './movement-phases.ts';
+import { onlyWriteLeaving } from './write-evidence.ts';
 
 /** What the ledger's word needs of the resolver: resolving, and saying a movement is resolved. */
 export interface Resolving {
@@ -157,8 +158,10 @@ export class LedgerWord {
    * of the card's movements shows, by another (one made after this one, not voided). A balance
    * and generation the card shows may then be that write's, equal by chance to this movement's
    * planned one (a recharge of the same credits from the same balance): taking it for this
-   * write would compensate a write that never landed. When the ledger cannot be asked
-   * (unreachable, the key gone), the card decides, as before a later write ends its say. A
+   * write would compensate a write that never landed. Not so for a state no other write can
+   * leave (a payout's, write-evidence.ts): the card showing it shows this write. When the
+   * ledger cannot be asked (unreachable, the key gone), the card decides, as before a later
+   * write ends its say. A
    * DESFire write always may: the card decides it from the record of its counter, which names
    * the movement (no other write puts that record there), while the record is in the file.
    */
@@ -179,9 +182,10 @@ export class LedgerWord {
     if (own === -1) return movements.length === 0;
     // Newest first: those listed before it were made after it. Not their times: two movements
     // of a card can share a millisecond (createdAt's precision) and then neither looks later.
-    return !movements
+    const writtenAfter = movements
       .slice(0, own)
       .some((other) => other.compensates !== movement.id && other.state !== 'voided');
+    return !writtenAfter || onlyWriteLeaving(movement.id, movements);
   }
 
   /** A learnt movement its card can no longer decide (cardMayDecide): the ledger's word stands. */

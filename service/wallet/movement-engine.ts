@@ -282,8 +282,9 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     card: WalletCard,
     apiKey: string,
     atLedger: LedgerMovement,
+    listed: readonly LedgerMovement[],
   ): Promise<{ compensation: Movement | undefined }> {
-    return this.#settlement.decideHeld(card, apiKey, atLedger);
+    return this.#settlement.decideHeld(card, apiKey, atLedger, listed);
   }
 
   /** Posts or voids another till's movement on evidence (POST /cards/settle). */

@@ -1,8 +1,9 @@
 import type { LedgerClient, LedgerMovement } from '../cloud/ledger-client.ts';
 import type { CardAccess } from './card-access.ts';
 import { applyCardChanges, type AppliedChange, type CardChangesInput } from './card-changes.ts';
-import { awaitsCard, writeShownBy } from './card-settlement.ts';
+import { awaitsCard } from './card-settlement.ts';
 import type { MovementEngine } from './movement-engine.ts';
+import { writeShownBy } from './write-evidence.ts';
 
 /** A pending movement of the card on the reader, as POST /cards/settle reports it. */
 export interface SettledMovement {
@@ -77,7 +78,12 @@ export function settleCard(
         continue;
       }
       if (held) {
-        const { compensation } = await movements.decideHeld(card, apiKey, movement);
+        const { compensation } = await movements.decideHeld(
+          card,
+          apiKey,
+          movement,
+          account.movements,
+        );
         const state = movement.state === 'posted' ? 'posted' : 'voided';
         answer.settled.push({
           ...about,
@@ -86,7 +92,7 @@ export function settleCard(
         });
         continue;
       }
-      const shown = await writeShownBy(card, movement, movements.tillId);
+      const shown = await writeShownBy(card, movement, movements.tillId, account.movements);
       if (!shown) {
         answer.undecided.push({
           ...about,

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { floatMovementId } from '../../common/float-ids.ts';
 import { planWrite } from '../../service/card/wallet-card.ts';
 import type { CardRecord, WalletCard, WriteDecision } from '../../service/card/card-face.ts';
 import type { LedgerCardAccount, LedgerMovement } from '../../service/cloud/ledger-client.ts';
@@ -88,8 +89,8 @@ async function setUp(account: () => Promise<LedgerCardAccount> = async () => acc
       calls.push(`learn ${movement.id}`);
       return false;
     },
-    seen: async (movement: Movement) => {
-      calls.push(`seen ${movement.id}`);
+    seen: async (movement: Movement, outcome?: string) => {
+      calls.push(`seen ${movement.id} ${outcome ?? 'unknown'}`);
     },
     // Nothing at the ledger wrote the card since: the card decides.
     cardMayDecide: async () => true,
@@ -208,6 +209,97 @@ describe('CardSettlement.settle, a write whose block another movement of the car
   });
 });
 
+describe('CardSettlement, a payout the card moved on from, and the ledger lists a write planned from the state it left', () => {
+  /**
+   * A card at 30 paid out (0, one generation on), then sold 4 credits from another till's float
+   * planned from that state: the card shows neither side of the payout any more.
+   */
+  async function cardMovedOn() {
+    const { rig, card, before } = await countedCard();
+    const payoutId = randomUUID();
+    const payout = planWrite(before, 0, payoutId);
+    assert.equal((await rig.card.write(payout)).outcome, 'committed');
+    const left = (await rig.card.readWallet()).before;
+    const saleId = floatMovementId('ffffffffffff', 1);
+    // The sale's block; its reference (a float recharge's) plays no part here.
+    assert.equal((await rig.card.write(planWrite(left, 4, saleId))).outcome, 'committed');
+    const atLedgerAs = atLedger({ id: payoutId, cardBefore: before, awaitsCard: false });
+    const sale = atLedger({
+      id: saleId,
+      kind: 'recharge',
+      credits: 4,
+      state: 'posted',
+      cardBefore: left,
+      awaitsCard: false,
+    });
+    return { card, payout, payoutId, atLedgerAs, sale, left };
+  }
+
+  test('when its outcome was learnt from the ledger (voided) and the list shows the write landed, then the card is taken to show it landed; without that movement listed, the card cannot tell', async () => {
+    for (const witnessed of [true, false]) {
+      const { card, payout, atLedgerAs, sale } = await cardMovedOn();
+      const listed = witnessed ? [sale, atLedgerAs] : [atLedgerAs];
+      const { settlement, journal, journaled, calls, lines } = await setUp(async () =>
+        accountOf(listed),
+      );
+      const learnt = await journaled(CARD, payout);
+      await journal.append({
+        type: 'card',
+        id: learnt.id,
+        outcome: 'not-written',
+        learnt: true,
+        at: new Date(0).toISOString(),
+      });
+      // The journaled id is the ledger's.
+      atLedgerAs.id = learnt.id;
+      await settlement.settle(card);
+      assert.deepEqual(calls, [`seen ${learnt.id} ${witnessed ? 'committed' : 'unknown'}`]);
+      assert.equal(
+        lines.some((line) => line.includes(`was planned from`)),
+        witnessed,
+        lines.join('\n'),
+      );
+    }
+  });
+
+  test('when the write was left undecided and the list shows it landed, then it is journaled landed, its answer recorded, and resolved; without that movement listed, the ledger is asked', async () => {
+    for (const witnessed of [true, false]) {
+      const { card, payout, atLedgerAs, sale } = await cardMovedOn();
+      const listed = witnessed ? [sale, atLedgerAs] : [atLedgerAs];
+      const { settlement, journaled, calls } = await setUp(async () => accountOf(listed));
+      const uncertain = await journaled(CARD, payout);
+      atLedgerAs.id = uncertain.id;
+      await assert.rejects(settlement.settle(card)).catch(() => undefined);
+      assert.deepEqual(
+        { card: uncertain.card, calls },
+        witnessed
+          ? { card: 'committed', calls: [`record ${uncertain.id}`, `resolve ${uncertain.id}`] }
+          : { card: undefined, calls: [`learn ${uncertain.id}`] },
+      );
+    }
+  });
+
+  test("when an operator's void holds the card, then the list's word is the evidence that it holds the write", async () => {
+    const { card, atLedgerAs, sale, left } = await cardMovedOn();
+    const { settlement, decided } = await setUp();
+    await settlement.decideHeld(card, KEY, atLedgerAs, [sale, atLedgerAs]);
+    await settlement.decideHeld(card, KEY, atLedgerAs, [atLedgerAs]);
+    assert.deepEqual(
+      decided.map((d) => [d.shows, d.evidence]),
+      [
+        [
+          'committed',
+          `card ${CARD} read at till ${TILL}: it shows neither the balance before nor after the write, but movement ${sale.id} (till ${OTHER_TILL}) was planned from ${left}, the state only this write leaves`,
+        ],
+        [
+          undefined,
+          `card ${CARD} read at till ${TILL}: it shows neither the balance before nor after the write: the ledger's word stands`,
+        ],
+      ],
+    );
+  });
+});
+
 describe('CardSettlement.freeHeld', () => {
   test('when the key named is not held, then false, and the ledger is not asked', async () => {
     const { settlement, accountCalls, decided } = await setUp(async () => accountOf([atLedger()]));
@@ -260,7 +352,7 @@ describe('CardSettlement.decideHeld', () => {
     const { rig, card, before } = await countedCard();
     const held = atLedger({ cardBefore: before });
     await rig.card.write(planWrite(before, 0, held.id));
-    await settlement.decideHeld(card, KEY, held);
+    await settlement.decideHeld(card, KEY, held, [held]);
     assert.deepEqual(
       decided.map((d) => [d.shows, d.evidence]),
       [
@@ -276,7 +368,7 @@ describe('CardSettlement.decideHeld', () => {
     const { settlement, decided } = await setUp();
     const { card, before } = await countedCard();
     const held = atLedger({ cardBefore: before, kind: 'recharge', credits: 5 });
-    await settlement.decideHeld(card, KEY, held);
+    await settlement.decideHeld(card, KEY, held, [held]);
     assert.deepEqual(
       decided.map((d) => [d.shows, d.evidence]),
       [

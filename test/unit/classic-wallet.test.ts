@@ -17,7 +17,12 @@ import {
   writeClassic,
 } from '../../service/card/classic-wallet.ts';
 import type { ClassicWriteIntent } from '../../service/card/wallet-format.ts';
-import { balanceBefore, isKnownBefore, planWrite } from '../../service/card/wallet-card.ts';
+import {
+  balanceBefore,
+  isKnownBefore,
+  planWrite,
+  stateAfter,
+} from '../../service/card/wallet-card.ts';
 import { encodeValueBlock } from '../../service/card/wallet-format.ts';
 import type { AppError } from '../../service/errors.ts';
 
@@ -96,6 +101,24 @@ describe('the Classic wallet as text (cardBefore)', () => {
       name: 'RangeError',
       message: 'no card type reads the wallet state "nothing"',
     });
+  });
+
+  test('when a planned write lands, then the card reads as the text the write says it leaves (what a later movement carries); a DESFire write names none', () => {
+    // Each card as read before, the balance written, and whether a float recharge's.
+    const cases = [
+      ['classic:v1:blank', [BLANK, BLANK], 5, true],
+      ['classic:v1:30:1:0', [value(30, 1), BLANK], 0, false],
+      ['classic:v1:30:255:1', [BLANK, value(30, 255)], 42, true],
+      ['classic:v1:30:255:1', [BLANK, value(30, 255)], 12, false],
+    ] as const;
+    for (const [before, [slot0, slot1], balance, float] of cases) {
+      const intent = planWrite(before, balance, 'ffffffff-ffff-8000-8000-000000000001', { float });
+      const slots: [Buffer, Buffer] = [slot0, slot1];
+      slots[intent.slot] = value(balance, intent.generation);
+      const read = readClassicWallet('04A1', slots).before;
+      assert.equal(stateAfter(intent), read, `${before} to ${balance}`);
+    }
+    assert.equal(stateAfter(planWrite('desfire:v1:5:3', 0, 'm1')), undefined);
   });
 });
 

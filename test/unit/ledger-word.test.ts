@@ -182,6 +182,38 @@ describe('LedgerWord.cardMayDecide', () => {
     );
   });
 
+  test("when a newer movement is listed but no other write can leave the card as this payout's does, then the card may decide it; not a recharge's, nor when another listed write leaves that state", async () => {
+    const { book, word, movement, ledger } = await rig();
+    const id = await movement('learnt');
+    const may = (movements: LedgerMovement[]) => {
+      ledger.account = { movements };
+      return word.cardMayDecide(book.movement(id));
+    };
+    // 27 at generation 103 in slot 0: the payout leaves 0 at 104 in slot 1, another till's
+    // float recharge was sold from that, and a payout after a machine spent leaves it too.
+    const payout = atLedger({
+      id,
+      kind: 'discharge',
+      credits: 27,
+      cardBefore: 'classic:v1:27:103:0',
+    });
+    const sale = atLedger({ id: randomUUID(), credits: 4, cardBefore: 'classic:v1:0:104:1' });
+    const rival = atLedger({
+      id: randomUUID(),
+      kind: 'discharge',
+      state: 'voided',
+      cardBefore: 'classic:v1:12:103:0',
+    });
+    assert.deepEqual(
+      [
+        await may([sale, payout]),
+        await may([sale, payout, rival]),
+        await may([sale, { ...payout, kind: 'recharge', credits: 4 }]),
+      ],
+      [true, false, false],
+    );
+  });
+
   test("when the ledger's list does not hold the movement, then only an empty list lets the card decide it (newer ones filled the list)", async () => {
     const { book, word, movement, ledger } = await rig();
     const id = await movement('learnt');
