@@ -9,6 +9,7 @@ import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import {
+  balanceAfterWrite,
   compensationFor,
   compensationOfWrite,
   decidePending,
@@ -224,5 +225,29 @@ describe('replayable', () => {
       false,
     );
     assert.equal(replayable(movement({ reserved, card: 'committed' }), undefined), false);
+  });
+});
+
+describe('balanceAfterWrite', () => {
+  test('when a write of each kind is planned from 30 credits, then a recharge or replacement adds 7, an undo or correction takes 7 off, a payout or block-clear leaves 0', () => {
+    const kinds = [
+      'recharge',
+      'replacement',
+      'refund',
+      'correction',
+      'discharge',
+      'block-clear',
+    ] as const;
+    assert.deepEqual(
+      kinds.map((kind) => [kind, balanceAfterWrite(kind, 30, 7)]),
+      [
+        ['recharge', 37],
+        ['replacement', 37],
+        ['refund', 23],
+        ['correction', 23],
+        ['discharge', 0],
+        ['block-clear', 0],
+      ],
+    );
   });
 });
