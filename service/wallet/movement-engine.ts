@@ -274,10 +274,7 @@ export class MovementEngine extends EventEmitter<MovementEngineEvents> {
     return this.#requests.commit<T>(reservation, card);
   }
 
-  /**
-   * A movement an operator decided without its card, decided from the card on the reader
-   * (POST /cards/settle): confirmed, or compensated (the compensating movement).
-   */
+  /** An operator's word given without the card, decided by the card (CardSettlement.decideHeld). */
   decideHeld(
     card: WalletCard,
     apiKey: string,
