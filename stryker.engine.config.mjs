@@ -45,6 +45,7 @@ export default {
     'service/wallet/movement-reconciler.ts',
     'service/wallet/card-settlement.ts',
     'service/wallet/answer-store.ts',
+    'service/wallet/write-evidence.ts',
   ],
   // main/pcsc-host.test.ts stalls in Stryker's sandbox (its utility-process child never answers
   // the stall test, and the first run times out); it reaches no money code.
