@@ -611,6 +611,22 @@ async function runWorld(
     }
   };
 
+  /**
+   * The operator presents `card` at `till` and calls POST /cards/settle there (nothing when the
+   * till's worker is down), noting the answer; the world runs on for `ms`, and `path` is reached.
+   */
+  const operatorSettles = async (card: SimCard, till: Till, ms: number, path: string) => {
+    const { engine, client } = till;
+    if (!engine || !client) return;
+    present(card, till);
+    settleCard(till.reader, engine, client, till.key).then(
+      (answer) => note(`operator: settled at ${till.name}: ${JSON.stringify(answer)}`),
+      (error: unknown) => note(`operator: settle at ${till.name}: ${(error as Error).message}`),
+    );
+    await sched.runUntil(sched.time + ms);
+    reached(path);
+  };
+
   const requests: RequestRecord[] = [];
   const ask = (
     till: Till,
@@ -1374,15 +1390,7 @@ async function runWorld(
     const till = tills.find(
       (candidate) => candidate.shop === shop && candidate.engine && candidate !== own,
     );
-    const { engine, client } = till ?? {};
-    if (!till || !engine || !client) continue;
-    present(card, till);
-    settleCard(till.reader, engine, client, till.key).then(
-      (answer) => note(`operator: settled at ${till.name}: ${JSON.stringify(answer)}`),
-      (error: unknown) => note(`operator: settle at ${till.name}: ${(error as Error).message}`),
-    );
-    await sched.runUntil(sched.time + 3_000);
-    reached('settled-at-another-till');
+    if (till) await operatorSettles(card, till, 3_000, 'settled-at-another-till');
   }
   // What no card can decide (a write another writer covered), an operator decides with what
   // really happened as evidence; each till learns it from the ledger.
@@ -1418,15 +1426,7 @@ async function runWorld(
       // the operator's where it shows neither side (another writer's block at the planned
       // generation, seeds 96 and 116), is told to the ledger.
       const till = opens.find((candidate) => candidate.id === movement.tillId) ?? opens[0];
-      const { engine, client } = till ?? {};
-      if (!till || !engine || !client) continue;
-      present(card, till);
-      settleCard(till.reader, engine, client, till.key).then(
-        (answer) => note(`operator: settled at ${till.name}: ${JSON.stringify(answer)}`),
-        (error: unknown) => note(`operator: settle at ${till.name}: ${(error as Error).message}`),
-      );
-      await sched.runUntil(sched.time + 10_000);
-      reached('held-float-card-settled');
+      if (till) await operatorSettles(card, till, 10_000, 'held-float-card-settled');
       continue;
     }
     const till = opens[0];

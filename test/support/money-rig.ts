@@ -4,7 +4,7 @@
  * test/simulation/sim-ledger-contract.test.ts) as the engine calls it, and an engine over them.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { classicWalletCard } from '../../service/card/classic-wallet.ts';
 import type { WriteResult } from '../../service/card/card-face.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
@@ -32,6 +32,8 @@ export const OTHER_KEY = 'engine-test-key-shop-b-01';
 export const TILL = '00000000-0000-4000-8000-00000000c0de';
 export const OTHER_TILL = '00000000-0000-4000-8000-00000000beef';
 export const CARD = '04E1E2E3';
+/** The card a replacement moves the account from (replacementWaits). */
+export const LOST = '04C0C0C0';
 export const fingerprint = (key: string): string =>
   createHash('sha256').update(key).digest('hex').slice(0, 8);
 
@@ -176,6 +178,40 @@ export function simWithShops(credits = 1_000, now = () => Date.now()): SimLedger
   sim.addShop({ id: SHOP, name: 'A', credits, creditCost: '0.50' }, [KEY]);
   sim.addShop({ id: OTHER_SHOP, name: 'B', credits, creditCost: '0.50' }, [OTHER_KEY]);
   return sim;
+}
+
+/**
+ * A till (TILL) of SHOP on a fresh simulated ledger (`now` its clock), its journal open, and CARD
+ * on its reader holding `credits`, imported at the ledger with as many (a blank card is not
+ * imported). The engine is not started: a test starts, settles and closes it.
+ */
+export async function shopWithCard(
+  credits: number | 'blank',
+  { now }: { now?: () => number } = {},
+) {
+  const sim = simWithShops(1_000, now);
+  if (credits !== 'blank') sim.importCard(SHOP, CARD, credits);
+  const ledger = ledgerOf(sim);
+  const rig = engineWith(ledger);
+  await rig.open();
+  const card = cardOnReader(credits);
+  return { sim, ledger, ...rig, card };
+}
+
+/** A lost card LOST with 30 credits, blocked, its account waiting for CARD (blank, on the reader). */
+export async function replacementWaits() {
+  const shop = await shopWithCard('blank');
+  shop.sim.importCard(SHOP, LOST, 30);
+  shop.sim.cardRules.block(KEY, LOST, true, 'owner', 'lost');
+  const changeId = randomUUID();
+  shop.sim.cardRules.replace(KEY, {
+    id: changeId,
+    cardId: LOST,
+    newCardId: CARD,
+    by: 'owner',
+    reason: 'lost',
+  });
+  return { ...shop, changeId };
 }
 
 /** Waits for a condition (never for a time): fails after 30 s (the machine may be busy) saying what it waited for. */

@@ -21,14 +21,11 @@ import { cardHeldOffline } from '../../service/wallet/card-holds.ts';
 import {
   CARD,
   KEY,
-  SHOP,
   cardList,
   cardOnReader,
-  engineWith,
   eventually,
   fingerprint,
-  ledgerOf,
-  simWithShops,
+  shopWithCard,
 } from '../support/money-rig.ts';
 
 const KEEP =
@@ -116,15 +113,11 @@ describe('blockedRefusal', () => {
 });
 
 describe('clearBlockedCard', () => {
+  /** A till with CARD holding `balance` on its reader, the card blocked at the ledger. */
   async function till(balance: number) {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, balance);
-    sim.cardRules.block(KEY, CARD, true, 'owner', 'lost');
-    const ledger = ledgerOf(sim);
-    const rig = engineWith(ledger);
-    await rig.open();
-    const card = cardOnReader(balance);
-    return { sim, ledger, ...rig, card };
+    const shop = await shopWithCard(balance);
+    shop.sim.cardRules.block(KEY, CARD, true, 'owner', 'lost');
+    return shop;
   }
   const cleared = (run: Promise<void>) => run.then(() => ({ returned: true }), seen);
   const keyFingerprint = fingerprint(KEY);

@@ -25,16 +25,14 @@ import {
   KEY,
   SHOP,
   cardOnReader,
-  engineWith,
   eventually,
   fingerprint,
-  ledgerOf,
-  simWithShops,
+  replacementWaits,
+  shopWithCard,
 } from '../support/money-rig.ts';
 import type { SimLedger } from '../simulation/sim-ledger.ts';
 
 const keyFingerprint = fingerprint(KEY);
-const LOST = '04C0C0C0';
 const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
 
 const seen = (error: unknown) =>
@@ -60,26 +58,6 @@ function listOf(sim: SimLedger, { fetched = true } = {}) {
     },
   };
   return { changes, calls };
-}
-
-/** A lost card LOST with 30 credits, blocked, its account waiting for CARD (blank). */
-async function replacementWaits() {
-  const sim = simWithShops();
-  sim.importCard(SHOP, LOST, 30);
-  sim.cardRules.block(KEY, LOST, true, 'owner', 'lost');
-  const changeId = randomUUID();
-  sim.cardRules.replace(KEY, {
-    id: changeId,
-    cardId: LOST,
-    newCardId: CARD,
-    by: 'owner',
-    reason: 'lost',
-  });
-  const ledger = ledgerOf(sim);
-  const rig = engineWith(ledger);
-  await rig.open();
-  const card = cardOnReader('blank');
-  return { sim, ledger, ...rig, card, changeId };
 }
 
 const done = (engine: { unconfirmed: number }) =>
@@ -116,17 +94,13 @@ describe('applyCardChanges', () => {
   });
 
   test('when an operator corrected a recharge of the card, then the correction takes the credits back from the card', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const rig = engineWith(ledgerOf(sim));
-    await rig.open();
-    const card = cardOnReader(30);
-    const recharge = await rechargeCard(card.access, rig.engine, {
+    const { sim, card, engine } = await shopWithCard(30);
+    const recharge = await rechargeCard(card.access, engine, {
       keyFingerprint,
       request: { credits: 10 },
       customer,
     });
-    await done(rig.engine);
+    await done(engine);
     const changeId = randomUUID();
     sim.cardRules.correct(KEY, {
       id: changeId,
@@ -137,9 +111,9 @@ describe('applyCardChanges', () => {
       reason: 'keyed 10 for 6',
     });
     const { changes, calls } = listOf(sim);
-    const applied = await applyCardChanges(card.card, rig.engine, { changes, keyFingerprint });
-    await done(rig.engine);
-    await rig.engine.close();
+    const applied = await applyCardChanges(card.card, engine, { changes, keyFingerprint });
+    await done(engine);
+    await engine.close();
     assert.deepEqual(
       applied.map(({ kind, changeId: id, credits }) => ({ kind, id, credits })),
       [{ kind: 'correction', id: changeId, credits: 4 }],
@@ -149,19 +123,14 @@ describe('applyCardChanges', () => {
   });
 
   test('when a correction takes back all the card holds, then the card is left at 0; one the ledger plans for more than the card holds is NegativeCredits, the card not written', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 0);
-    const ledger = ledgerOf(sim);
-    const rig = engineWith(ledger);
-    await rig.open();
-    const card = cardOnReader(0);
+    const { sim, ledger, card, engine } = await shopWithCard(0);
     const correct = async (credits: number) => {
-      const recharge = await rechargeCard(card.access, rig.engine, {
+      const recharge = await rechargeCard(card.access, engine, {
         keyFingerprint,
         request: { credits },
         customer,
       });
-      await done(rig.engine);
+      await done(engine);
       sim.cardRules.correct(KEY, {
         id: randomUUID(),
         cardId: CARD,
@@ -172,11 +141,11 @@ describe('applyCardChanges', () => {
       });
       return listOf(sim).changes;
     };
-    const all = await applyCardChanges(card.card, rig.engine, {
+    const all = await applyCardChanges(card.card, engine, {
       changes: await correct(10),
       keyFingerprint,
     });
-    await done(rig.engine);
+    await done(engine);
     assert.deepEqual([all.map((change) => change.credits), card.held()], [[10], 0]);
     const changes = await correct(6);
     const create = ledger.createMovement;
@@ -186,11 +155,11 @@ describe('applyCardChanges', () => {
       return { ...made, credits: made.credits + 1 };
     };
     const writes = card.writes;
-    const failure = await applyCardChanges(card.card, rig.engine, { changes, keyFingerprint }).then(
+    const failure = await applyCardChanges(card.card, engine, { changes, keyFingerprint }).then(
       (applied) => ({ applied }),
       seen,
     );
-    await rig.engine.close();
+    await engine.close();
     assert.equal((failure as { code?: string }).code, 'NegativeCredits', JSON.stringify(failure));
     assert.deepEqual([card.writes, card.held()], [writes, 6]);
   });
@@ -321,11 +290,7 @@ describe('withCardChanges', () => {
   });
 
   test('when the fetched list has nothing for the card, or there is no list, then CardChangeWaiting at once, run once', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const rig = engineWith(ledgerOf(sim));
-    await rig.open();
-    const card = cardOnReader(30);
+    const { sim, card, engine } = await shopWithCard(30);
     const { changes, calls } = listOf(sim);
     let runs = 0;
     const refused = () => {
@@ -334,17 +299,17 @@ describe('withCardChanges', () => {
     };
     const withList = await withCardChanges(
       card.card,
-      rig.engine,
+      engine,
       { changes, keyFingerprint },
       refused,
     ).then((answer) => ({ answer }), seen);
     const without = await withCardChanges(
       card.card,
-      rig.engine,
+      engine,
       { changes: undefined, keyFingerprint },
       refused,
     ).then((answer) => ({ answer }), seen);
-    await rig.engine.close();
+    await engine.close();
     assert.deepEqual(
       { withList, without, runs, calls },
       {

@@ -43,8 +43,18 @@ function walletCard(credits: number, recordSize = 32): VirtualDesfireCard {
   return card;
 }
 
-/** A session over nfc-pcsc's Reader and the simulated reader, `card` in the field. */
-async function onReader(card: VirtualDesfireCard) {
+/** What a test has of the card on the reader: sessions over it, and the commands they sent. */
+type OnReader = {
+  session: (walletKeys?: WalletKeys) => DesfireWalletSession;
+  /** The instruction byte of each wrapped command sent (90 INS 00 00 ...). */
+  sent: number[];
+};
+
+/**
+ * Runs `act` with sessions over nfc-pcsc's Reader and the simulated reader, `card` in the field,
+ * closing the reader after; its answer is act's.
+ */
+async function withReader<T>(card: VirtualDesfireCard, act: (rig: OnReader) => Promise<T>) {
   const device = new SimulatedPcscReader();
   const nfc = new SimulatedNfc(device).asNfc();
   const reader = await new Promise<Reader>((resolve) => nfc.once('reader', resolve));
@@ -53,7 +63,6 @@ async function onReader(card: VirtualDesfireCard) {
   const seen = once(reader, 'card');
   void device.insert(card);
   await seen;
-  /** The instruction byte of each wrapped command sent (90 INS 00 00 ...). */
   const sent: number[] = [];
   const session = (walletKeys = keys) =>
     new DesfireWalletSession(
@@ -69,7 +78,11 @@ async function onReader(card: VirtualDesfireCard) {
       },
       walletKeys.desfireKeysFor(card.id),
     );
-  return { session, sent, close: () => nfc.close() };
+  try {
+    return await act({ session, sent });
+  } finally {
+    nfc.close();
+  }
 }
 
 const valueOf = (card: VirtualDesfireCard) => {
@@ -84,8 +97,7 @@ const recordsOf = (card: VirtualDesfireCard) => {
 describe('DesfireWalletSession and the float', () => {
   test('when a wallet without records is read, then it carries float recharges, shows none, and has no newest record', async () => {
     const card = walletCard(7);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       const wallet = await rig.session().readWallet();
       assert.deepEqual(wallet, {
         cardId: card.id,
@@ -96,15 +108,12 @@ describe('DesfireWalletSession and the float', () => {
         carriesFloat: true,
         floatEvidence: [],
       });
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when float recharges and a payout are written, then the card shows both recharges, newest first, and the payout as its newest record', async () => {
     const card = walletCard(10);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       const session = rig.session();
       let wallet = await session.readWallet();
       for (const [balance, id, float] of [
@@ -125,15 +134,12 @@ describe('DesfireWalletSession and the float', () => {
       ]);
       assert.deepEqual(wallet.record, { counter: 3, movementId: PAYOUT, valueAfter: 40 });
       assert.equal(wallet.before, 'desfire:v1:40:3');
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when a wallet made before v2 (24-byte records) is read, then it carries no float recharge; a float recharge is refused untouched, any other write lands with a 24-byte record', async () => {
     const card = walletCard(10, 24);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       const session = rig.session();
       const wallet = await session.readWallet();
       assert.equal(wallet.carriesFloat, false);
@@ -152,47 +158,36 @@ describe('DesfireWalletSession and the float', () => {
       const after = await session.readWallet();
       assert.deepEqual(after.record, { counter: 1, movementId: PAYOUT, valueAfter: 30 });
       assert.deepEqual(after.floatEvidence, []);
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test("when a wallet's record file holds records of another size, then reading it is CorruptCard", async () => {
     const card = walletCard(10, 16);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       await assert.rejects(
         rig.session().readWallet(),
         (error: AppError) => error.code === 'CorruptCard',
       );
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when a write does not fit the card (a Classic write, or a card without the wallet), then certainly not written, saying why', async () => {
     const card = walletCard(10);
-    const rig = await onReader(card);
     const bare = new VirtualDesfireCard({ uid: Buffer.from('04F10AFF000001', 'hex') });
-    const bareRig = await onReader(bare);
-    try {
-      const classic = await rig.session().write(planWrite('classic:v1:blank', 5, PAYOUT));
-      const none = await bareRig.session().write(planDesfireWrite('desfire:v1:blank', 5, PAYOUT));
-      for (const [result, why] of [
-        [classic, 'a MIFARE Classic write for a DESFire card'],
-        [none, 'the card holds no wallet application'],
-      ] as const) {
-        assert.equal(result.outcome, 'not-written', why);
-        assert.equal(
-          result.outcome === 'not-written' && (result.error.cause as Error).message,
-          why,
-        );
-      }
-      assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
-    } finally {
-      rig.close();
-      bareRig.close();
+    const classic = await withReader(card, (rig) =>
+      rig.session().write(planWrite('classic:v1:blank', 5, PAYOUT)),
+    );
+    const none = await withReader(bare, (rig) =>
+      rig.session().write(planDesfireWrite('desfire:v1:blank', 5, PAYOUT)),
+    );
+    for (const [result, why] of [
+      [classic, 'a MIFARE Classic write for a DESFire card'],
+      [none, 'the card holds no wallet application'],
+    ] as const) {
+      assert.equal(result.outcome, 'not-written', why);
+      assert.equal(result.outcome === 'not-written' && (result.error.cause as Error).message, why);
     }
+    assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
   });
 });
 
@@ -228,41 +223,32 @@ describe("DesfireWalletSession: a wallet application whose files are not the wal
     test(`when the card holds ${name}, then personalizing it is CorruptCard`, async () => {
       const card = walletCard(10);
       deviate(card.application(AID)!.files);
-      const rig = await onReader(card);
-      try {
+      await withReader(card, async (rig) => {
         await assert.rejects(
           rig.session().personalize(async () => {}),
           (error: AppError) => error.code === 'CorruptCard',
         );
-      } finally {
-        rig.close();
-      }
+      });
     });
   }
 
   test('when the wallet files are as made, then personalizing it on the trial keys writes nothing', async () => {
     const card = walletCard(10, 24);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       assert.equal(await rig.session().personalize(async () => {}), false);
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when its records are in a value file, then reading the wallet is CorruptCard', async () => {
     const card = walletCard(10);
     const files = card.application(AID)!.files;
     files.set(RECORD_FILE, { ...value(files) });
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       await assert.rejects(
         rig.session().readWallet(),
         (error: AppError) => error.code === 'CorruptCard',
       );
-    } finally {
-      rig.close();
-    }
+    });
   });
 });
 
@@ -278,8 +264,7 @@ describe('DesfireWalletSession: the edges of a write', () => {
 
   test('when a write moves no credits (the balance stays), then only its record is written: no Credit, no Debit', async () => {
     const card = walletCard(25);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       const session = rig.session();
       const wallet = await session.readWallet();
       rig.sent.length = 0;
@@ -287,23 +272,18 @@ describe('DesfireWalletSession: the edges of a write', () => {
       assert.deepEqual(await session.write(same), { outcome: 'committed' });
       assert.ok(!rig.sent.includes(CREDIT) && !rig.sent.includes(DEBIT), `sent ${rig.sent}`);
       assert.deepEqual([valueOf(card), recordsOf(card)], [25, [32]]);
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when a write is decided on a card not personalized yet, then its transport key reads the records, without openWallet', async () => {
     const card = walletCard(10);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       const writer = rig.session(perCard);
       assert.equal(await writer.openWallet(), 'transport');
       const intent = planDesfireWrite((await writer.readWallet()).before, 30, PAYOUT);
       assert.deepEqual(await writer.write(intent), { outcome: 'committed' });
       assert.deepEqual(await rig.session(perCard).decide(intent), { outcome: 'committed' });
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when the reader answers GET UID with a status word alone or less, then NoCard', async () => {
@@ -323,8 +303,7 @@ describe('DesfireWalletSession: the edges of a write', () => {
 
   test('when the keys are refused before the write changed anything, then certainly not written (AuthenticationFail), with no abort', async () => {
     const card = walletCard(10);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       // The card holds the trial keys; these per-card keys are not its own.
       const intent = planDesfireWrite('desfire:v1:10:0', 30, PAYOUT);
       const result = await rig.session(perCard).write(intent);
@@ -332,22 +311,17 @@ describe('DesfireWalletSession: the edges of a write', () => {
       assert.equal(result.outcome === 'not-written' && result.error.code, 'AuthenticationFail');
       assert.ok(!rig.sent.includes(0xa7), 'no AbortTransaction');
       assert.deepEqual([valueOf(card), recordsOf(card)], [10, []]);
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when a Classic write is decided on a DESFire card, then unknown, and nothing is sent', async () => {
     const card = walletCard(10);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       rig.sent.length = 0;
       const decision = await rig.session().decide(planWrite('classic:v1:blank', 5, PAYOUT));
       assert.deepEqual(decision, { outcome: 'unknown' });
       assert.deepEqual(rig.sent, []);
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test("when a personalized card's PICC settings are not the wallet's (a tear after its key changed), then personalizing sets them, once", async () => {
@@ -355,14 +329,11 @@ describe('DesfireWalletSession: the edges of a write', () => {
     const own = perCard.desfireKeysFor(formatCardId(uid)).own;
     const card = desfireWalletCard(uid, AID, 10, own);
     card.setPiccKey({ ...own.picc, version: own.version }, 0x0f);
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       assert.equal(await rig.session(perCard).personalize(async () => {}), true);
       assert.equal(card.piccSettings, PICC_SETTINGS);
       assert.equal(await rig.session(perCard).personalize(async () => {}), false);
-    } finally {
-      rig.close();
-    }
+    });
   });
 
   test('when the card leaves as the wallet is selected, then the read fails (NoCard): a card that did not answer is not one without the wallet', async () => {
@@ -383,14 +354,11 @@ describe('DesfireWalletSession: the edges of a write', () => {
     const file = card.application(AID)!.files.get(VALUE_FILE);
     assert.ok(file?.type === 'value');
     file.access = { read: 0x0f, write: 0x0f, readWrite: 0, change: 0 };
-    const rig = await onReader(card);
-    try {
+    await withReader(card, async (rig) => {
       await assert.rejects(
         rig.session().readWallet(),
         (error: AppError) => error.code === 'AuthenticationFail',
       );
-    } finally {
-      rig.close();
-    }
+    });
   });
 });

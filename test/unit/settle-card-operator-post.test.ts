@@ -12,25 +12,18 @@ import {
   KEY,
   OTHER_TILL,
   SHOP,
-  cardOnReader,
   engineWith,
   fingerprint,
-  ledgerOf,
-  simWithShops,
+  shopWithCard,
 } from '../support/money-rig.ts';
 
 const customer = { customerId: SHOP, name: 'A', credits: 1_000, creditCost: '0.50' };
 
 describe("settleCard, on an operator's post given without the card", () => {
   test('when the card holds the recharge an operator posted, then it is reported settled as posted, with no compensation, and the card is free', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const ledger = ledgerOf(sim);
+    const { sim, ledger, card, ...here } = await shopWithCard(30);
     const other = engineWith(ledger, { tillId: OTHER_TILL });
-    const here = engineWith(ledger);
     await other.open();
-    await here.open();
-    const card = cardOnReader(30);
     // The other till's write lands, but the reader never says so: left pending.
     card.nextWrite = 'lost';
     await assert.rejects(

@@ -19,12 +19,11 @@ import {
   OTHER_TILL,
   SHOP,
   TILL,
-  cardOnReader,
   engineWith,
   eventually,
   fingerprint,
-  ledgerOf,
-  simWithShops,
+  replacementWaits,
+  shopWithCard,
 } from '../support/money-rig.ts';
 
 /** GET /v1/cards/{id} over the simulated ledger: the shop's movements of the card, newest first. */
@@ -52,15 +51,9 @@ async function otherTillLeftUndecided(
   write: 'lost' | 'dropped',
   ledgerClock?: () => number,
 ) {
-  const startBalance = 30;
-  const sim = simWithShops(1_000, ledgerClock);
-  sim.importCard(SHOP, CARD, startBalance);
-  const ledger = ledgerOf(sim);
+  const { sim, ledger, card, ...here } = await shopWithCard(30, { now: ledgerClock });
   const other = engineWith(ledger, { tillId: OTHER_TILL });
-  const here = engineWith(ledger);
   await other.open();
-  await here.open();
-  const card = cardOnReader(startBalance);
   card.nextWrite = write;
   const input = { keyFingerprint: fingerprint(KEY) };
   await assert.rejects(
@@ -150,12 +143,7 @@ describe('settleCard', () => {
   });
 
   test("when the card's movements are this till's or resolved, then none is listed", async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const ledger = ledgerOf(sim);
-    const here = engineWith(ledger);
-    await here.open();
-    const card = cardOnReader(30);
+    const { sim, ledger, card, ...here } = await shopWithCard(30);
     // Another till's recharge, posted, and its compensating payout, posted.
     const { compensation } = otherTillCompensated(sim);
     sim.resolve(KEY, compensation, 'posted', { tillId: OTHER_TILL });
@@ -171,11 +159,7 @@ describe('settleCard', () => {
   });
 
   test("when another till's compensation was left pending (that till gone), then it is posted with evidence, and settled again nothing more is counted", async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const here = engineWith(ledgerOf(sim));
-    await here.open();
-    const card = cardOnReader(30);
+    const { sim, card, ...here } = await shopWithCard(30);
     const { posted, compensation } = otherTillCompensated(sim);
     const writes = card.writes;
     const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
@@ -204,11 +188,7 @@ describe('settleCard', () => {
 
 describe('settleCard, a compensation no till made', () => {
   test("when a compensation made without a till (the provider's) was left pending, then it is posted with evidence naming no till", async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const here = engineWith(ledgerOf(sim));
-    await here.open();
-    const card = cardOnReader(30);
+    const { sim, card, ...here } = await shopWithCard(30);
     const { posted, compensation } = otherTillCompensated(sim, { byTill: false });
     const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
     await here.engine.close();
@@ -224,21 +204,7 @@ describe('settleCard, a compensation no till made', () => {
 
 describe('settleCard, with the changes waiting for the card', () => {
   test('when a replacement waits for the card, then settling applies it and lists it; with none, no list', async () => {
-    const sim = simWithShops();
-    const lost = '04C0C0C0';
-    sim.importCard(SHOP, lost, 30);
-    sim.cardRules.block(KEY, lost, true, 'owner', 'lost');
-    const changeId = randomUUID();
-    sim.cardRules.replace(KEY, {
-      id: changeId,
-      cardId: lost,
-      newCardId: CARD,
-      by: 'o',
-      reason: 'lost',
-    });
-    const here = engineWith(ledgerOf(sim));
-    await here.open();
-    const card = cardOnReader('blank');
+    const { sim, card, changeId, ...here } = await replacementWaits();
     let waiting = sim.cardRules.list(KEY).waiting;
     const changes = {
       changes: {

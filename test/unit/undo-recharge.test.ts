@@ -20,11 +20,9 @@ import {
   SHOP,
   cardList,
   cardOnReader,
-  engineWith,
   eventually,
   fingerprint,
-  ledgerOf,
-  simWithShops,
+  shopWithCard,
 } from '../support/money-rig.ts';
 import { floatRig } from '../support/float-rig.ts';
 
@@ -42,19 +40,14 @@ const posted = (engine: MovementEngine) =>
 
 /** A till with CARD recharged by `credits` on top of 30, the undo not asked yet. */
 async function recharged(credits = 10) {
-  const sim = simWithShops();
-  sim.importCard(SHOP, CARD, 30);
-  const ledger = ledgerOf(sim);
-  const rig = engineWith(ledger);
-  await rig.open();
-  const card = cardOnReader(30);
-  const recharge = await rechargeCard(card.access, rig.engine, {
+  const shop = await shopWithCard(30);
+  const recharge = await rechargeCard(shop.card.access, shop.engine, {
     keyFingerprint,
     request: { credits },
     customer,
   });
-  await posted(rig.engine);
-  return { sim, ledger, ...rig, card, recharge: recharge.movementId as string };
+  await posted(shop.engine);
+  return { ...shop, recharge: recharge.movementId as string };
 }
 
 /** The undo's refusal (fails, showing the answer, when it is answered). */
@@ -63,6 +56,16 @@ const refusal = (run: Promise<unknown>) =>
     (answer) => assert.fail(`answered ${JSON.stringify(answer)}`),
     (error: unknown) => error,
   );
+
+/** A recharge of 10 on `card` whose write certainly did not land (refused): its journal entry. */
+async function rechargeNotLanded(card: ReturnType<typeof cardOnReader>, engine: MovementEngine) {
+  card.nextWrite = 'fails';
+  await refusal(
+    rechargeCard(card.access, engine, { keyFingerprint, request: { credits: 10 }, customer }),
+  );
+  const [failed] = engine.journal;
+  return failed;
+}
 
 describe('undoRecharge', () => {
   test("when this till's recharge is undone, then the card is written back, the refund posted, and the answer names it", async () => {
@@ -121,24 +124,15 @@ describe('undoRecharge', () => {
   });
 
   test('when the recharge did not land on the card, then UndoRechargeNotFound saying so, without asking the ledger', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const ledger = ledgerOf(sim);
-    const rig = engineWith(ledger);
-    await rig.open();
-    const card = cardOnReader(30);
-    card.nextWrite = 'fails';
-    await refusal(
-      rechargeCard(card.access, rig.engine, { keyFingerprint, request: { credits: 10 }, customer }),
-    );
-    const [failed] = rig.engine.journal;
+    const { ledger, card, engine } = await shopWithCard(30);
+    const failed = await rechargeNotLanded(card, engine);
     assert.equal(failed?.card, 'not-written', JSON.stringify(failed));
-    await posted(rig.engine);
+    await posted(engine);
     const calls = ledger.calls.length;
     const failure = await refusal(
-      undoRecharge(card.access, rig.engine, { recharge: failed!.id, keyFingerprint }),
+      undoRecharge(card.access, engine, { recharge: failed!.id, keyFingerprint }),
     );
-    await rig.engine.close();
+    await engine.close();
     assert.deepEqual(seen(failure), {
       code: 'UndoRechargeNotFound',
       status: 500,
@@ -148,25 +142,16 @@ describe('undoRecharge', () => {
   });
 
   test('when the failed recharge is not voided at the ledger yet, then UndoRechargeNotFound all the same, without asking the ledger', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 30);
-    const ledger = ledgerOf(sim);
+    const { ledger, card, engine } = await shopWithCard(30);
     ledger.voidMovement = () => Promise.reject(errors.ledgerUnavailable());
-    const rig = engineWith(ledger);
-    await rig.open();
-    const card = cardOnReader(30);
-    card.nextWrite = 'fails';
-    await refusal(
-      rechargeCard(card.access, rig.engine, { keyFingerprint, request: { credits: 10 }, customer }),
-    );
-    const [failed] = rig.engine.journal;
+    const failed = await rechargeNotLanded(card, engine);
     assert.deepEqual([failed?.card, failed?.resolved], ['not-written', undefined]);
     const creates = () => ledger.calls.filter((call) => call.startsWith('create')).length;
     const before = creates();
     const failure = await refusal(
-      undoRecharge(card.access, rig.engine, { recharge: failed!.id, keyFingerprint }),
+      undoRecharge(card.access, engine, { recharge: failed!.id, keyFingerprint }),
     );
-    await rig.engine.close();
+    await engine.close();
     assert.deepEqual(seen(failure), {
       code: 'UndoRechargeNotFound',
       status: 500,
@@ -288,22 +273,18 @@ describe('undoRecharge', () => {
 
 describe('undoRecharge, the card and the float', () => {
   test('when the undo takes back all the card holds, then the card is left at 0', async () => {
-    const sim = simWithShops();
-    sim.importCard(SHOP, CARD, 0);
-    const rig = engineWith(ledgerOf(sim));
-    await rig.open();
-    const card = cardOnReader(0);
-    const recharge = await rechargeCard(card.access, rig.engine, {
+    const { card, engine } = await shopWithCard(0);
+    const recharge = await rechargeCard(card.access, engine, {
       keyFingerprint,
       request: { credits: 10 },
       customer,
     });
-    await posted(rig.engine);
-    const answer = await undoRecharge(card.access, rig.engine, {
+    await posted(engine);
+    const answer = await undoRecharge(card.access, engine, {
       recharge: recharge.movementId as string,
       keyFingerprint,
     });
-    await rig.engine.close();
+    await engine.close();
     assert.deepEqual([answer.credits, answer.refundedCredits, card.held()], [0, 10, 0]);
   });
 
