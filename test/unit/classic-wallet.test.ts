@@ -112,7 +112,12 @@ describe('the Classic wallet as text (cardBefore)', () => {
       ['classic:v1:30:255:1', [BLANK, value(30, 255)], 12, false],
     ] as const;
     for (const [before, [slot0, slot1], balance, float] of cases) {
-      const intent = planWrite(before, balance, 'ffffffff-ffff-8000-8000-000000000001', { float });
+      const intent = planClassicWrite(
+        before,
+        balance,
+        'ffffffff-ffff-8000-8000-000000000001',
+        float,
+      );
       const slots: [Buffer, Buffer] = [slot0, slot1];
       slots[intent.slot] = value(balance, intent.generation);
       const read = readClassicWallet('04A1', slots).before;
