@@ -213,6 +213,8 @@ describe("a DESFire wallet's state as text (the card face's before)", () => {
     'desfire:v2:1:1',
     'classic:v1:blank',
     'desfire:v1:1',
+    'xdesfire:v1:1:1',
+    'desfire:v1:1:1 ',
   ]) {
     test(`when the text is "${text}", then it is not a DESFire wallet state`, () => {
       assert.equal(isDesfireBefore(text), false);
