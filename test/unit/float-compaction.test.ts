@@ -129,3 +129,24 @@ test("when a start's compaction drops a float sale that was not written, and a s
     store.text,
   );
 });
+
+test("when a start's compaction wrote the float's lines, then the next start reads the same float from the file alone", async () => {
+  const store = new MemoryStore();
+  const journal = new MovementJournal(store);
+  await journal.open(Date.parse(at));
+  await twoSales(journal);
+  await journal.close();
+
+  // The first start compacts (its float folded again from what it wrote); the second reads
+  // only what that compaction left in the file.
+  for (const start of ['compacting', 'after the compaction']) {
+    const account = await accountNextDay(store);
+    const float = account.float;
+    assert.ok(float, `${start}: ${store.text}`);
+    assert.deepEqual(
+      { next: account.nextId(float)?.id, available: account.available(float) },
+      { next: floatMovementId(prefix, 3), available: 80 },
+      `${start}: ${store.text}`,
+    );
+  }
+});

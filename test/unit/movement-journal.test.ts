@@ -200,3 +200,69 @@ describe('MovementJournal lines', () => {
     assert.equal(store.text, '');
   });
 });
+
+describe('MovementJournal compaction, what a key keeps and what the file says', () => {
+  const idempotency = { scope: 'k:order-1', requestHash: 'hash' };
+  const aMinuteLater = Date.parse(at) + 60_000;
+
+  /** A recharge of card AA journaled done (no answer line), with the POS's key or without. */
+  async function doneWithoutAnswer(
+    journal: MovementJournal,
+    id: string,
+    outcome: 'committed' | 'not-written',
+    withKey: boolean,
+  ) {
+    await journal.append({
+      type: 'started',
+      id,
+      kind: 'recharge',
+      cardId: 'AA',
+      keyFingerprint: 'k',
+      ...(withKey ? { idempotency } : {}),
+      at,
+    });
+    const intent = { slot: 1 as const, value: 30, generation: 2, previousBalance: 20 };
+    await journal.append({ type: 'reserved', id, credits: 10, amount: '5', intent, at });
+    await journal.append({ type: 'card', id, outcome, at });
+    await journal.append({
+      type: 'resolved',
+      id,
+      state: outcome === 'committed' ? 'posted' : 'voided',
+      at,
+    });
+  }
+
+  test("when done movements have no answer line, then a start keeps within 24 h only a key's landed write (answered as of its card line), and drops a write without a key or one that did not land", async () => {
+    const store = new MemoryStore();
+    const journal = new MovementJournal(store);
+    await journal.open(Date.parse(at));
+    await doneWithoutAnswer(journal, 'no-key', 'committed', false);
+    await doneWithoutAnswer(journal, 'key-not-written', 'not-written', true);
+    await doneWithoutAnswer(journal, 'key-landed', 'committed', true);
+    await journal.close();
+    const reopened = new MovementJournal(store);
+    await reopened.open(aMinuteLater);
+    assert.deepEqual([...reopened.movements.keys()], ['key-landed'], store.text);
+  });
+
+  test('when several lines are appended in one write, then each is a line of its own: a restart reads them all', async () => {
+    const store = new MemoryStore();
+    const journal = new MovementJournal(store);
+    await journal.open(Date.parse(at));
+    const intent = { slot: 1 as const, value: 30, generation: 2, previousBalance: 20 };
+    await journal.append(
+      { type: 'started', id: 'm1', kind: 'recharge', cardId: 'AA', keyFingerprint: 'k', at },
+      { type: 'reserved', id: 'm1', credits: 10, amount: '5', intent, at },
+      { type: 'card', id: 'm1', outcome: 'committed', at },
+    );
+    await journal.close();
+    const reopened = new MovementJournal(store);
+    await reopened.open(aMinuteLater);
+    const movement = reopened.movements.get('m1');
+    assert.deepEqual(
+      { credits: movement?.reserved?.credits, card: movement?.card },
+      { credits: 10, card: 'committed' },
+      store.text,
+    );
+  });
+});

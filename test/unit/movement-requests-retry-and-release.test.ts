@@ -65,6 +65,8 @@ async function setUp(options: {
   creates?: (Error | 'pending')[];
   frees?: boolean;
   postBeforeAnswer?: boolean;
+  /** The bonus credits the ledger's answer grants (none unless told). */
+  bonusCredits?: number;
 }) {
   const journal = new MovementJournal(new MemoryStore());
   await journal.open();
@@ -78,12 +80,18 @@ async function setUp(options: {
   });
   const calls: string[] = [];
   const creates = [...(options.creates ?? ['pending'])];
+  /** What each create asked the ledger for. */
+  const created: NewMovement[] = [];
   const ledger = {
     createMovement: async (_apiKey: string, request: NewMovement) => {
       calls.push('create');
+      created.push(request);
       const next = creates.shift() ?? 'pending';
       if (next !== 'pending') throw next;
-      return pendingOf(request);
+      const pending = pendingOf(request);
+      return options.bonusCredits === undefined
+        ? pending
+        : { ...pending, bonusCredits: options.bonusCredits };
     },
   } as unknown as MovementLedger;
   const resolver = {
@@ -121,7 +129,7 @@ async function setUp(options: {
     request: { credits: 10 },
     balanceAfter: (credits) => 30 + credits,
   };
-  return { requests, journal, card, input, calls };
+  return { requests, journal, card, input, calls, created };
 }
 
 const held = () => new LedgerRefusal(409, 'CardMovementPending');
@@ -158,6 +166,37 @@ describe("reserve, on a card the ledger holds for an operator's word", () => {
         failure.message,
       );
     }
+  });
+});
+
+describe('reserve, what the create carries and what of its answer is journaled', () => {
+  const record = { counter: 3, movementId: '00000000-0000-4000-8000-000000000003', valueAfter: 30 };
+
+  test("when a recharge or a payout is reserved on a card with a movement record, then the create carries the card's record", async () => {
+    for (const kind of ['recharge', 'discharge'] as const) {
+      const { requests, card, input, created } = await setUp({});
+      await requests.reserve(card.card, { ...input, kind, wallet: { ...input.wallet, record } });
+      assert.deepEqual(created[0]?.cardRecord, record, `${kind}: ${JSON.stringify(created)}`);
+    }
+  });
+
+  test("when a card rule's movement (a refund, a correction) is reserved on a card with a record, then the create carries no record", async () => {
+    for (const kind of ['refund', 'correction'] as const) {
+      const { requests, card, input, created } = await setUp({});
+      await requests.reserve(card.card, { ...input, kind, wallet: { ...input.wallet, record } });
+      assert.equal(created.length, 1, kind);
+      assert.equal(
+        'cardRecord' in (created[0] ?? {}),
+        false,
+        `${kind}: ${JSON.stringify(created)}`,
+      );
+    }
+  });
+
+  test('when the ledger grants bonus credits with the reservation, then the journal keeps them with it', async () => {
+    const { requests, card, input, journal } = await setUp({ bonusCredits: 2 });
+    const reservation = await requests.reserve(card.card, input);
+    assert.equal(journal.movements.get(reservation.movement.id)?.reserved?.bonusCredits, 2);
   });
 });
 

@@ -147,10 +147,15 @@ async function resolverRig(currentKey: () => string = () => KEY) {
     newId: () => `comp-${(made += 1)}`,
   });
   const scripted = scriptedLedger();
+  /** How many times the resolver asked for the float's recharges to be reported. */
+  const floatReports = { asked: 0 };
   const resolver = new MovementResolver(book, {
     ledger: scripted.ledger,
     retryMs: 10,
     maxRetryMs: 40,
+    reportFloat: () => {
+      floatReports.asked += 1;
+    },
   });
   open.push(resolver);
   await journal.open(0);
@@ -211,7 +216,53 @@ async function resolverRig(currentKey: () => string = () => KEY) {
     });
     return book.movement(id);
   };
-  return { journal, keys, clock, log, book, resolver, ...scripted, movement, learnt, compensation };
+  /**
+   * Journals a float recharge of 5 credits of `cardId` up to `phase` (no ledger call made it: it
+   * is reported), or a recharge of `cardId` by a request, with `float` false.
+   */
+  const ofCard = async (
+    id: string,
+    cardId: string,
+    phase: 'to-post' | 'uncertain' | 'done',
+    { float = true }: { float?: boolean } = {},
+  ): Promise<Movement> => {
+    await book.append({
+      type: 'started',
+      id,
+      kind: 'recharge',
+      cardId,
+      keyFingerprint: fingerprint(KEY),
+      ...(float
+        ? {
+            float: {
+              floatId: 'float-1',
+              seq: 1,
+              credits: 5,
+              creditCost: '0.50',
+              cardBefore: 'classic:v1:30:1:0',
+            },
+          }
+        : {}),
+    });
+    await reserved(id);
+    if (phase !== 'uncertain') await card(id, 'committed');
+    if (phase === 'done') await book.append({ type: 'resolved', id, state: 'posted' });
+    return book.movement(id);
+  };
+  return {
+    journal,
+    keys,
+    clock,
+    log,
+    book,
+    resolver,
+    ...scripted,
+    floatReports,
+    movement,
+    learnt,
+    compensation,
+    ofCard,
+  };
 }
 
 const seenLines = (log: { lines: string[] }) => JSON.stringify(log.lines, null, 2);
@@ -924,5 +975,85 @@ describe('MovementResolver, the outbox', () => {
     await rig.clock.advance(40);
     assert.equal(rig.resolver.unconfirmed, 0);
     assert.equal(rig.clock.pending, 0, `timers asked: ${JSON.stringify(rig.clock.delays)}`);
+  });
+});
+
+describe('MovementResolver.resolve() of a float recharge', () => {
+  test('when its card write landed, then resolve asks the ledger nothing, has the float reported, and answers false (the report resolves it)', async () => {
+    const rig = await resolverRig();
+    const sale = await rig.ofCard('f1', CARD, 'to-post');
+    const answer = await rig.resolver.resolve(sale);
+    assert.equal(answer, false, `resolve answered ${answer}`);
+    assert.deepEqual(rig.asked(), []);
+    assert.equal(rig.floatReports.asked, 1);
+  });
+
+  test('when it is done, or its card write is uncertain, then resolve has nothing reported: done answers true, uncertain false', async () => {
+    const rig = await resolverRig();
+    const done = await rig.ofCard('f1', CARD, 'done');
+    const uncertain = await rig.ofCard('f2', CARD, 'uncertain');
+    const answers = [await rig.resolver.resolve(done), await rig.resolver.resolve(uncertain)];
+    assert.deepEqual(answers, [true, false]);
+    assert.equal(rig.floatReports.asked, 0);
+    assert.deepEqual(rig.asked(), []);
+  });
+});
+
+describe('MovementResolver, what a void says', () => {
+  test('when a movement is voided, then the void names this till only, not when the movement happened (only a post says that)', async () => {
+    const rig = await resolverRig();
+    const movement = await rig.movement('m1', 'to-void');
+    await rig.resolver.resolve(movement);
+    assert.deepEqual(rig.asked(), ['void m1']);
+    assert.deepEqual(rig.calls[0]?.by, { tillId: TILL });
+  });
+});
+
+describe('MovementResolver.postCard()', () => {
+  const OTHER_CARD = '04F1F2F3';
+
+  test('when nothing of the card is left to post, then postCard answers true and asks nothing', async () => {
+    const rig = await resolverRig();
+    await rig.movement('m1', 'done');
+    assert.equal(await rig.resolver.postCard(CARD), true);
+    assert.deepEqual(rig.asked(), []);
+  });
+
+  test("when another card's movement, a float recharge, and one a running request owns are left to post, then postCard posts none of them", async () => {
+    const rig = await resolverRig();
+    await rig.ofCard('other-card', OTHER_CARD, 'to-post', { float: false });
+    await rig.ofCard('float', CARD, 'to-post');
+    await rig.movement('owned', 'to-post');
+    rig.book.owned.set('owned', fingerprint(KEY));
+    assert.equal(await rig.resolver.postCard(CARD), true);
+    assert.deepEqual(rig.asked(), []);
+    assert.equal(rig.floatReports.asked, 0);
+  });
+
+  test('when the card has a movement to void, then postCard leaves it to the outbox: it only posts', async () => {
+    const rig = await resolverRig();
+    await rig.movement('m1', 'to-void');
+    assert.equal(await rig.resolver.postCard(CARD), true);
+    assert.deepEqual(rig.asked(), []);
+  });
+
+  test('when the card has a movement to post and a compensation not yet created, then postCard posts the one, creates and posts the other, and answers true', async () => {
+    const rig = await resolverRig();
+    await rig.movement('m1', 'to-post');
+    await rig.compensation('c1', 'm0');
+    assert.equal(await rig.resolver.postCard(CARD), true);
+    assert.deepEqual(rig.asked(), ['post m1', 'create c1', 'post c1']);
+  });
+
+  test("when one of the card's posts goes unanswered and the next is posted, then postCard answers false: something is left", async () => {
+    const rig = await resolverRig();
+    await rig.movement('m1', 'to-post');
+    await rig.movement('m2', 'to-post');
+    rig.answers.post = (id) =>
+      id === 'm1'
+        ? Promise.reject(errors.ledgerUnavailable())
+        : Promise.resolve(atLedger({ id, state: 'posted' }));
+    assert.equal(await rig.resolver.postCard(CARD), false);
+    assert.deepEqual(rig.asked(), ['post m1', 'post m2']);
   });
 });
