@@ -142,6 +142,36 @@ describe('settleCard', () => {
     await here.engine.close();
   });
 
+  test("when the card moved on from another till's payout, and the ledger lists a write planned from the state only that payout leaves, then the payout is posted with that as evidence", async () => {
+    // Seed 918000141's race at POST /cards/settle: the payout landed (0 at generation 2 in slot
+    // 1), its answer lost; another write was planned from that state and landed over it.
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    const later = randomUUID();
+    sim.create(KEY, {
+      id: later,
+      kind: 'recharge',
+      cardId: CARD,
+      credits: 4,
+      cardBefore: 'classic:v1:0:2:1',
+    });
+    sim.resolve(KEY, later, 'posted');
+    card.slots[0] = encodeValueBlock(4, 3);
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    assert.deepEqual(
+      [answer.settled, answer.undecided],
+      [
+        [{ id: movement.id, tillId: OTHER_TILL, kind: 'discharge', credits: 30, state: 'posted' }],
+        [],
+      ],
+      JSON.stringify(answer),
+    );
+    assert.equal(
+      movement.evidence,
+      `card ${CARD} read at till ${TILL}: it shows neither the balance before nor after the write, but movement ${later} (till (none)) was planned from classic:v1:0:2:1, the state only this write leaves`,
+    );
+    await here.engine.close();
+  });
+
   test("when the card's movements are this till's or resolved, then none is listed", async () => {
     const { sim, ledger, card, ...here } = await shopWithCard(30);
     // Another till's recharge, posted, and its compensating payout, posted.
@@ -288,6 +318,30 @@ describe("settleCard, on an operator's word given without the card", () => {
     const again = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
     assert.deepEqual(again.settled, []);
     assert.equal([...sim.movements.values()].filter((m) => m.compensates !== null).length, 1);
+    await here.engine.close();
+  });
+
+  test("when an operator voided another till's payout that landed, and a write planned from the state only that payout leaves went over it, then the payout is compensated from the ledger's list", async () => {
+    const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
+    sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
+    const later = randomUUID();
+    sim.create(KEY, {
+      id: later,
+      kind: 'recharge',
+      cardId: CARD,
+      credits: 4,
+      cardBefore: 'classic:v1:0:2:1',
+    });
+    sim.resolve(KEY, later, 'posted');
+    card.slots[0] = encodeValueBlock(4, 3);
+    const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
+    const compensation = [...sim.movements.values()].find((m) => m.compensates === movement.id);
+    assert.ok(compensation, JSON.stringify(answer));
+    assert.deepEqual(
+      [compensation.kind, compensation.credits, compensation.state, movement.awaitsCard],
+      ['discharge', 30, 'posted', false],
+    );
+    assert.equal(sim.cardAccount(SHOP, CARD), 4, 'the books match the card');
     await here.engine.close();
   });
 
