@@ -161,9 +161,9 @@ export class LedgerWord {
    * write would compensate a write that never landed. Not so for a state no other write can
    * leave (a payout's, write-evidence.ts): the card showing it shows this write. When the
    * ledger cannot be asked (unreachable, the key gone), the card decides, as before a later
-   * write ends its say. A
-   * DESFire write always may: the card decides it from the record of its counter, which names
-   * the movement (no other write puts that record there), while the record is in the file.
+   * write ends its say. A DESFire write always may: the card decides it from the record of its
+   * counter, which names the movement (no other write puts that record there), while the record
+   * is in the file.
    */
   async cardMayDecide(movement: Movement): Promise<boolean> {
     const intent = movement.reserved?.intent;
