@@ -7,7 +7,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { LedgerMovement } from '../../service/cloud/ledger-client.ts';
-import { landedPerList, onlyWriteLeaving } from '../../service/wallet/write-evidence.ts';
+import type { WalletCard, WriteDecision } from '../../service/card/card-face.ts';
+import {
+  landedPerList,
+  onlyWriteLeaving,
+  writeShownBy,
+} from '../../service/wallet/write-evidence.ts';
 import { CARD, OTHER_TILL } from '../support/money-rig.ts';
 
 /** 27 credits at generation 103 in slot 0; a payout from it leaves 0 at 104 in slot 1. */
@@ -115,10 +120,51 @@ describe('landedPerList', () => {
       listed({ kind: 'recharge', credits: 1, cardBefore: 'classic:v1:1:50:0' }),
     );
     assert.match(landedPerList(payout.id, [sale, payout, ...filler]) ?? '', /planned from/);
-    assert.equal(landedPerList(payout.id, [sale, payout, ...filler, listed()]), undefined);
+    const more = listed({ kind: 'recharge', credits: 1, cardBefore: 'classic:v1:1:50:0' });
+    assert.equal(landedPerList(payout.id, [sale, payout, ...filler, more]), undefined);
     assert.equal(landedPerList(payout.id, [sale]), undefined);
     const desfire = listed({ cardBefore: 'desfire:v1:27:103' });
     assert.equal(landedPerList(desfire.id, [sale, desfire]), undefined);
     assert.equal(onlyWriteLeaving(desfire.id, [sale, desfire]), false);
+  });
+});
+
+describe('writeShownBy', () => {
+  /** A card that shows `outcome` for any write it is asked about. */
+  const showing = (outcome: WriteDecision['outcome']) =>
+    ({ cardId: CARD, decide: async () => ({ outcome }) }) as unknown as WalletCard;
+  const evidence = (shows: string) => `card ${CARD} read at till till-c: it ${shows}`;
+
+  test("when the card shows the write, or not, then that is its word, whatever the ledger's list says; when it shows neither, the list's word that it landed, or nothing", async () => {
+    const { payout, sale } = payoutAndSaleOverIt();
+    const listedBoth = [sale, payout];
+    const shown = async (outcome: WriteDecision['outcome'], list = listedBoth) =>
+      writeShownBy(showing(outcome), payout, 'till-c', list);
+    assert.deepEqual(
+      [
+        await shown('committed'),
+        await shown('not-written'),
+        await shown('unknown'),
+        await shown('unknown', [payout]),
+      ],
+      [
+        { outcome: 'committed', evidence: evidence(`holds the write from ${BEFORE} to 0 credits`) },
+        {
+          outcome: 'not-written',
+          evidence: evidence(`does not hold the write from ${BEFORE} to 0 credits`),
+        },
+        {
+          outcome: 'committed',
+          evidence: evidence(
+            `shows neither the balance before nor after the write, but movement ${sale.id} (till till-b) was planned from ${LEFT}, the state only this write leaves`,
+          ),
+        },
+        {
+          outcome: 'unknown',
+          evidence: evidence('shows neither the balance before nor after the write'),
+        },
+      ],
+    );
+    assert.equal(await writeShownBy(showing('committed'), listed(), 'till-c', []), undefined);
   });
 });
