@@ -10,7 +10,7 @@ import type { WriteResult } from '../../service/card/card-face.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
 import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
-import { silentLogger } from '../../service/logger.ts';
+import { silentLogger, type Logger } from '../../service/logger.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
 import type { CardBlocks, KnownBlock } from '../../service/wallet/card-blocks.ts';
 import type { CardHolds } from '../../service/wallet/card-holds.ts';
@@ -21,6 +21,7 @@ import {
   type MovementEngineOptions,
   type MovementLedger,
 } from '../../service/wallet/movement-engine.ts';
+import { MovementBook } from '../../service/wallet/movement-book.ts';
 import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import type { JournalStore } from '../../service/wallet/journal-file-store.ts';
 import { SimLedger, SimLedgerError } from '../simulation/sim-ledger.ts';
@@ -50,6 +51,38 @@ export class MemoryStore implements JournalStore {
     this.text += line;
   }
   async close() {}
+}
+
+/** A Logger keeping each line as `level: message`. */
+export function recordingLogger(): Logger & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    lines,
+    debug: (message) => lines.push(`debug: ${message}`),
+    info: (message) => lines.push(`info: ${message}`),
+    warn: (message) => lines.push(`warn: ${message}`),
+    error: (message) => lines.push(`error: ${message}`),
+  };
+}
+
+/**
+ * Till TILL's movement book over an opened journal in memory, its key KEY, its log recorded
+ * (`lines`, debug left out): what the engine's parts are tested on alone.
+ */
+export async function bookInMemory({ clock = new ManualClock() as Clock } = {}) {
+  const store = new MemoryStore();
+  const journal = new MovementJournal(store);
+  await journal.open();
+  const log = recordingLogger();
+  const book = new MovementBook({
+    journal,
+    tillId: TILL,
+    keys: new KeyRing(() => KEY, fingerprint),
+    clock,
+    log: { ...log, debug: () => undefined },
+    newId: randomUUID,
+  });
+  return { store, journal, book, lines: log.lines };
 }
 
 /**

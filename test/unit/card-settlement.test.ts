@@ -11,23 +11,18 @@ import { floatMovementId } from '../../common/float-ids.ts';
 import { planWrite } from '../../service/card/wallet-card.ts';
 import type { CardRecord, WalletCard, WriteDecision } from '../../service/card/card-face.ts';
 import type { LedgerCardAccount, LedgerMovement } from '../../service/cloud/ledger-client.ts';
-import type { Logger } from '../../service/logger.ts';
 import type { AnswerStore } from '../../service/wallet/answer-store.ts';
 import { awaitsCard, CardSettlement } from '../../service/wallet/card-settlement.ts';
-import { KeyRing } from '../../service/wallet/key-ring.ts';
-import { MovementBook } from '../../service/wallet/movement-book.ts';
-import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
 import type { MovementResolver } from '../../service/wallet/movement-resolver.ts';
 import {
   CARD,
   KEY,
-  ManualClock,
-  MemoryStore,
   OTHER_TILL,
   TILL,
   cardOnReader,
   fingerprint,
+  bookInMemory,
 } from '../support/money-rig.ts';
 
 const OTHER_CARD = '04F1F2F3';
@@ -59,23 +54,7 @@ function atLedger(overrides: Partial<LedgerMovement> = {}): LedgerMovement {
 }
 
 async function setUp(account: () => Promise<LedgerCardAccount> = async () => accountOf([])) {
-  const journal = new MovementJournal(new MemoryStore());
-  await journal.open();
-  const lines: string[] = [];
-  const log: Logger = {
-    debug: () => undefined,
-    info: (message) => lines.push(`info: ${message}`),
-    warn: (message) => lines.push(`warn: ${message}`),
-    error: (message) => lines.push(`error: ${message}`),
-  };
-  const book = new MovementBook({
-    journal,
-    tillId: TILL,
-    keys: new KeyRing(() => KEY, fingerprint),
-    clock: new ManualClock(),
-    log,
-    newId: randomUUID,
-  });
+  const { journal, book, lines } = await bookInMemory();
   // What the settlement asks of the resolver and the answer store, recorded.
   const calls: string[] = [];
   const decided: { apiKey: string; movement: LedgerMovement; shows: unknown; evidence: string }[] =

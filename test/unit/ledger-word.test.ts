@@ -12,15 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
-import type { Logger } from '../../service/logger.ts';
 import { systemClock } from '../../service/wallet/clock.ts';
 import { Compensations } from '../../service/wallet/compensations.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
-import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { LedgerWord } from '../../service/wallet/ledger-word.ts';
-import { MovementBook } from '../../service/wallet/movement-book.ts';
-import { MovementJournal } from '../../service/wallet/movement-journal.ts';
-import { CARD, KEY, MemoryStore, OTHER_KEY, TILL, fingerprint } from '../support/money-rig.ts';
+import { CARD, KEY, OTHER_KEY, fingerprint, bookInMemory } from '../support/money-rig.ts';
 
 type Account = { movements: LedgerMovement[] };
 
@@ -39,24 +35,7 @@ const atLedger = (fields: Partial<LedgerMovement> & { id: string }): LedgerMovem
   }) as LedgerMovement;
 
 async function rig() {
-  const store = new MemoryStore();
-  const journal = new MovementJournal(store);
-  await journal.open();
-  const lines: string[] = [];
-  const log: Logger = {
-    debug: () => undefined,
-    info: (message) => lines.push(`info: ${message}`),
-    warn: (message) => lines.push(`warn: ${message}`),
-    error: (message) => lines.push(`error: ${message}`),
-  };
-  const book = new MovementBook({
-    journal,
-    tillId: TILL,
-    keys: new KeyRing(() => KEY, fingerprint),
-    clock: systemClock,
-    log,
-    newId: randomUUID,
-  });
+  const { store, book, lines } = await bookInMemory({ clock: systemClock });
   const asked: string[] = [];
   const ledger = {
     account: { movements: [] } as Account,

@@ -11,7 +11,6 @@ import { LedgerRefusal, type LedgerMovement } from '../../service/cloud/ledger-c
 import { AppError, errors } from '../../service/errors.ts';
 import type { WriteIntent } from '../../service/card/card-face.ts';
 import { planWrite } from '../../service/card/wallet-card.ts';
-import type { Logger } from '../../service/logger.ts';
 import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
 import { MovementJournal } from '../../service/wallet/movement-journal.ts';
@@ -26,6 +25,7 @@ import {
   OTHER_TILL,
   TILL,
   fingerprint,
+  recordingLogger,
 } from '../support/money-rig.ts';
 
 type Answer = (id: string) => Promise<LedgerMovement>;
@@ -111,18 +111,6 @@ function scriptedLedger() {
     },
   };
   return { ledger, calls, answers, asked: () => calls.map((call) => call.what) };
-}
-
-/** A Logger keeping each line as `level: message`. */
-function recordingLogger(): Logger & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    debug: (message) => lines.push(`debug: ${message}`),
-    info: (message) => lines.push(`info: ${message}`),
-    warn: (message) => lines.push(`warn: ${message}`),
-    error: (message) => lines.push(`error: ${message}`),
-  };
 }
 
 const open: MovementResolver[] = [];
