@@ -54,6 +54,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   readonly #compensations: Compensations;
   readonly #word: LedgerWord;
   readonly #reportFloat: (() => void) | undefined;
+  #closed = false;
 
   constructor(book: MovementBook, options: MovementResolverOptions) {
     super();
@@ -100,7 +101,13 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
     this.#outbox.kick(delayMs);
   }
 
+  /**
+   * Stops the outbox. A pass in flight ends with the ledger call it waits on: what is left stays
+   * in the journal for the next start, so closing (the tray quitting, an update) waits for one
+   * call, not for a pass over every movement against a ledger that may hang.
+   */
   close(): Promise<void> {
+    this.#closed = true;
     return this.#outbox.close();
   }
 
@@ -278,6 +285,7 @@ export class MovementResolver extends EventEmitter<MovementResolverEvents> {
   async #drain(): Promise<boolean> {
     let allDone = true;
     for (const movement of [...this.#book.movements.values()]) {
+      if (this.#closed) return false;
       const phase = phaseOf(movement);
       if (phase === 'done' || phase === 'uncertain' || movement.float) continue;
       if (this.#book.owned.has(movement.id)) continue;

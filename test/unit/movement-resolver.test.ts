@@ -15,6 +15,7 @@ import { KeyRing } from '../../service/wallet/key-ring.ts';
 import { MovementBook } from '../../service/wallet/movement-book.ts';
 import { MovementJournal } from '../../service/wallet/movement-journal.ts';
 import type { Movement } from '../../service/wallet/journal-entries.ts';
+import { phaseOf } from '../../service/wallet/movement-phases.ts';
 import { MovementResolver, type MovementLedger } from '../../service/wallet/movement-resolver.ts';
 import {
   CARD,
@@ -916,6 +917,31 @@ describe("MovementResolver.cardDecides() of a card's own movements", () => {
 });
 
 describe('MovementResolver, the outbox', () => {
+  test('when the resolver is closed during a pass, then the pass ends with the call in flight, and the rest stay in the journal for the next start', async () => {
+    const rig = await resolverRig();
+    for (const id of ['m1', 'm2', 'm3']) await rig.movement(id, 'to-post');
+    let answerFirst: () => void = () => assert.fail('m1 was not posted');
+    rig.answers.post = (id) =>
+      id === 'm1'
+        ? new Promise((resolve) => {
+            answerFirst = () => resolve(atLedger({ id, state: 'posted' }));
+          })
+        : Promise.resolve(atLedger({ id, state: 'posted' }));
+    rig.resolver.kick(0);
+    await rig.clock.advance(0);
+    const closed = rig.resolver.close();
+    answerFirst();
+    await closed;
+    const phases = ['m1', 'm2', 'm3'].map((id) => phaseOf(rig.book.movement(id)));
+    assert.deepEqual(
+      { asked: rig.asked(), phases },
+      {
+        asked: ['post m1'],
+        phases: ['done', 'to-post', 'to-post'],
+      },
+    );
+  });
+
   test('when a pass posts everything, then no further pass is scheduled', async () => {
     const rig = await resolverRig();
     await rig.movement('m1', 'to-post');
