@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { classicWalletCard } from '../../service/card/classic-wallet.ts';
 import type { WriteResult } from '../../service/card/card-face.ts';
 import { decodeWallet, encodeValueBlock } from '../../service/card/wallet-format.ts';
-import { LedgerRefusal } from '../../service/cloud/ledger-client.ts';
+import { LedgerRefusal, type LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import { errors } from '../../service/errors.ts';
 import { silentLogger, type Logger } from '../../service/logger.ts';
 import type { CardAccess, CardOnReader } from '../../service/wallet/card-access.ts';
@@ -51,6 +51,35 @@ export class MemoryStore implements JournalStore {
     this.text += line;
   }
   async close() {}
+}
+
+/**
+ * A movement of CARD as the ledger answers it (a create's or post's answer, a card's list): a
+ * pending recharge of 5 credits by TILL, unless `fields` say otherwise.
+ */
+export function ledgerMovement(fields: Partial<LedgerMovement> = {}): LedgerMovement {
+  return {
+    id: randomUUID(),
+    kind: 'recharge',
+    cardId: CARD,
+    state: 'pending',
+    credits: 5,
+    amount: '2.50',
+    creditCost: '0.50',
+    customerCredits: 995,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    resolvedAt: null,
+    tillId: TILL,
+    cardBefore: null,
+    compensates: null,
+    resolvedByTill: null,
+    evidence: null,
+    awaitsCard: false,
+    cardEvidence: null,
+    occurredAt: null,
+    reference: null,
+    ...fields,
+  };
 }
 
 /** A Logger keeping each line as `level: message`. */

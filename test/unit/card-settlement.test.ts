@@ -23,34 +23,25 @@ import {
   cardOnReader,
   fingerprint,
   bookInMemory,
+  ledgerMovement,
 } from '../support/money-rig.ts';
 
 const OTHER_CARD = '04F1F2F3';
 
-/** A movement as the ledger shows it, held for the card unless told otherwise. */
+/** Another till's payout of 30 as the ledger shows it, voided by an operator, held for the card. */
 function atLedger(overrides: Partial<LedgerMovement> = {}): LedgerMovement {
-  return {
-    id: randomUUID(),
+  return ledgerMovement({
     kind: 'discharge',
-    cardId: CARD,
     state: 'voided',
     credits: 30,
     amount: '15.00',
-    creditCost: '0.50',
     customerCredits: 1_000,
-    createdAt: '2026-01-01T00:00:00.000Z',
     resolvedAt: '2026-01-01T00:01:00.000Z',
     tillId: OTHER_TILL,
-    cardBefore: null,
-    compensates: null,
-    resolvedByTill: null,
     evidence: 'operator: the card was reported lost',
     awaitsCard: true,
-    cardEvidence: null,
-    occurredAt: null,
-    reference: null,
     ...overrides,
-  };
+  });
 }
 
 async function setUp(account: () => Promise<LedgerCardAccount> = async () => accountOf([])) {

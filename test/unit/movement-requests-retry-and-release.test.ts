@@ -30,31 +30,21 @@ import {
   TILL,
   cardOnReader,
   fingerprint,
+  ledgerMovement,
 } from '../support/money-rig.ts';
 
 /** The ledger's pending movement for a create. */
 function pendingOf(request: NewMovement): LedgerMovement {
-  return {
+  return ledgerMovement({
     id: request.id,
     kind: request.kind,
     cardId: request.cardId,
-    state: 'pending',
     credits: request.credits ?? 0,
     amount: '5.00',
-    creditCost: '0.50',
     customerCredits: 1_000,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    resolvedAt: null,
     tillId: request.tillId ?? null,
     cardBefore: request.cardBefore ?? null,
-    compensates: null,
-    resolvedByTill: null,
-    evidence: null,
-    awaitsCard: false,
-    cardEvidence: null,
-    occurredAt: null,
-    reference: null,
-  };
+  });
 }
 
 /**

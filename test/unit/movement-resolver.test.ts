@@ -27,33 +27,14 @@ import {
   TILL,
   fingerprint,
   recordingLogger,
+  ledgerMovement,
 } from '../support/money-rig.ts';
 
 type Answer = (id: string) => Promise<LedgerMovement>;
 
 /** A movement as the ledger answers it: a recharge of 5 credits of CARD by TILL, pending. */
 function atLedger(fields: Partial<LedgerMovement> & { id: string }): LedgerMovement {
-  return {
-    kind: 'recharge',
-    cardId: CARD,
-    state: 'pending',
-    credits: 5,
-    amount: '2.50',
-    creditCost: '0.50',
-    customerCredits: 995,
-    createdAt: '2024-01-01T00:00:00.000Z',
-    resolvedAt: null,
-    tillId: TILL,
-    cardBefore: null,
-    compensates: null,
-    resolvedByTill: null,
-    evidence: null,
-    awaitsCard: false,
-    cardEvidence: null,
-    occurredAt: null,
-    reference: null,
-    ...fields,
-  };
+  return ledgerMovement({ createdAt: '2024-01-01T00:00:00.000Z', ...fields });
 }
 
 /** A card's account as the ledger answers it: `movements` newest first, no flags. */

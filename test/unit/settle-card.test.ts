@@ -67,6 +67,25 @@ async function otherTillLeftUndecided(
   return { sim, ledger, card, here, other, movement };
 }
 
+/**
+ * The other till's payout of 30 landed (0 at generation 2 in slot 1); a recharge of 4 planned
+ * from that state is at the ledger, posted, and its write landed over it: the card shows
+ * neither side of the payout any more. Answers that recharge's id.
+ */
+function writtenOverPayout(sim: SimLedger, card: { slots: Buffer[] }): string {
+  const later = randomUUID();
+  sim.create(KEY, {
+    id: later,
+    kind: 'recharge',
+    cardId: CARD,
+    credits: 4,
+    cardBefore: 'classic:v1:0:2:1',
+  });
+  sim.resolve(KEY, later, 'posted');
+  card.slots[0] = encodeValueBlock(4, 3);
+  return later;
+}
+
 describe('settleCard', () => {
   test("when the card holds another till's payout, then it is posted with the card as evidence", async () => {
     const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
@@ -146,16 +165,7 @@ describe('settleCard', () => {
     // Seed 918000141's race at POST /cards/settle: the payout landed (0 at generation 2 in slot
     // 1), its answer lost; another write was planned from that state and landed over it.
     const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
-    const later = randomUUID();
-    sim.create(KEY, {
-      id: later,
-      kind: 'recharge',
-      cardId: CARD,
-      credits: 4,
-      cardBefore: 'classic:v1:0:2:1',
-    });
-    sim.resolve(KEY, later, 'posted');
-    card.slots[0] = encodeValueBlock(4, 3);
+    const later = writtenOverPayout(sim, card);
     const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
     assert.deepEqual(
       [answer.settled, answer.undecided],
@@ -324,16 +334,7 @@ describe("settleCard, on an operator's word given without the card", () => {
   test("when an operator voided another till's payout that landed, and a write planned from the state only that payout leaves went over it, then the payout is compensated from the ledger's list", async () => {
     const { sim, card, here, movement } = await otherTillLeftUndecided('discharge', 'lost');
     sim.resolve(KEY, movement.id, 'voided', { evidence: 'operator: the card was reported lost' });
-    const later = randomUUID();
-    sim.create(KEY, {
-      id: later,
-      kind: 'recharge',
-      cardId: CARD,
-      credits: 4,
-      cardBefore: 'classic:v1:0:2:1',
-    });
-    sim.resolve(KEY, later, 'posted');
-    card.slots[0] = encodeValueBlock(4, 3);
+    writtenOverPayout(sim, card);
     const answer = await settleCard(card.access, here.engine, cardAccounts(sim), KEY);
     const compensation = [...sim.movements.values()].find((m) => m.compensates === movement.id);
     assert.ok(compensation, JSON.stringify(answer));

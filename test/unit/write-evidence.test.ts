@@ -4,7 +4,6 @@
  * leave it, show the payout landed though the card moved on since.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { LedgerMovement } from '../../service/cloud/ledger-client.ts';
 import type { WalletCard, WriteDecision } from '../../service/card/card-face.ts';
@@ -13,37 +12,22 @@ import {
   onlyWriteLeaving,
   writeShownBy,
 } from '../../service/wallet/write-evidence.ts';
-import { CARD, OTHER_TILL } from '../support/money-rig.ts';
+import { CARD, OTHER_TILL, ledgerMovement } from '../support/money-rig.ts';
 
 /** 27 credits at generation 103 in slot 0; a payout from it leaves 0 at 104 in slot 1. */
 const BEFORE = 'classic:v1:27:103:0';
 const LEFT = 'classic:v1:0:104:1';
 
-/** A movement of CARD as GET /v1/cards/{id} lists it. */
-function listed(fields: Partial<LedgerMovement> = {}): LedgerMovement {
-  return {
-    id: randomUUID(),
+/** A movement of CARD as GET /v1/cards/{id} lists it: another till's posted payout of 27. */
+const listed = (fields: Partial<LedgerMovement> = {}): LedgerMovement =>
+  ledgerMovement({
     kind: 'discharge',
-    cardId: CARD,
     state: 'posted',
     credits: 27,
     amount: '13.50',
-    creditCost: '0.50',
-    customerCredits: 1_000,
-    createdAt: '2026-01-01T00:00:00.000Z',
-    resolvedAt: '2026-01-01T00:01:00.000Z',
     tillId: OTHER_TILL,
-    cardBefore: null,
-    compensates: null,
-    resolvedByTill: null,
-    evidence: null,
-    awaitsCard: false,
-    cardEvidence: null,
-    occurredAt: null,
-    reference: null,
     ...fields,
-  };
-}
+  });
 
 /** A payout voided by an operator, and a float recharge another till sold over it. */
 function payoutAndSaleOverIt() {
