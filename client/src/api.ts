@@ -2,7 +2,7 @@
 // Do not edit: test/unit/client-types.test.ts fails when this file and the document disagree.
 
 /** The version of the API these types describe (the document's info.version). */
-export const API_VERSION = '2.5.4';
+export const API_VERSION = '2.5.5';
 
 /** What to fix, for a person reading it: which field and which rule, which origin or Host, or which ledger URL. Not for matching in code: match `error`. */
 export type ErrorDetail = string;
