@@ -23,10 +23,10 @@ export async function writeShownBy(
   tillId: string,
   listed: readonly LedgerMovement[] = [],
 ): Promise<{ outcome: WriteDecision['outcome']; evidence: string } | undefined> {
-  const before = movement.cardBefore;
-  if (before === null || !isKnownBefore(before)) return undefined;
-  const after = balanceAfterWrite(movement.kind, balanceBefore(before), movement.credits);
-  const { outcome } = await card.decide(planWrite(before, after, movement.id));
+  const planned = plannedWrite(movement);
+  if (planned === undefined) return undefined;
+  const { before, after, intent } = planned;
+  const { outcome } = await card.decide(intent);
   const readAfter = outcome === 'unknown' ? landedPerList(movement.id, listed) : undefined;
   const shows = readAfter
     ? `shows neither the balance before nor after the write, but ${readAfter}`
@@ -49,17 +49,7 @@ export async function writeShownBy(
  * none planned from a state it cannot read, and the list whole (not cut at its last 100).
  */
 export function onlyWriteLeaving(id: string, listed: readonly LedgerMovement[]): boolean {
-  const own = listed.find((movement) => movement.id === id);
-  const state = own && stateLeftBy(own);
-  if (!own || state === undefined || !state.balanceZero || listed.length >= LISTED_AT_MOST) {
-    return false;
-  }
-  return listed.every((other) => {
-    if (other.id === id || other.compensates !== null) return true; // a compensation writes no card
-    const left = stateLeftBy(other);
-    if (left === undefined) return other.kind === 'recharge' || other.kind === 'replacement';
-    return left.text !== state.text;
-  });
+  return soleStateLeftBy(id, listed) !== undefined;
 }
 
 /**
@@ -69,20 +59,36 @@ export function onlyWriteLeaving(id: string, listed: readonly LedgerMovement[]):
  * undefined.
  */
 export function landedPerList(id: string, listed: readonly LedgerMovement[]): string | undefined {
-  const own = listed.find((movement) => movement.id === id);
-  const state = own && stateLeftBy(own);
-  if (state === undefined || !onlyWriteLeaving(id, listed)) return undefined;
-  const reader = listed.find((other) => other.id !== id && other.cardBefore === state.text);
+  const state = soleStateLeftBy(id, listed);
+  const reader =
+    state === undefined
+      ? undefined
+      : listed.find((other) => other.id !== id && other.cardBefore === state);
   return reader
-    ? `movement ${reader.id} (till ${reader.tillId ?? '(none)'}) was planned from ${state.text}, the state only this write leaves`
+    ? `movement ${reader.id} (till ${reader.tillId ?? '(none)'}) was planned from ${state}, the state only this write leaves`
     : undefined;
 }
 
-/** The card state a listed movement's write leaves, planned again from its `cardBefore`. */
-function stateLeftBy(movement: LedgerMovement): { text: string; balanceZero: boolean } | undefined {
+/** The state movement `id`'s write leaves, when no other write can leave it (onlyWriteLeaving). */
+function soleStateLeftBy(id: string, listed: readonly LedgerMovement[]): string | undefined {
+  const own = listed.find((movement) => movement.id === id);
+  const planned = own && plannedWrite(own);
+  const state = planned && stateAfter(planned.intent);
+  if (!planned || state === undefined || planned.after !== 0) return undefined;
+  if (listed.length >= LISTED_AT_MOST) return undefined;
+  const alone = listed.every((other) => {
+    if (other.id === id || other.compensates !== null) return true; // a compensation writes no card
+    const theirs = plannedWrite(other);
+    if (theirs === undefined) return other.kind === 'recharge' || other.kind === 'replacement';
+    return stateAfter(theirs.intent) !== state;
+  });
+  return alone ? state : undefined;
+}
+
+/** A listed movement's write planned again from its `cardBefore`; undefined when unreadable. */
+function plannedWrite(movement: LedgerMovement) {
   const before = movement.cardBefore;
   if (before === null || !isKnownBefore(before)) return undefined;
-  const balance = balanceAfterWrite(movement.kind, balanceBefore(before), movement.credits);
-  const text = stateAfter(planWrite(before, balance, movement.id));
-  return text === undefined ? undefined : { text, balanceZero: balance === 0 };
+  const after = balanceAfterWrite(movement.kind, balanceBefore(before), movement.credits);
+  return { before, after, intent: planWrite(before, after, movement.id) };
 }
