@@ -93,11 +93,14 @@ async function setUp(account: () => Promise<LedgerCardAccount> = async () => acc
     answers as unknown as AnswerStore,
     ledger,
   );
-  /** Journals a movement of `cardId` reserved for `intent`, and its card outcome if given. */
+  /**
+   * Journals a movement of `cardId` reserved for `intent`, and its card outcome if given
+   * (`learnt-not-written`: not written, as learnt from the ledger with the card away).
+   */
   const journaled = async (
     cardId: string,
     intent: ReturnType<typeof planWrite>,
-    outcome?: 'committed' | 'not-written',
+    outcome?: 'committed' | 'not-written' | 'learnt-not-written',
   ): Promise<Movement> => {
     const id = randomUUID();
     const at = new Date(0).toISOString();
@@ -111,7 +114,11 @@ async function setUp(account: () => Promise<LedgerCardAccount> = async () => acc
       at,
     });
     await journal.append({ type: 'reserved', id, credits: 10, amount: '5.00', intent, at });
-    if (outcome) await journal.append({ type: 'card', id, outcome, at });
+    if (outcome === 'learnt-not-written') {
+      await journal.append({ type: 'card', id, outcome: 'not-written', learnt: true, at });
+    } else if (outcome) {
+      await journal.append({ type: 'card', id, outcome, at });
+    }
     return book.movement(id);
   };
   return { settlement, book, journal, calls, decided, accountCalls, lines, journaled };
@@ -209,17 +216,8 @@ describe('CardSettlement, a payout the card moved on from, and the ledger lists 
     for (const witnessed of [true, false]) {
       const { card, payout, atLedgerAs, sale } = await cardMovedOn();
       const listed = witnessed ? [sale, atLedgerAs] : [atLedgerAs];
-      const { settlement, journal, journaled, calls, lines } = await setUp(async () =>
-        accountOf(listed),
-      );
-      const learnt = await journaled(CARD, payout);
-      await journal.append({
-        type: 'card',
-        id: learnt.id,
-        outcome: 'not-written',
-        learnt: true,
-        at: new Date(0).toISOString(),
-      });
+      const { settlement, journaled, calls, lines } = await setUp(async () => accountOf(listed));
+      const learnt = await journaled(CARD, payout, 'learnt-not-written');
       // The journaled id is the ledger's.
       atLedgerAs.id = learnt.id;
       await settlement.settle(card);
@@ -404,18 +402,11 @@ describe('CardSettlement.readWallet, a card its newest movement record does not 
   });
 
   test('when its newest record names a movement this till decided from the card did not land, then it is suspect record-of-voided-movement; one that landed, or one whose outcome was only learnt from the ledger with the card away, is not', async () => {
-    const { settlement, journal, journaled } = await setUp();
+    const { settlement, journaled } = await setUp();
     const { before } = await countedCard();
     const notWritten = await journaled(CARD, planWrite(before, 40, randomUUID()), 'not-written');
     const landed = await journaled(CARD, planWrite(before, 40, randomUUID()), 'committed');
-    const learnt = await journaled(CARD, planWrite(before, 40, randomUUID()));
-    await journal.append({
-      type: 'card',
-      id: learnt.id,
-      outcome: 'not-written',
-      learnt: true,
-      at: new Date(0).toISOString(),
-    });
+    const learnt = await journaled(CARD, planWrite(before, 40, randomUUID()), 'learnt-not-written');
     const suspicion = async (movementId: string) =>
       (await settlement.readWallet(await cardWithRecord(40, recordOf(movementId, 40)))).suspect;
     assert.equal(await suspicion(notWritten.id), 'record-of-voided-movement');
